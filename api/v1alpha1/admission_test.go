@@ -1,0 +1,382 @@
+package v1alpha1_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	v1 "github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
+	var err error
+	env, err = testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop envtest:", err)
+	}
+	os.Exit(code)
+}
+
+var nsCounter atomic.Int32
+
+// namespace creates a fresh namespace for one test.
+func namespace(t *testing.T) string {
+	t.Helper()
+	name := fmt.Sprintf("t%d-%d", time.Now().UnixNano()%100000, nsCounter.Add(1))
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := env.Client.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+func sampleFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	root := filepath.Join(testenv.RepoRoot(), "config", "samples")
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".yaml") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 20 {
+		t.Fatalf("found only %d samples under %s", len(files), root)
+	}
+	return files
+}
+
+func readObject(t *testing.T, path string) *unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(data, &obj.Object); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return obj
+}
+
+// TestSamplesAreAcceptedWithDefaults creates every sample on the real API server, reads it back
+// typed, and checks the server applied the CRD's defaults.
+func TestSamplesAreAcceptedWithDefaults(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	names := map[string]string{}
+	for _, path := range sampleFiles(t) {
+		rel, _ := filepath.Rel(testenv.RepoRoot(), path)
+		obj := readObject(t, path)
+		if prev, dup := names[obj.GetName()]; dup {
+			t.Errorf("%s and %s share metadata.name %q; kubectl apply -f of the folder would merge them", prev, rel, obj.GetName())
+		}
+		names[obj.GetName()] = rel
+		obj.SetNamespace(ns)
+		if err := env.Client.Create(ctx, obj); err != nil {
+			t.Errorf("%s rejected: %v", rel, err)
+			continue
+		}
+		var mb v1.MessagingBenchmark
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), &mb); err != nil {
+			t.Errorf("%s: read back: %v", rel, err)
+			continue
+		}
+		s := mb.Spec
+		checks := []struct {
+			ok   bool
+			what string
+		}{
+			{s.Timeout.Duration > 0, "spec.timeout defaulted"},
+			{s.Cleanup != "", "spec.cleanup defaulted"},
+			{s.MQTT.Version != "" && s.MQTT.Inflight > 0, "spec.mqtt defaulted"},
+			{s.MQTTSN.TopicIDType != "" && s.MQTTSN.RetryInterval.Duration > 0, "spec.mqttsn defaulted"},
+			{s.HTTP.Version != "", "spec.http.version defaulted"},
+			{s.Kafka.Partitions >= 1 && s.Kafka.BatchBytes > 0 && s.Kafka.Compression != "", "spec.kafka defaulted"},
+			{s.Broker.Type != "", "spec.broker.type defaulted"},
+			{s.Gateway.Replicas >= 1, "spec.gateway.replicas defaulted"},
+			{s.Workers.Replicas >= 1, "spec.workers.replicas defaulted"},
+			{s.Network.Profile != "" && s.Network.Direction != "", "spec.network defaulted"},
+			{s.Workload.Topics >= 1 && s.Workload.TimelineInterval.Duration >= 100*time.Millisecond, "spec.workload defaulted"},
+			{s.Workload.Messages > 0 || s.Workload.Duration.Duration > 0, "spec.workload has messages or duration"},
+			{s.TLS == nil || s.TLS.Version != "", "spec.tls.version defaulted"},
+		}
+		for _, c := range checks {
+			if !c.ok {
+				t.Errorf("%s: %s failed; spec read back: %+v", rel, c.what, s)
+			}
+		}
+	}
+}
+
+// TestDefaultsOfAMinimalManifest pins the default values users rely on.
+func TestDefaultsOfAMinimalManifest(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	obj := manifest(t, ns, "minimal", "protocol: mqtt")
+	if err := env.Client.Create(ctx, obj); err != nil {
+		t.Fatal(err)
+	}
+	var mb v1.MessagingBenchmark
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), &mb); err != nil {
+		t.Fatal(err)
+	}
+	s := mb.Spec
+	got := fmt.Sprintf("qos=%d mqtt=%s/%t/%d/%d broker=%s workers=%d profile=%s/%s workload=%d/%d/%d/%q/%d/%d/%d/%s/%s/%s timeout=%s cleanup=%s",
+		s.QoS, s.MQTT.Version, s.MQTT.CleanSession, s.MQTT.KeepAliveSeconds, s.MQTT.Inflight, s.Broker.Type, s.Workers.Replicas,
+		s.Network.Profile, s.Network.Direction, s.Workload.Publishers, s.Workload.Subscribers, s.Workload.Topics, s.Workload.TopicPrefix,
+		s.Workload.PayloadBytes, s.Workload.Rate, s.Workload.Messages, s.Workload.Duration.Duration, s.Workload.Warmup.Duration,
+		s.Workload.TimelineInterval.Duration, s.Timeout.Duration, s.Cleanup)
+	want := `qos=1 mqtt=3.1.1/true/60/20 broker=mosquitto workers=1 profile=none/both workload=1/1/1/"msgbench-"/256/0/0/1m0s/5s/1s timeout=15m0s cleanup=OnCompletion`
+	if got != want {
+		t.Errorf("defaults:\n got  %s\n want %s", got, want)
+	}
+}
+
+// manifest builds a MessagingBenchmark from a YAML spec body.
+func manifest(t *testing.T, ns, name, spec string) *unstructured.Unstructured {
+	t.Helper()
+	doc := "apiVersion: msgbench.io/v1alpha1\nkind: MessagingBenchmark\nmetadata:\n  name: " + name + "\n  namespace: " + ns + "\nspec:\n  " +
+		strings.ReplaceAll(strings.TrimSpace(spec), "\n", "\n  ") + "\n"
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
+		t.Fatalf("bad test manifest %s: %v\n%s", name, err, doc)
+	}
+	return obj
+}
+
+// TestInvalidManifestsAreRejectedNamingTheField sends manifests that break one rule each and
+// checks the API server refuses them with a message that names the offending field.
+func TestInvalidManifestsAreRejectedNamingTheField(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	cases := []struct {
+		name  string
+		spec  string
+		field string // must appear in the error
+	}{
+		{"qos-3", "protocol: mqtt\nqos: 3", "spec.qos"},
+		{"qos-minus-2", "protocol: mqtt-sn\nqos: -2", "spec.qos"},
+		{"qos-minus-1-with-mqtt", "protocol: mqtt\nqos: -1", "spec.qos"},
+		{"qos-minus-1-with-kafka", "protocol: kafka\nbroker: {type: kafka}\nqos: -1", "spec.qos"},
+		{"unknown-protocol", "protocol: amqp", "spec.protocol"},
+		{"missing-protocol", "qos: 1", "spec.protocol"},
+		{"external-without-address", "protocol: mqtt\nbroker: {type: external}", "spec.broker.external"},
+		{"external-empty-address", "protocol: mqtt\nbroker: {type: external, external: {address: ''}}", "spec.broker.external.address"},
+		{"external-address-no-port", "protocol: mqtt\nbroker: {type: external, external: {address: broker.example}}", "spec.broker.external.address"},
+		{"address-without-external", "protocol: mqtt\nbroker: {type: mosquitto, external: {address: 'a:1883'}}", "spec.broker.external"},
+		{"kafka-on-mosquitto", "protocol: kafka\nbroker: {type: mosquitto}", "spec.broker.type"},
+		{"kafka-on-default-broker", "protocol: kafka", "spec.broker.type"},
+		{"mqtt-on-kafka", "protocol: mqtt\nbroker: {type: kafka}", "spec.broker.type"},
+		{"mqtt-sn-on-kafka", "protocol: mqtt-sn\nbroker: {type: kafka}", "spec.broker.type"},
+		{"http-on-kafka", "protocol: http\nbroker: {type: kafka}", "spec.broker.type"},
+		{"unknown-broker", "protocol: mqtt\nbroker: {type: rabbitmq}", "spec.broker.type"},
+		{"negative-publishers", "protocol: mqtt\nworkload: {publishers: -1}", "spec.workload.publishers"},
+		{"negative-subscribers", "protocol: mqtt\nworkload: {subscribers: -4}", "spec.workload.subscribers"},
+		{"negative-rate", "protocol: mqtt\nworkload: {rate: -10}", "spec.workload.rate"},
+		{"negative-messages", "protocol: mqtt\nworkload: {messages: -1}", "spec.workload.messages"},
+		{"negative-payload", "protocol: mqtt\nworkload: {payloadBytes: -1}", "spec.workload.payloadBytes"},
+		{"zero-topics", "protocol: mqtt\nworkload: {topics: 0}", "spec.workload.topics"},
+		{"no-clients", "protocol: mqtt\nworkload: {publishers: 0, subscribers: 0}", "spec.workload"},
+		{"zero-duration-zero-messages", "protocol: mqtt\nworkload: {duration: 0s, messages: 0, warmup: 0s}", "spec.workload"},
+		{"warmup-longer-than-duration", "protocol: mqtt\nworkload: {duration: 5s, warmup: 10s}", "spec.workload.warmup"},
+		{"zero-workers", "protocol: mqtt\nworkers: {replicas: 0}", "spec.workers.replicas"},
+		{"fewer-publishers-than-workers", "protocol: mqtt\nworkers: {replicas: 3}\nworkload: {publishers: 2, topics: 3}", "spec.workload.publishers"},
+		{"fewer-topics-than-workers", "protocol: mqtt\nworkers: {replicas: 2}\nworkload: {publishers: 2, topics: 1}", "spec.workload.topics"},
+		{"oversize-mqtt-sn-payload", "protocol: mqtt-sn\nworkload: {payloadBytes: 65499}", "spec.workload.payloadBytes"},
+		{"payload-over-16mib", "protocol: mqtt\nworkload: {payloadBytes: 16777217}", "spec.workload.payloadBytes"},
+		{"mqtt-sn-with-tls", "protocol: mqtt-sn\ntls: {enabled: true}", "spec.tls.enabled"},
+		{"quic-with-tls12", "protocol: mqtt-quic\ntls: {enabled: true, version: '1.2'}", "spec.tls.version"},
+		{"http3-with-tls12", "protocol: http\nhttp: {version: '3'}\ntls: {enabled: true, version: '1.2'}", "spec.tls.version"},
+		{"tls-version-1.1", "protocol: mqtt\ntls: {enabled: true, version: '1.1'}", "spec.tls.version"},
+		{"secret-without-tls", "protocol: mqtt\ntls: {enabled: false, secretRef: {name: certs}}", "spec.tls.secretRef"},
+		{"mqtt-version-4", "protocol: mqtt\nmqtt: {version: '4'}", "spec.mqtt.version"},
+		{"mqtt-version-unquoted", "protocol: mqtt\nmqtt: {version: 5}", "spec.mqtt.version"},
+		{"inflight-zero", "protocol: mqtt\nmqtt: {inflight: 0}", "spec.mqtt.inflight"},
+		{"keepalive-too-big", "protocol: mqtt\nmqtt: {keepAliveSeconds: 70000}", "spec.mqtt.keepAliveSeconds"},
+		{"unknown-topic-id-type", "protocol: mqtt-sn\nmqttsn: {topicIdType: long}", "spec.mqttsn.topicIdType"},
+		{"too-many-short-topics", "protocol: mqtt-sn\nmqttsn: {topicIdType: short}\nworkload: {topics: 4000, publishers: 4000}", "spec.workload.topics"},
+		{"http-version-2.0", "protocol: http\nhttp: {version: '2.0'}", "spec.http.version"},
+		{"kafka-zero-partitions", "protocol: kafka\nbroker: {type: kafka}\nkafka: {partitions: 0}", "spec.kafka.partitions"},
+		{"kafka-compression-brotli", "protocol: kafka\nbroker: {type: kafka}\nkafka: {compression: brotli}", "spec.kafka.compression"},
+		{"kafka-topic-prefix-slash", "protocol: kafka\nbroker: {type: kafka}\nworkload: {topicPrefix: 'a/b'}", "spec.workload.topicPrefix"},
+		{"wildcard-topic-prefix", "protocol: mqtt\nworkload: {topicPrefix: 'sensors/#'}", "spec.workload.topicPrefix"},
+		{"unknown-profile", "protocol: mqtt\nnetwork: {profile: 6g}", "spec.network.profile"},
+		{"none-profile-with-delay", "protocol: mqtt\nnetwork: {profile: none, delay: 10ms}", "spec.network.profile"},
+		{"malformed-delay", "protocol: mqtt\nnetwork: {profile: custom, delay: 10 ms}", "spec.network.delay"},
+		{"negative-delay", "protocol: mqtt\nnetwork: {profile: custom, delay: -5ms}", "spec.network.delay"},
+		{"malformed-up-jitter", "protocol: mqtt\nnetwork: {profile: lte, up: {jitter: fast}}", "spec.network.up.jitter"},
+		{"loss-over-100", "protocol: mqtt\nnetwork: {profile: custom, lossPercent: '101'}", "spec.network.lossPercent"},
+		{"loss-as-fraction-text", "protocol: mqtt\nnetwork: {profile: custom, lossPercent: '2%'}", "spec.network.lossPercent"},
+		{"bandwidth-bytes-unit", "protocol: mqtt\nnetwork: {profile: custom, bandwidth: 1mbps}", "spec.network.bandwidth"},
+		{"bandwidth-no-unit", "protocol: mqtt\nnetwork: {profile: custom, bandwidth: '1000'}", "spec.network.bandwidth"},
+		{"down-bandwidth-malformed", "protocol: mqtt\nnetwork: {profile: custom, down: {bandwidth: 'lots'}}", "spec.network.down.bandwidth"},
+		{"unknown-direction", "protocol: mqtt\nnetwork: {profile: lte, direction: up}", "spec.network.direction"},
+		{"mtu-too-small", "protocol: mqtt\nnetwork: {profile: nb-iot, mtuBytes: 20}", "spec.network.mtuBytes"},
+		{"malformed-duration", "protocol: mqtt\nworkload: {duration: 1 minute}", "spec.workload.duration"},
+		{"malformed-timeout", "protocol: mqtt\ntimeout: 15", "spec.timeout"},
+		{"timeline-below-100ms", "protocol: mqtt\nworkload: {timelineInterval: 50ms}", "spec.workload.timelineInterval"},
+		{"unknown-cleanup", "protocol: mqtt\ncleanup: Always", "spec.cleanup"},
+		{"negative-ttl", "protocol: mqtt\nttlSecondsAfterFinished: -1", "spec.ttlSecondsAfterFinished"},
+		{"object-store-bad-url", "protocol: mqtt\nresults: {objectStore: {url: 'http://bucket/x'}}", "spec.results.objectStore.url"},
+		{"object-store-file-with-endpoint", "protocol: mqtt\nresults: {objectStore: {url: 'file:///tmp/r', endpoint: 'http://minio:9000'}}", "spec.results.objectStore"},
+		{"too-many-broker-config-keys", "protocol: mqtt\nbroker: {config: {" + manyKeys(65) + "}}", "spec.broker.config"},
+	}
+	if len(cases) < 25 {
+		t.Fatalf("only %d invalid cases", len(cases))
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := manifest(t, ns, tc.name, tc.spec)
+			err := env.Client.Create(ctx, obj)
+			if err == nil {
+				t.Fatalf("accepted; want rejection naming %s", tc.field)
+			}
+			if !apierrors.IsInvalid(err) {
+				t.Fatalf("want an Invalid error, got %v", err)
+			}
+			if strings.Contains(err.Error(), "metadata.") {
+				t.Fatalf("test manifest itself is broken: %v", err)
+			}
+			if !strings.Contains(err.Error(), tc.field) {
+				t.Errorf("error does not name %s:\n%v", tc.field, err)
+			}
+			if testing.Verbose() {
+				t.Log(err)
+			}
+		})
+	}
+}
+
+func manyKeys(n int) string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("k%d: v", i)
+	}
+	return strings.Join(keys, ", ")
+}
+
+// TestSpecIsImmutableOnceStarted checks the spec can change while Pending and not after.
+func TestSpecIsImmutableOnceStarted(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	obj := manifest(t, ns, "immutable", "protocol: mqtt\nqos: 1")
+	if err := env.Client.Create(ctx, obj); err != nil {
+		t.Fatal(err)
+	}
+	var mb v1.MessagingBenchmark
+	key := client.ObjectKeyFromObject(obj)
+	if err := env.Client.Get(ctx, key, &mb); err != nil {
+		t.Fatal(err)
+	}
+	mb.Spec.QoS = 2
+	if err := env.Client.Update(ctx, &mb); err != nil {
+		t.Fatalf("spec change before the run started was refused: %v", err)
+	}
+	mb.Status.Phase = v1.PhasePending
+	if err := env.Client.Status().Update(ctx, &mb); err != nil {
+		t.Fatal(err)
+	}
+	mb.Spec.Workload.PayloadBytes = 512
+	if err := env.Client.Update(ctx, &mb); err != nil {
+		t.Fatalf("spec change while Pending was refused: %v", err)
+	}
+	mb.Status.Phase = v1.PhaseRunning
+	if err := env.Client.Status().Update(ctx, &mb); err != nil {
+		t.Fatal(err)
+	}
+	mb.Spec.QoS = 0
+	err := env.Client.Update(ctx, &mb)
+	if err == nil || !strings.Contains(err.Error(), "spec: a MessagingBenchmark is one run") {
+		t.Fatalf("spec change after start: want rejection naming spec, got %v", err)
+	}
+	if err := env.Client.Get(ctx, key, &mb); err != nil {
+		t.Fatal(err)
+	}
+	mb.Labels = map[string]string{"team": "iot"}
+	if err := env.Client.Update(ctx, &mb); err != nil {
+		t.Fatalf("label change after start was refused: %v", err)
+	}
+	if mb.Spec.QoS != 2 || mb.Spec.Workload.PayloadBytes != 512 {
+		t.Errorf("stored spec changed: qos %d payload %d", mb.Spec.QoS, mb.Spec.Workload.PayloadBytes)
+	}
+}
+
+// TestKubectlExplainAndPrinterColumns checks what kubectl users see.
+func TestKubectlExplainAndPrinterColumns(t *testing.T) {
+	kubectl, kubeconfig, err := env.Kubectl(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(kubectl, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	explain := run("explain", "messagingbenchmark.spec.workload")
+	for _, want := range []string{"publishers", "publishing clients in total", "payloadBytes", "intended send time", "timelineInterval"} {
+		if !strings.Contains(explain, want) {
+			t.Errorf("kubectl explain messagingbenchmark.spec.workload lacks %q:\n%s", want, explain)
+		}
+	}
+	ns := namespace(t)
+	obj := manifest(t, ns, "columns", "protocol: mqtt-sn\nqos: -1\nworkload: {payloadBytes: 64}")
+	if err := env.Client.Create(context.Background(), obj); err != nil {
+		t.Fatal(err)
+	}
+	var mb v1.MessagingBenchmark
+	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), &mb); err != nil {
+		t.Fatal(err)
+	}
+	p99, rate := int64(1234), int64(5678)
+	mb.Status.Phase = v1.PhaseSucceeded
+	mb.Status.Summary = &v1.ResultSummary{ReceivedPerSecond: rate, LatencyP99Micros: &p99}
+	if err := env.Client.Status().Update(context.Background(), &mb); err != nil {
+		t.Fatal(err)
+	}
+	table := run("get", "mb", "-n", ns)
+	header := strings.Fields(strings.SplitN(table, "\n", 2)[0])
+	wantHeader := []string{"NAME", "PHASE", "PROTOCOL", "QOS", "PAYLOAD", "RECEIVED/S", "P99-MICROS", "AGE"}
+	if strings.Join(header, " ") != strings.Join(wantHeader, " ") {
+		t.Errorf("kubectl get mb header %v, want %v", header, wantHeader)
+	}
+	for _, want := range []string{"columns", "Succeeded", "mqtt-sn", "-1", "64", "5678", "1234"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("kubectl get mb lacks %q:\n%s", want, table)
+		}
+	}
+	if out := run("get", "msgbench", "-n", ns, "-o", "name"); !strings.Contains(out, "columns") {
+		t.Errorf("short name msgbench: %s", out)
+	}
+}
+
+var _ runtime.Object = &v1.MessagingBenchmark{}

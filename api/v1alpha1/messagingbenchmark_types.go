@@ -1,0 +1,809 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Protocol is the messaging protocol the load generator speaks.
+// +kubebuilder:validation:Enum=mqtt;mqtt-sn;http;mqtt-quic;kafka
+type Protocol string
+
+// Protocols msgbench drives.
+const (
+	ProtocolMQTT     Protocol = "mqtt"
+	ProtocolMQTTSN   Protocol = "mqtt-sn"
+	ProtocolHTTP     Protocol = "http"
+	ProtocolMQTTQUIC Protocol = "mqtt-quic"
+	ProtocolKafka    Protocol = "kafka"
+)
+
+// BrokerType selects who provides the broker.
+// +kubebuilder:validation:Enum=mosquitto;kafka;external
+type BrokerType string
+
+// Broker types.
+const (
+	BrokerMosquitto BrokerType = "mosquitto"
+	BrokerKafka     BrokerType = "kafka"
+	BrokerExternal  BrokerType = "external"
+)
+
+// MessagingBenchmarkSpec describes one benchmark run: what is measured, against which broker, with
+// how many clients, on which emulated network.
+//
+// +kubebuilder:validation:XValidation:rule="self.qos != -1 || self.protocol == 'mqtt-sn'",message="spec.qos: -1 (publish without a connection) exists only for protocol mqtt-sn",fieldPath=".qos",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.protocol != 'mqtt-sn' || self.workload.payloadBytes <= 65498",message="spec.workload.payloadBytes: an MQTT-SN 1.2 PUBLISH over UDP carries at most 65498 payload bytes (65507-byte IPv4 datagram minus the 9-byte PUBLISH header)",fieldPath=".workload.payloadBytes",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.protocol == 'kafka' || self.broker.type != 'kafka'",messageExpression="'spec.broker.type: protocol ' + self.protocol + ' needs an MQTT broker (mosquitto or external), not kafka'",fieldPath=".broker.type",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.protocol != 'kafka' || self.broker.type != 'mosquitto'",message="spec.broker.type: protocol kafka needs broker type kafka or external, not mosquitto",fieldPath=".broker.type",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.workload.publishers == 0 || self.workload.publishers >= self.workers.replicas",message="spec.workload.publishers: every worker needs at least one publisher, so publishers must be at least spec.workers.replicas",fieldPath=".workload.publishers",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.workload.topics >= self.workers.replicas",message="spec.workload.topics: each topic lives in one worker (one clock for end-to-end latency), so topics must be at least spec.workers.replicas",fieldPath=".workload.topics",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!(self.protocol in ['mqtt-quic', 'http']) || !has(self.tls) || self.tls.version != '1.2' || (self.protocol == 'http' && self.http.version != '3')",message="spec.tls.version: QUIC (mqtt-quic, HTTP/3) always uses TLS 1.3",fieldPath=".tls.version",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.protocol != 'mqtt-sn' || !has(self.tls) || !self.tls.enabled",message="spec.tls.enabled: MQTT-SN runs over plain UDP; msgbench has no DTLS transport",fieldPath=".tls.enabled",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.protocol != 'mqtt-sn' || self.mqttsn.topicIdType != 'short' || self.workload.topics <= 3844",message="spec.workload.topics: short topic ids are two characters from [0-9A-Za-z], so at most 3844 topics",fieldPath=".workload.topics",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.protocol != 'kafka' || self.workload.topicPrefix.matches('^[a-zA-Z0-9._-]*$')",message="spec.workload.topicPrefix: Kafka topic names allow only letters, digits, '.', '_' and '-'",fieldPath=".workload.topicPrefix",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.workload.messages > 0 || duration(self.workload.duration) > duration('0s')",message="spec.workload: set messages or duration; both are zero, so the run would never publish",fieldPath=".workload.duration",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.workload.messages > 0 || duration(self.workload.warmup) < duration(self.workload.duration)",message="spec.workload.warmup: must be shorter than spec.workload.duration, or nothing is measured",fieldPath=".workload.warmup",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.workload.publishers + self.workload.subscribers >= 1",message="spec.workload: at least one publisher or subscriber is needed",fieldPath=".workload.publishers",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="duration(self.workload.timelineInterval) >= duration('100ms')",message="spec.workload.timelineInterval: must be at least 100ms",fieldPath=".workload.timelineInterval",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.broker.type != 'external' || (has(self.broker.external) && has(self.broker.external.address))",message="spec.broker.external.address: required when spec.broker.type is external",fieldPath=".broker.external",reason="FieldValueRequired"
+// +kubebuilder:validation:XValidation:rule="self.broker.type == 'external' || !has(self.broker.external)",message="spec.broker.external: only allowed when spec.broker.type is external",fieldPath=".broker.external",reason="FieldValueForbidden"
+type MessagingBenchmarkSpec struct {
+	// protocol is the messaging protocol under test: mqtt (MQTT over TCP, MQTTS with tls.enabled),
+	// mqtt-sn (MQTT-SN 1.2 over UDP through the msgbench gateway), http (HTTP/1.1, 2 or 3
+	// publish/subscribe through the msgbench gateway), mqtt-quic (MQTT over a QUIC stream, ALPN
+	// "mqtt") or kafka.
+	// +required
+	Protocol Protocol `json:"protocol"`
+
+	// tls encrypts the client connections (MQTTS, HTTPS, Kafka TLS). QUIC protocols (mqtt-quic,
+	// HTTP/3) always encrypt with TLS 1.3 whatever this says.
+	// +optional
+	TLS *TLSSpec `json:"tls,omitempty"`
+
+	// qos is the delivery guarantee: 0 at most once, 1 at least once, 2 exactly once, -1 MQTT-SN
+	// publish without a connection. Kafka maps 0 to acks=0, 1 to acks=1, 2 to acks=all with the
+	// idempotent producer.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=-1
+	// +kubebuilder:validation:Maximum=2
+	// +optional
+	QoS int32 `json:"qos"`
+
+	// mqtt holds MQTT session settings (protocol mqtt and mqtt-quic, and the MQTT side of the
+	// gateways).
+	// +kubebuilder:default={}
+	// +optional
+	MQTT MQTTSpec `json:"mqtt,omitzero"`
+
+	// mqttsn holds MQTT-SN settings (protocol mqtt-sn).
+	// +kubebuilder:default={}
+	// +optional
+	MQTTSN MQTTSNSpec `json:"mqttsn,omitzero"`
+
+	// http holds HTTP publish/subscribe settings (protocol http).
+	// +kubebuilder:default={}
+	// +optional
+	HTTP HTTPSpec `json:"http,omitzero"`
+
+	// kafka holds producer, consumer and topic settings (protocol kafka).
+	// +kubebuilder:default={}
+	// +optional
+	Kafka KafkaSpec `json:"kafka,omitzero"`
+
+	// broker says which broker receives the load and who runs it.
+	// +kubebuilder:default={}
+	// +optional
+	Broker BrokerSpec `json:"broker,omitzero"`
+
+	// gateway configures the protocol gateway that bridges mqtt-sn, http and mqtt-quic clients to
+	// the MQTT broker. Unused for mqtt and kafka.
+	// +kubebuilder:default={}
+	// +optional
+	Gateway GatewaySpec `json:"gateway,omitzero"`
+
+	// workload is the load: clients, topics, payload, rate and length of the run.
+	// +kubebuilder:default={}
+	// +optional
+	Workload WorkloadSpec `json:"workload,omitzero"`
+
+	// workers are the load-generator processes (pods on Kubernetes) the clients are divided among.
+	// +kubebuilder:default={}
+	// +optional
+	Workers WorkersSpec `json:"workers,omitzero"`
+
+	// network is the emulated link between the clients (devices) and the broker or gateway.
+	// +kubebuilder:default={}
+	// +optional
+	Network NetworkSpec `json:"network,omitzero"`
+
+	// results says where the full result document is stored besides the status summary.
+	// +optional
+	Results ResultsSpec `json:"results,omitzero"`
+
+	// timeout bounds the whole run, from creation to results stored. When it passes, the
+	// benchmark ends Failed naming the step that did not finish.
+	// +kubebuilder:default="15m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +optional
+	Timeout metav1.Duration `json:"timeout,omitzero"`
+
+	// cleanup says when the broker, gateway, network chaos and workers are deleted after the run:
+	// OnCompletion (always), OnSuccess (keep them after a failure, to debug) or Never.
+	// +kubebuilder:default=OnCompletion
+	// +optional
+	Cleanup CleanupPolicy `json:"cleanup,omitempty"`
+
+	// ttlSecondsAfterFinished, when set, deletes the MessagingBenchmark itself this many seconds
+	// after it reached Succeeded or Failed. Unset keeps it until you delete it.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+}
+
+// TLSVersion is a TLS protocol version.
+// +kubebuilder:validation:Enum="1.2";"1.3"
+type TLSVersion string
+
+// TLS versions.
+const (
+	TLS12 TLSVersion = "1.2"
+	TLS13 TLSVersion = "1.3"
+)
+
+// TLSSpec encrypts client connections.
+// +kubebuilder:validation:XValidation:rule="!has(self.secretRef) || self.enabled",message="spec.tls.secretRef: set spec.tls.enabled to true to use a certificate",fieldPath=".secretRef",reason="FieldValueInvalid"
+type TLSSpec struct {
+	// enabled turns TLS on (MQTTS on port 8883, HTTPS, Kafka SSL).
+	// +kubebuilder:default=false
+	// +optional
+	Enabled bool `json:"enabled"`
+
+	// version is the TLS version clients and server agree on, "1.2" or "1.3". TLS 1.2 uses an
+	// AES-GCM cipher suite, so each record costs 29 bytes (TLS 1.3: 22).
+	// +kubebuilder:default="1.3"
+	// +optional
+	Version TLSVersion `json:"version,omitempty"`
+
+	// secretRef names a kubernetes.io/tls Secret (keys tls.crt, tls.key and ca.crt) for the
+	// server. Unset: msgbench generates a CA and a server certificate for this benchmark. For an
+	// external broker only ca.crt is read, to verify the broker.
+	// +optional
+	SecretRef *LocalSecretReference `json:"secretRef,omitempty"`
+}
+
+// LocalSecretReference names a Secret in the benchmark's namespace.
+type LocalSecretReference struct {
+	// name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+}
+
+// MQTTVersion is an MQTT protocol version.
+// +kubebuilder:validation:Enum="3.1.1";"5"
+type MQTTVersion string
+
+// MQTT versions.
+const (
+	MQTT311 MQTTVersion = "3.1.1"
+	MQTT5   MQTTVersion = "5"
+)
+
+// MQTTSpec holds MQTT session settings.
+type MQTTSpec struct {
+	// version is the MQTT protocol version, "3.1.1" or "5".
+	// +kubebuilder:default="3.1.1"
+	// +optional
+	Version MQTTVersion `json:"version,omitempty"`
+
+	// cleanSession starts every client with a fresh session (MQTT 5: clean start with a session
+	// expiry of zero).
+	// +kubebuilder:default=true
+	// +optional
+	CleanSession bool `json:"cleanSession"`
+
+	// keepAliveSeconds is the MQTT keep-alive interval the clients announce; 0 disables it.
+	// +kubebuilder:default=60
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	KeepAliveSeconds int32 `json:"keepAliveSeconds"`
+
+	// inflight is the most QoS 1/2 publishes a client keeps unacknowledged. With workload.rate 0
+	// (closed loop) it sets how hard each publisher pushes.
+	// +kubebuilder:default=20
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	Inflight int32 `json:"inflight,omitempty"`
+}
+
+// MQTTSNTopicIDType is how MQTT-SN clients name topics in PUBLISH.
+// +kubebuilder:validation:Enum=normal;predefined;short
+type MQTTSNTopicIDType string
+
+// MQTT-SN topic id types.
+const (
+	TopicIDNormal     MQTTSNTopicIDType = "normal"
+	TopicIDPredefined MQTTSNTopicIDType = "predefined"
+	TopicIDShort      MQTTSNTopicIDType = "short"
+)
+
+// MQTTSNGatewayMode is how the MQTT-SN gateway maps clients to MQTT connections.
+// +kubebuilder:validation:Enum=transparent;aggregating
+type MQTTSNGatewayMode string
+
+// MQTT-SN gateway modes.
+const (
+	GatewayTransparent MQTTSNGatewayMode = "transparent"
+	GatewayAggregating MQTTSNGatewayMode = "aggregating"
+)
+
+// MQTTSNSpec holds MQTT-SN settings.
+type MQTTSNSpec struct {
+	// topicIdType is how publishers name topics: normal (REGISTER a topic name, then use the
+	// topic id the gateway returns), predefined (ids agreed in the gateway's configuration: topic i
+	// has id i+1) or short (a two-character topic name carried in the id field).
+	// +kubebuilder:default=normal
+	// +optional
+	TopicIDType MQTTSNTopicIDType `json:"topicIdType,omitempty"`
+
+	// gatewayMode is transparent (one MQTT connection to the broker per MQTT-SN client) or
+	// aggregating (all clients share a few MQTT connections).
+	// +kubebuilder:default=transparent
+	// +optional
+	GatewayMode MQTTSNGatewayMode `json:"gatewayMode,omitempty"`
+
+	// retryInterval is T_retry of MQTT-SN 1.2: how long a sender waits for an acknowledgement
+	// before it sends again.
+	// +kubebuilder:default="10s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +optional
+	RetryInterval metav1.Duration `json:"retryInterval,omitzero"`
+
+	// maxRetries is N_retry of MQTT-SN 1.2: how often a message is sent again before the sender
+	// gives up on the gateway.
+	// +kubebuilder:default=5
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	MaxRetries int32 `json:"maxRetries"`
+}
+
+// HTTPVersion is an HTTP protocol version.
+// +kubebuilder:validation:Enum="1.1";"2";"3"
+type HTTPVersion string
+
+// HTTP versions.
+const (
+	HTTP11 HTTPVersion = "1.1"
+	HTTP2  HTTPVersion = "2"
+	HTTP3  HTTPVersion = "3"
+)
+
+// HTTPSpec holds HTTP publish/subscribe settings.
+type HTTPSpec struct {
+	// version is the HTTP version, "1.1", "2" (h2c without TLS, h2 with TLS) or "3" (QUIC).
+	// +kubebuilder:default="1.1"
+	// +optional
+	Version HTTPVersion `json:"version,omitempty"`
+
+	// keepAlive reuses connections between requests; false opens a new connection per message.
+	// +kubebuilder:default=true
+	// +optional
+	KeepAlive bool `json:"keepAlive"`
+}
+
+// KafkaCompression is a Kafka producer compression codec.
+// +kubebuilder:validation:Enum=none;gzip;snappy;lz4;zstd
+type KafkaCompression string
+
+// KafkaSpec holds Kafka settings.
+type KafkaSpec struct {
+	// partitions of each benchmark topic.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	// +optional
+	Partitions int32 `json:"partitions,omitempty"`
+
+	// replicas is the replication factor of each benchmark topic and the number of brokers
+	// msgbench provisions.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=15
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// lingerMs is how long the producer waits to fill a batch (linger.ms).
+	// +kubebuilder:default=0
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=60000
+	// +optional
+	LingerMs int32 `json:"lingerMs"`
+
+	// batchBytes is the producer's largest batch per partition (batch.size).
+	// +kubebuilder:default=16384
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=67108864
+	// +optional
+	BatchBytes int32 `json:"batchBytes,omitempty"`
+
+	// compression of produced batches.
+	// +kubebuilder:default=none
+	// +optional
+	Compression KafkaCompression `json:"compression,omitempty"`
+}
+
+// BrokerSpec says which broker receives the load.
+type BrokerSpec struct {
+	// type is mosquitto (msgbench runs Eclipse Mosquitto), kafka (msgbench provisions Kafka through
+	// Strimzi; locally a single-node KRaft broker) or external (an existing broker at
+	// external.address).
+	// +kubebuilder:default=mosquitto
+	// +optional
+	Type BrokerType `json:"type,omitempty"`
+
+	// image overrides the broker's default container image.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// config holds extra broker settings: mosquitto.conf keys for mosquitto, broker configs for
+	// kafka. msgbench's own listener settings win over a key that would break the benchmark.
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	Config map[string]string `json:"config,omitempty"`
+
+	// resources of the broker container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitzero"`
+
+	// external locates a broker msgbench does not run.
+	// +optional
+	External *ExternalBroker `json:"external,omitempty"`
+}
+
+// ExternalBroker locates a broker msgbench does not run.
+type ExternalBroker struct {
+	// address is host:port of the broker (for kafka, the bootstrap address). For mqtt-sn, http and
+	// mqtt-quic it is the MQTT broker the gateway bridges to.
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=260
+	// +kubebuilder:validation:Pattern=`^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?):[0-9]{1,5}$`
+	// +required
+	Address string `json:"address"`
+
+	// credentialsSecretRef names a Secret with keys username and password for the broker.
+	// +optional
+	CredentialsSecretRef *LocalSecretReference `json:"credentialsSecretRef,omitempty"`
+}
+
+// GatewaySpec configures the protocol gateway.
+type GatewaySpec struct {
+	// replicas of the gateway.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// resources of the gateway container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitzero"`
+}
+
+// WorkloadSpec is the load: who sends what, how fast, for how long.
+type WorkloadSpec struct {
+	// publishers is the number of publishing clients in total, over all workers (SINETStream's
+	// "threads"). Publisher i publishes to topic i mod topics.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000
+	// +optional
+	Publishers int32 `json:"publishers"`
+
+	// subscribers is the number of subscribing clients in total. Subscriber i subscribes to topic
+	// i mod topics and receives every message of every publisher on it.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000
+	// +optional
+	Subscribers int32 `json:"subscribers"`
+
+	// topics is the number of distinct topics publishers and subscribers are spread over. All
+	// clients of one topic run in the same worker, so topics must be at least workers.replicas.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
+	// +optional
+	Topics int32 `json:"topics,omitempty"`
+
+	// topicPrefix starts every topic name; topic i is named topicPrefix followed by i. Its length
+	// is part of every PUBLISH on the wire.
+	// +kubebuilder:default="msgbench-"
+	// +kubebuilder:validation:MaxLength=200
+	// +kubebuilder:validation:Pattern=`^[^#+\x00]*$`
+	// +optional
+	TopicPrefix string `json:"topicPrefix"`
+
+	// payloadBytes is the size of each message's payload. Payloads of 16 bytes or more carry
+	// msgbench's header (publisher id, sequence number, send time), which lets subscribers count
+	// losses, duplicates and reordering and measure end-to-end latency; smaller payloads are
+	// counted only.
+	// +kubebuilder:default=256
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=16777216
+	// +optional
+	PayloadBytes int32 `json:"payloadBytes"`
+
+	// rate is the total target of messages per second over all publishers (open loop: latency
+	// counts from the intended send time). 0 publishes as fast as each client's inflight window
+	// allows (closed loop).
+	// +kubebuilder:default=0
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100000000
+	// +optional
+	Rate int32 `json:"rate"`
+
+	// messages is the total number of messages to publish over all publishers, warm-up included.
+	// When set, the run ends once they are published and delivered (bounded by spec.timeout) and
+	// duration is ignored. 0 runs for duration.
+	// +kubebuilder:default=0
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Messages int64 `json:"messages"`
+
+	// duration of the publishing phase, warm-up included, when messages is 0.
+	// +kubebuilder:default="60s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +optional
+	Duration metav1.Duration `json:"duration,omitzero"`
+
+	// warmup is the first part of the publishing phase whose messages are sent but left out of
+	// every figure.
+	// +kubebuilder:default="5s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +optional
+	Warmup metav1.Duration `json:"warmup,omitzero"`
+
+	// connectRate is how many new connections per second each worker opens while ramping up;
+	// 0 opens them all at once.
+	// +kubebuilder:default=0
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000
+	// +optional
+	ConnectRate int32 `json:"connectRate"`
+
+	// timelineInterval is the width of one timeline bucket (sent/received per interval), at
+	// least 100ms.
+	// +kubebuilder:default="1s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +optional
+	TimelineInterval metav1.Duration `json:"timelineInterval,omitzero"`
+}
+
+// WorkersSpec configures the load-generator processes.
+type WorkersSpec struct {
+	// replicas is the number of load-generator workers (pods); topics, with their publishers and
+	// subscribers, are divided evenly among them.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// resources of each worker container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitzero"`
+
+	// nodeSelector constrains the nodes worker pods run on.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// tolerations of the worker pods.
+	// +optional
+	// +listType=atomic
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// affinity of the worker pods, for example to keep them off the broker's node.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+}
+
+// NetworkProfile names a preset emulated link (see docs/network-profiles.md for each one's source).
+// +kubebuilder:validation:Enum=none;nb-iot;lte-m;lte;5g-sa;5g-urban;cell-edge;congested;3g;wifi;satellite;custom
+type NetworkProfile string
+
+// Network profiles.
+const (
+	ProfileNone   NetworkProfile = "none"
+	ProfileCustom NetworkProfile = "custom"
+)
+
+// NetworkDirection selects which directions of the link are impaired.
+// +kubebuilder:validation:Enum=to;from;both
+type NetworkDirection string
+
+// Network directions.
+const (
+	DirectionTo   NetworkDirection = "to"
+	DirectionFrom NetworkDirection = "from"
+	DirectionBoth NetworkDirection = "both"
+)
+
+// LinkSpec impairs one direction of a link. Every field overrides the profile's value.
+type LinkSpec struct {
+	// delay is the one-way delay added to every packet (RTT ≈ delay up + delay down).
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +optional
+	Delay *metav1.Duration `json:"delay,omitempty"`
+
+	// jitter is the random variation of delay (normal distribution, standard deviation jitter,
+	// packets keep their order unless reorderPercent is set).
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +optional
+	Jitter *metav1.Duration `json:"jitter,omitempty"`
+
+	// lossPercent of packets dropped at random, as a decimal string ("2", "0.5").
+	// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[0-9]{1,2}(\.[0-9]+)?)$`
+	// +optional
+	LossPercent *string `json:"lossPercent,omitempty"`
+
+	// duplicatePercent of packets sent twice.
+	// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[0-9]{1,2}(\.[0-9]+)?)$`
+	// +optional
+	DuplicatePercent *string `json:"duplicatePercent,omitempty"`
+
+	// corruptPercent of packets with one bit flipped.
+	// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[0-9]{1,2}(\.[0-9]+)?)$`
+	// +optional
+	CorruptPercent *string `json:"corruptPercent,omitempty"`
+
+	// reorderPercent of packets sent at once, ahead of delayed ones.
+	// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[0-9]{1,2}(\.[0-9]+)?)$`
+	// +optional
+	ReorderPercent *string `json:"reorderPercent,omitempty"`
+
+	// bandwidth is the link rate in bits per second with a unit: bit, kbit, mbit or gbit
+	// ("250kbit", "15mbit"). Bytes-per-second units are refused on purpose: tc and Chaos Mesh
+	// read "bps" as bytes.
+	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?(bit|kbit|mbit|gbit)$`
+	// +optional
+	Bandwidth *string `json:"bandwidth,omitempty"`
+}
+
+// NetworkSpec is the emulated link between the clients (devices) and the broker or gateway.
+// +kubebuilder:validation:XValidation:rule="self.profile != 'none' || (!has(self.delay) && !has(self.jitter) && !has(self.lossPercent) && !has(self.duplicatePercent) && !has(self.corruptPercent) && !has(self.reorderPercent) && !has(self.bandwidth) && !has(self.up) && !has(self.down) && !has(self.mtuBytes))",message="spec.network.profile: none applies no impairment; use profile custom (or a preset) with explicit fields",fieldPath=".profile",reason="FieldValueInvalid"
+type NetworkSpec struct {
+	// profile names a preset link: none, nb-iot, lte-m, lte, 5g-sa, 5g-urban, cell-edge,
+	// congested, 3g, wifi, satellite, or custom (only the fields given here).
+	// +kubebuilder:default=none
+	// +optional
+	Profile NetworkProfile `json:"profile,omitempty"`
+
+	// Impairments for both directions; up and down override them per direction.
+	LinkSpec `json:",inline"`
+
+	// up overrides the impairment of the device → broker direction.
+	// +optional
+	Up *LinkSpec `json:"up,omitempty"`
+
+	// down overrides the impairment of the broker → device direction.
+	// +optional
+	Down *LinkSpec `json:"down,omitempty"`
+
+	// direction limits impairment to one direction: to (device → broker only, the workers'
+	// egress), from (broker → device only) or both.
+	// +kubebuilder:default=both
+	// +optional
+	Direction NetworkDirection `json:"direction,omitempty"`
+
+	// mtuBytes is the link MTU of the local link emulator (nb-iot: 296). Kubernetes pods keep
+	// their interface MTU; Chaos Mesh cannot change it.
+	// +kubebuilder:validation:Minimum=68
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	MTUBytes *int32 `json:"mtuBytes,omitempty"`
+}
+
+// ResultsSpec says where the full result document goes.
+type ResultsSpec struct {
+	// objectStore receives result.json (merged) and one result per worker.
+	// +optional
+	ObjectStore *ObjectStoreSpec `json:"objectStore,omitempty"`
+}
+
+// ObjectStoreSpec is an S3-compatible bucket or a local folder.
+// +kubebuilder:validation:XValidation:rule="!self.url.startsWith('file://') || (!has(self.endpoint) && !has(self.secretRef))",message="spec.results.objectStore: endpoint and secretRef apply only to s3:// URLs",fieldPath=".url",reason="FieldValueInvalid"
+type ObjectStoreSpec struct {
+	// url is s3://bucket/prefix or file:///path. Results go to
+	// <url>/<namespace>/<name>/<uid>/result.json.
+	// +kubebuilder:validation:Pattern=`^(s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?|file:///.*)$`
+	// +kubebuilder:validation:MaxLength=1024
+	// +required
+	URL string `json:"url"`
+
+	// endpoint is the S3-compatible endpoint, e.g. http://minio.minio:9000. Unset uses AWS S3.
+	// +kubebuilder:validation:Pattern=`^https?://[^\s/]+(/.*)?$`
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// region of the bucket.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Region string `json:"region,omitempty"`
+
+	// secretRef names a Secret with keys accessKeyID and secretAccessKey.
+	// +optional
+	SecretRef *LocalSecretReference `json:"secretRef,omitempty"`
+}
+
+// CleanupPolicy says when owned objects are deleted after a run.
+// +kubebuilder:validation:Enum=OnCompletion;OnSuccess;Never
+type CleanupPolicy string
+
+// Cleanup policies.
+const (
+	CleanupOnCompletion CleanupPolicy = "OnCompletion"
+	CleanupOnSuccess    CleanupPolicy = "OnSuccess"
+	CleanupNever        CleanupPolicy = "Never"
+)
+
+// Phase summarises where a benchmark is.
+// +kubebuilder:validation:Enum=Pending;Provisioning;Starting;Running;Collecting;Succeeded;Failed
+type Phase string
+
+// Phases, in order.
+const (
+	PhasePending      Phase = "Pending"
+	PhaseProvisioning Phase = "Provisioning"
+	PhaseStarting     Phase = "Starting"
+	PhaseRunning      Phase = "Running"
+	PhaseCollecting   Phase = "Collecting"
+	PhaseSucceeded    Phase = "Succeeded"
+	PhaseFailed       Phase = "Failed"
+)
+
+// Condition types of a MessagingBenchmark.
+const (
+	ConditionBrokerReady     = "BrokerReady"
+	ConditionGatewayReady    = "GatewayReady"
+	ConditionNetworkImpaired = "NetworkImpaired"
+	ConditionWorkersReady    = "WorkersReady"
+	ConditionCompleted       = "Completed"
+	ConditionResultsStored   = "ResultsStored"
+)
+
+// MessagingBenchmarkStatus is what the operator observed of the run.
+type MessagingBenchmarkStatus struct {
+	// phase summarises the run: Pending, Provisioning, Starting, Running, Collecting, Succeeded or
+	// Failed.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+
+	// observedGeneration is the metadata.generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions: BrokerReady, GatewayReady, NetworkImpaired, WorkersReady, Completed,
+	// ResultsStored.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// startTime is when the workers were told to start publishing.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// completionTime is when the run reached Succeeded or Failed.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// workers counts the load-generator pods by state.
+	// +optional
+	Workers WorkerCounts `json:"workers,omitzero"`
+
+	// summary holds the headline numbers of the merged result.
+	// +optional
+	Summary *ResultSummary `json:"summary,omitempty"`
+
+	// resultsURL is where the full merged result.json was stored.
+	// +optional
+	ResultsURL string `json:"resultsURL,omitempty"`
+
+	// message explains the phase in words a user can act on, above all when it is Failed.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// WorkerCounts counts load-generator workers by state.
+type WorkerCounts struct {
+	// desired is spec.workers.replicas.
+	Desired int32 `json:"desired"`
+	// ready workers have connected and subscribed all their clients.
+	Ready int32 `json:"ready"`
+	// succeeded workers finished and delivered their result.
+	Succeeded int32 `json:"succeeded"`
+	// failed workers ended without a result.
+	Failed int32 `json:"failed"`
+}
+
+// ResultSummary holds the headline numbers of a result (definitions in docs/results.md).
+type ResultSummary struct {
+	// sent messages, warm-up excluded.
+	Sent int64 `json:"sent"`
+	// received messages over all subscribers, warm-up excluded.
+	Received int64 `json:"received"`
+	// lost messages: expected at a subscriber but never received.
+	Lost int64 `json:"lost"`
+	// duplicates received more than once.
+	Duplicates int64 `json:"duplicates"`
+	// receivedPerSecond over the measured window, rounded down.
+	ReceivedPerSecond int64 `json:"receivedPerSecond"`
+	// latencyP50Micros is the median end-to-end latency in microseconds.
+	// +optional
+	LatencyP50Micros *int64 `json:"latencyP50Micros,omitempty"`
+	// latencyP99Micros is the 99th percentile end-to-end latency in microseconds.
+	// +optional
+	LatencyP99Micros *int64 `json:"latencyP99Micros,omitempty"`
+	// connectP50Micros is the median connect latency in microseconds.
+	// +optional
+	ConnectP50Micros *int64 `json:"connectP50Micros,omitempty"`
+	// wireBytesPerMessage is all bytes the clients' sockets carried divided by messages received,
+	// rounded to the nearest byte.
+	// +optional
+	WireBytesPerMessage *int64 `json:"wireBytesPerMessage,omitempty"`
+}
+
+// MessagingBenchmark is one IoT messaging benchmark run: protocol, broker, QoS, payload and
+// clients, on an emulated network. A benchmark runs once; to run again, create a new object
+// (metadata.generateName helps).
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=mb;msgbench,categories=msgbench
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Protocol",type=string,JSONPath=`.spec.protocol`
+// +kubebuilder:printcolumn:name="QoS",type=integer,JSONPath=`.spec.qos`
+// +kubebuilder:printcolumn:name="Payload",type=integer,JSONPath=`.spec.workload.payloadBytes`
+// +kubebuilder:printcolumn:name="Received/s",type=integer,JSONPath=`.status.summary.receivedPerSecond`
+// +kubebuilder:printcolumn:name="P99-Micros",type=integer,JSONPath=`.status.summary.latencyP99Micros`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.phase) || oldSelf.status.phase == 'Pending' || self.spec == oldSelf.spec",message="spec: a MessagingBenchmark is one run and its spec is immutable once the run has started; create a new one (metadata.generateName helps)",reason="FieldValueForbidden"
+type MessagingBenchmark struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec describes the benchmark.
+	// +required
+	Spec MessagingBenchmarkSpec `json:"spec"`
+
+	// status is what the operator observed of the run.
+	// +optional
+	Status MessagingBenchmarkStatus `json:"status,omitzero"`
+}
+
+// MessagingBenchmarkList is a list of MessagingBenchmarks.
+//
+// +kubebuilder:object:root=true
+type MessagingBenchmarkList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []MessagingBenchmark `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&MessagingBenchmark{}, &MessagingBenchmarkList{})
+}

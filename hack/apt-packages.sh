@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages msgbench's tests and local runs use, when they are missing:
+#   etcd-server   etcd for the envtest kube-apiserver
+#   mosquitto     the real MQTT broker of tests and `msgbench run`
+# Needs root (or sudo). Prints what it installs; does nothing when all are present.
+set -euo pipefail
+
+want=(etcd-server:etcd mosquitto:mosquitto)
+missing=()
+for pair in "${want[@]}"; do
+  pkg=${pair%%:*} bin=${pair#*:}
+  command -v "$bin" >/dev/null 2>&1 || [ -x "/usr/sbin/$bin" ] || [ -x "/usr/bin/$bin" ] || missing+=("$pkg")
+done
+[ ${#missing[@]} -gt 0 ] || exit 0
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "apt-packages: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq >&2
+# policy-rc.d keeps the packages' own services from starting: tests start their own instances
+# on free ports and stop them by PID.
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d >/dev/null
+  $sudo chmod +x /usr/sbin/policy-rc.d
+  trap '$sudo rm -f /usr/sbin/policy-rc.d' EXIT
+fi
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
