@@ -803,7 +803,3 @@ type MessagingBenchmarkList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []MessagingBenchmark `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&MessagingBenchmark{}, &MessagingBenchmarkList{})
-}
