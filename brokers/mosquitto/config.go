@@ -1,0 +1,116 @@
+// Package mosquitto runs Eclipse Mosquitto for a benchmark: the mosquitto.conf msgbench writes
+// (shared by the operator's ConfigMap and local runs) and a local broker process.
+package mosquitto
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Config is what msgbench needs from a Mosquitto broker.
+type Config struct {
+	// Port of the plain MQTT listener (0: none). BindAddress restricts it (empty: all).
+	Port        int
+	BindAddress string
+
+	// TLSPort of the MQTTS listener (0: none), with the PEM files and the TLS version
+	// ("1.2" or "1.3") it accepts.
+	TLSPort    int
+	CAFile     string
+	CertFile   string
+	KeyFile    string
+	TLSVersion string
+
+	// MaxInflight is Mosquitto's window of unacknowledged QoS 1/2 messages towards each
+	// subscriber (max_inflight_messages); msgbench uses the benchmark's mqtt.inflight.
+	MaxInflight int
+
+	// RunAsRoot keeps Mosquitto from dropping privileges to the "mosquitto" user when started
+	// as root (local runs, whose certificate files only root can read).
+	RunAsRoot bool
+
+	// Extra holds spec.broker.config: more mosquitto.conf keys.
+	Extra map[string]string
+}
+
+// managedKeys are set by msgbench; a benchmark cannot work if broker.config changes them.
+var managedKeys = map[string]string{
+	"listener":              "msgbench opens the listeners the benchmark needs",
+	"port":                  "msgbench opens the listeners the benchmark needs",
+	"bind_address":          "msgbench opens the listeners the benchmark needs",
+	"cafile":                "TLS files come from spec.tls",
+	"certfile":              "TLS files come from spec.tls",
+	"keyfile":               "TLS files come from spec.tls",
+	"tls_version":           "set spec.tls.version",
+	"include_dir":           "all settings go through spec.broker.config",
+	"per_listener_settings": "msgbench's settings are global",
+	"user":                  "the container's user is set by its security context",
+	"pid_file":              "msgbench tracks the broker by its process",
+}
+
+// Render writes mosquitto.conf. Comments say why each setting differs from Mosquitto's default.
+func (c Config) Render() (string, error) {
+	for k := range c.Extra {
+		if why, ok := managedKeys[k]; ok {
+			return "", fmt.Errorf("spec.broker.config: key %q is managed by msgbench (%s)", k, why)
+		}
+		if strings.ContainsAny(k, " \t\r\n#") || k == "" {
+			return "", fmt.Errorf("spec.broker.config: %q is not a mosquitto.conf key", k)
+		}
+	}
+	for k, v := range c.Extra {
+		if strings.ContainsAny(v, "\r\n") {
+			return "", fmt.Errorf("spec.broker.config: value of %q spans lines", k)
+		}
+	}
+	inflight := c.MaxInflight
+	if inflight <= 0 {
+		inflight = 20
+	}
+	var b strings.Builder
+	b.WriteString("# mosquitto.conf written by msgbench for one benchmark run\n")
+	b.WriteString("per_listener_settings false\n")
+	b.WriteString("allow_anonymous true\n")
+	b.WriteString("# a benchmark measures the broker, not its disk\n")
+	b.WriteString("persistence false\n")
+	b.WriteString("log_dest stderr\n")
+	b.WriteString("log_type error\nlog_type warning\n")
+	b.WriteString("# Nagle's algorithm would hold small PUBLISHes back for up to 40 ms\n")
+	b.WriteString("set_tcp_nodelay true\n")
+	b.WriteString("# no $SYS traffic between the benchmark's messages\n")
+	b.WriteString("sys_interval 0\n")
+	fmt.Fprintf(&b, "# the benchmark's inflight window also applies towards subscribers\nmax_inflight_messages %d\n", inflight)
+	b.WriteString("# the default of 1000 queued messages per client drops QoS 1/2 messages under load\n")
+	b.WriteString("max_queued_messages 1000000\n")
+	if c.RunAsRoot {
+		b.WriteString("user root\n")
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Extra)) {
+		fmt.Fprintf(&b, "%s %s\n", k, c.Extra[k])
+	}
+	if c.Port > 0 {
+		b.WriteString("\nlistener " + listenerAddress(c.Port, c.BindAddress) + "\n")
+		b.WriteString("protocol mqtt\nmax_connections -1\n")
+	}
+	if c.TLSPort > 0 {
+		b.WriteString("\nlistener " + listenerAddress(c.TLSPort, c.BindAddress) + "\n")
+		b.WriteString("protocol mqtt\nmax_connections -1\n")
+		fmt.Fprintf(&b, "cafile %s\ncertfile %s\nkeyfile %s\n", c.CAFile, c.CertFile, c.KeyFile)
+		switch c.TLSVersion {
+		case "1.2":
+			b.WriteString("tls_version tlsv1.2\n")
+		default:
+			b.WriteString("tls_version tlsv1.3\n")
+		}
+	}
+	return b.String(), nil
+}
+
+func listenerAddress(port int, bind string) string {
+	if bind == "" {
+		return fmt.Sprint(port)
+	}
+	return fmt.Sprintf("%d %s", port, bind)
+}

@@ -1,0 +1,265 @@
+package mosquitto
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/internal/proc"
+)
+
+// ErrNotInstalled means no mosquitto binary was found.
+var ErrNotInstalled = errors.New("mosquitto is not installed: run hack/apt-packages.sh (Debian package mosquitto) or put mosquitto on PATH")
+
+// Binary finds the mosquitto executable (PATH, then /usr/sbin where Debian puts it).
+func Binary() (string, error) {
+	if p, err := exec.LookPath("mosquitto"); err == nil {
+		return p, nil
+	}
+	for _, p := range []string{"/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto"} {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+	}
+	return "", ErrNotInstalled
+}
+
+// Version returns e.g. "2.0.11".
+func Version(binary string) string {
+	out, _ := exec.Command(binary, "-h").CombinedOutput()
+	if m := regexp.MustCompile(`mosquitto version ([0-9][0-9.]*)`).FindSubmatch(out); m != nil {
+		return string(m[1])
+	}
+	return "unknown"
+}
+
+// Options of a local broker.
+type Options struct {
+	// TLS adds an MQTTS listener with certificates generated for this broker (valid for
+	// 127.0.0.1, ::1 and localhost), accepting TLSVersion.
+	TLS        bool
+	TLSVersion string
+	// Host is the address to listen on (default 127.0.0.1); also put in the certificate.
+	Host string
+	// MaxInflight and Extra as in Config.
+	MaxInflight int
+	Extra       map[string]string
+	// Dir holds mosquitto.conf and the certificates (default: a new temporary folder,
+	// removed by Stop).
+	Dir string
+	// Command, when set, starts the broker (for example inside a network namespace); it gets
+	// the binary and its arguments.
+	Command func(name string, args ...string) *exec.Cmd
+}
+
+// Process is a Mosquitto broker this program started.
+type Process struct {
+	cmd     *exec.Cmd
+	Addr    string // host:port of the plain listener
+	TLSAddr string // host:port of the MQTTS listener, when TLS
+	// CA is the PEM CA certificate clients trust, when TLS.
+	CA      []byte
+	Version string
+
+	dir, ownDir string
+	stderr      *lockedBuffer
+	exited      chan struct{}
+}
+
+// Start starts Mosquitto on free loopback ports and waits until it accepts connections.
+func Start(ctx context.Context, o Options) (*Process, error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	if o.Host == "" {
+		o.Host = "127.0.0.1"
+	}
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ { // a free port can be taken between probe and bind
+		p, err := start(ctx, bin, o)
+		if err == nil {
+			return p, nil
+		}
+		lastErr = err
+		if !strings.Contains(err.Error(), "in use") {
+			break
+		}
+	}
+	return nil, lastErr
+}
+
+func start(ctx context.Context, bin string, o Options) (*Process, error) {
+	p := &Process{dir: o.Dir, Version: Version(bin), stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	if p.dir == "" {
+		d, err := os.MkdirTemp("", "msgbench-mosquitto-")
+		if err != nil {
+			return nil, err
+		}
+		p.dir, p.ownDir = d, d
+	}
+	port, err := freePort(o.Host)
+	if err != nil {
+		p.cleanup()
+		return nil, err
+	}
+	cfg := Config{Port: port, BindAddress: o.Host, MaxInflight: o.MaxInflight, Extra: o.Extra, RunAsRoot: os.Geteuid() == 0}
+	p.Addr = net.JoinHostPort(o.Host, strconv.Itoa(port))
+	if o.TLS {
+		b, err := certs.New("msgbench-mosquitto", []string{o.Host, "localhost", "127.0.0.1", "::1"}, 24*time.Hour)
+		if err != nil {
+			p.cleanup()
+			return nil, err
+		}
+		cfg.CAFile, cfg.CertFile, cfg.KeyFile = filepath.Join(p.dir, "ca.crt"), filepath.Join(p.dir, "tls.crt"), filepath.Join(p.dir, "tls.key")
+		for f, data := range map[string][]byte{cfg.CAFile: b.CACert, cfg.CertFile: b.ServerCert, cfg.KeyFile: b.ServerKey} {
+			if err := os.WriteFile(f, data, 0o600); err != nil {
+				p.cleanup()
+				return nil, err
+			}
+		}
+		if cfg.TLSPort, err = freePort(o.Host); err != nil {
+			p.cleanup()
+			return nil, err
+		}
+		cfg.TLSVersion = o.TLSVersion
+		p.TLSAddr = net.JoinHostPort(o.Host, strconv.Itoa(cfg.TLSPort))
+		p.CA = b.CACert
+	}
+	conf, err := cfg.Render()
+	if err != nil {
+		p.cleanup()
+		return nil, err
+	}
+	confPath := filepath.Join(p.dir, "mosquitto.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
+		p.cleanup()
+		return nil, err
+	}
+	if o.Command != nil {
+		p.cmd = o.Command(bin, "-c", confPath)
+	} else {
+		p.cmd = exec.Command(bin, "-c", confPath)
+	}
+	p.cmd.Stderr = p.stderr
+	p.cmd.Stdout = p.stderr
+	if err := p.cmd.Start(); err != nil {
+		p.cleanup()
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	go func() {
+		_ = p.cmd.Wait()
+		close(p.exited)
+	}()
+	if err := p.waitReady(ctx); err != nil {
+		_ = p.Stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *Process) waitReady(ctx context.Context) error {
+	deadline := time.Now().Add(10 * time.Second)
+	addrs := []string{p.Addr}
+	if p.TLSAddr != "" {
+		addrs = append(addrs, p.TLSAddr)
+	}
+	for _, a := range addrs {
+		for {
+			select {
+			case <-p.exited:
+				return fmt.Errorf("mosquitto exited at start: %s", strings.TrimSpace(p.stderr.String()))
+			case <-ctx.Done():
+				return ctx.Err()
+			default:
+			}
+			c, err := net.DialTimeout("tcp", a, 200*time.Millisecond)
+			if err == nil {
+				_ = c.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("mosquitto did not listen on %s within 10s: %s", a, strings.TrimSpace(p.stderr.String()))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// PID is the broker's process id.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
+// Exited is closed when the broker process has ended.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// Log is what the broker wrote to stderr so far.
+func (p *Process) Log() string { return p.stderr.String() }
+
+// Usage returns the broker's CPU time and peak RSS so far.
+func (p *Process) Usage() (proc.Usage, error) { return proc.Of(p.PID()) }
+
+// Stop terminates the broker by PID and removes its temporary folder.
+func (p *Process) Stop() error {
+	var err error
+	select {
+	case <-p.exited:
+	default:
+		_ = p.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-p.exited:
+		case <-time.After(5 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+			err = errors.New("mosquitto did not stop within 5s of SIGINT; killed")
+		}
+	}
+	p.cleanup()
+	return err
+}
+
+func (p *Process) cleanup() {
+	if p.ownDir != "" {
+		_ = os.RemoveAll(p.ownDir)
+	}
+}
+
+func freePort(host string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.b.Len() > 1<<20 { // bounded: keep the first MiB of the broker's log
+		return len(p), nil
+	}
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

@@ -1,0 +1,668 @@
+package mqtt
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options configure a client connection.
+type Options struct {
+	Connect ConnectOptions
+
+	// Inflight is the most QoS 1/2 publishes kept unacknowledged; Publish blocks while the
+	// window is full. The broker's Receive Maximum (MQTT 5) lowers it.
+	Inflight int
+
+	// MaxPacketSize bounds every incoming packet; a larger one ends the connection with an
+	// error instead of growing a buffer without limit. Default 1 MiB + 64 KiB.
+	MaxPacketSize int
+
+	// OnPublish receives every message the broker delivers, on the connection's reader
+	// goroutine. p's slices alias the read buffer and are valid only during the call.
+	OnPublish func(p *Publish)
+
+	// OnComplete is called on the reader goroutine when an outgoing QoS 1 publish is acknowledged
+	// (PUBACK) or a QoS 2 publish completes (PUBCOMP), with the time Publish wrote it (Now).
+	// reason is the broker's reason code (0 = success).
+	OnComplete func(id uint16, sentAt int64, reason byte)
+
+	// Now is the clock for sentAt; default monotonic nanoseconds since the connection started.
+	Now func() int64
+
+	// ReadBufferSize and WriteBufferSize size the connection's buffers (default 2048 and 1024:
+	// small, so that ten thousand idle connections stay cheap; large writes bypass the buffer).
+	ReadBufferSize  int
+	WriteBufferSize int
+}
+
+// ErrClosed is returned by operations on a closed connection.
+var ErrClosed = errors.New("mqtt connection closed")
+
+// Conn is a client connection after a successful CONNECT. It is safe for one publishing
+// goroutine plus its own reader goroutine, and for concurrent Subscribe calls.
+type Conn struct {
+	nc      net.Conn
+	opts    Options
+	version byte
+	connack Connack
+
+	br *bufio.Reader
+
+	// wmu guards bw and everything written to the connection.
+	wmu sync.Mutex
+	bw  *bufio.Writer
+	hdr []byte // scratch for packet headers, under wmu
+
+	// Acknowledgements produced by the reader wait here until whoever holds wmu writes them;
+	// the reader never blocks on wmu (a publisher blocked in a socket write must not stop the
+	// reader, or both sides could wait on each other).
+	ackMu      sync.Mutex
+	ackBuf     []byte
+	ackPending atomic.Bool
+
+	// Outgoing QoS 1/2 window.
+	window   chan struct{}
+	smu      sync.Mutex
+	slots    []slot
+	mask     uint16
+	nextID   uint16
+	inflight atomic.Int32
+	waiters  map[uint16]chan Ack // SUBACK/UNSUBACK waiters, under smu
+
+	// Incoming QoS 2 packet ids between PUBLISH and PUBREL (allocated on first use).
+	qos2In []uint64
+
+	wrote     atomic.Bool
+	keepalive *time.Timer
+
+	closeOnce sync.Once
+	closing   atomic.Bool
+	done      chan struct{}
+	err       error
+
+	pub Publish
+}
+
+type slot struct {
+	sentAt int64
+	state  uint8 // slotFree, slotAwaitAck, slotAwaitComp, slotAwaitSub
+}
+
+const (
+	slotFree uint8 = iota
+	slotAwaitAck
+	slotAwaitComp
+	slotAwaitSub
+)
+
+// Connect sends CONNECT on nc (already dialled: TCP, TLS or a QUIC stream), waits for CONNACK
+// within ctx, and starts the connection's reader goroutine.
+func Connect(ctx context.Context, nc net.Conn, o Options) (*Conn, error) {
+	if o.Connect.Version == 0 {
+		o.Connect.Version = V311
+	}
+	if o.Inflight <= 0 {
+		o.Inflight = 20
+	}
+	if o.MaxPacketSize <= 0 {
+		o.MaxPacketSize = 1<<20 + 64<<10
+	}
+	if o.ReadBufferSize <= 0 {
+		o.ReadBufferSize = 2048
+	}
+	if o.WriteBufferSize <= 0 {
+		o.WriteBufferSize = 1024
+	}
+	if o.Now == nil {
+		start := time.Now()
+		o.Now = func() int64 { return int64(time.Since(start)) }
+	}
+	c := &Conn{
+		nc:      nc,
+		opts:    o,
+		version: o.Connect.Version,
+		br:      bufio.NewReaderSize(nc, o.ReadBufferSize),
+		bw:      bufio.NewWriterSize(nc, o.WriteBufferSize),
+		done:    make(chan struct{}),
+		waiters: map[uint16]chan Ack{},
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		_ = nc.SetDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
+	err := c.handshake()
+	if !stop() && err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		_ = nc.Close()
+		return nil, err
+	}
+	_ = nc.SetDeadline(time.Time{})
+
+	inflight := o.Inflight
+	if int(c.connack.ReceiveMaximum) < inflight {
+		inflight = int(c.connack.ReceiveMaximum)
+	}
+	size := 2
+	for size < inflight+1 {
+		size *= 2
+	}
+	c.window = make(chan struct{}, inflight)
+	c.slots = make([]slot, size)
+	c.mask = uint16(size - 1)
+	if o.Connect.KeepAlive > 0 {
+		period := time.Duration(o.Connect.KeepAlive) * time.Second * 3 / 4
+		c.keepalive = time.AfterFunc(period, func() { c.keepaliveTick(period) })
+	}
+	go c.readLoop()
+	return c, nil
+}
+
+func (c *Conn) handshake() error {
+	c.hdr = AppendConnect(c.hdr[:0], &c.opts.Connect)
+	if _, err := c.bw.Write(c.hdr); err != nil {
+		return fmt.Errorf("send CONNECT: %w", err)
+	}
+	if err := c.bw.Flush(); err != nil {
+		return fmt.Errorf("send CONNECT: %w", err)
+	}
+	h, body, err := c.readPacket()
+	if err != nil {
+		return fmt.Errorf("wait for CONNACK: %w", err)
+	}
+	if h.Type != CONNACK {
+		return fmt.Errorf("expected CONNACK, broker sent %s", PacketName(h.Type))
+	}
+	if err := DecodeConnack(c.version, body, &c.connack); err != nil {
+		return err
+	}
+	c.br.Discard(h.Remaining) //nolint:errcheck // bytes were peeked
+	if c.connack.ReasonCode != 0 {
+		msg := ConnectReturnText(c.version, c.connack.ReasonCode)
+		if c.connack.ReasonString != "" {
+			msg += ": " + c.connack.ReasonString
+		}
+		return fmt.Errorf("broker refused CONNECT: %s", msg)
+	}
+	return nil
+}
+
+// Connack returns the broker's CONNACK.
+func (c *Conn) Connack() Connack { return c.connack }
+
+// Version is the protocol level in use.
+func (c *Conn) Version() byte { return c.version }
+
+// NetConn is the underlying connection (for counters and socket options).
+func (c *Conn) NetConn() net.Conn { return c.nc }
+
+// Done is closed when the connection has ended; Err then says why.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err is why the connection ended (nil after a clean Disconnect).
+func (c *Conn) Err() error {
+	select {
+	case <-c.done:
+		return c.err
+	default:
+		return nil
+	}
+}
+
+// Inflight is the number of QoS 1/2 publishes awaiting completion.
+func (c *Conn) Inflight() int { return int(c.inflight.Load()) }
+
+// Window is the size of the inflight window in use.
+func (c *Conn) Window() int { return cap(c.window) }
+
+// Publish writes a PUBLISH. For QoS 1 and 2 it first takes a place in the inflight window,
+// flushing buffered packets and blocking while the window is full. With flush false the packet
+// may stay in the write buffer until a later Flush, a full buffer or a blocked window sends it:
+// closed-loop publishers use that to send many packets per system call.
+func (c *Conn) Publish(topic string, payload []byte, qos byte, retain, flush bool) (uint16, error) {
+	if qos > 0 {
+		select {
+		case c.window <- struct{}{}:
+		default:
+			if err := c.Flush(); err != nil {
+				return 0, err
+			}
+			select {
+			case c.window <- struct{}{}:
+			case <-c.done:
+				return 0, c.closedErr()
+			}
+		}
+	}
+	c.wmu.Lock()
+	var id uint16
+	if qos > 0 {
+		c.smu.Lock()
+		id = c.allocLocked(slotAwaitAck)
+		c.slots[id&c.mask].sentAt = c.opts.Now()
+		c.smu.Unlock()
+		c.inflight.Add(1)
+	}
+	err := c.writePublishLocked(topic, payload, qos, id, retain)
+	if err == nil && flush {
+		err = c.bw.Flush()
+	}
+	c.unlockWriter()
+	if err != nil {
+		c.fail(fmt.Errorf("send PUBLISH: %w", err))
+		return 0, err
+	}
+	return id, nil
+}
+
+func (c *Conn) writePublishLocked(topic string, payload []byte, qos byte, id uint16, retain bool) error {
+	flags := qos << 1
+	if retain {
+		flags |= 0x01
+	}
+	h := c.hdr[:0]
+	h = append(h, PUBLISH<<4|flags)
+	h = appendVarint(h, publishRemaining(c.version, len(topic), len(payload), qos))
+	h = appendString(h, topic)
+	if qos > 0 {
+		h = binary.BigEndian.AppendUint16(h, id)
+	}
+	if c.version == V5 {
+		h = append(h, 0)
+	}
+	c.hdr = h
+	c.wrote.Store(true)
+	if _, err := c.bw.Write(h); err != nil {
+		return err
+	}
+	_, err := c.bw.Write(payload)
+	return err
+}
+
+// allocLocked finds a free packet id whose slot is free. The window guarantees one exists within
+// len(slots) steps. Caller holds smu.
+func (c *Conn) allocLocked(state uint8) uint16 {
+	for {
+		c.nextID++
+		if c.nextID == 0 {
+			c.nextID = 1
+		}
+		s := &c.slots[c.nextID&c.mask]
+		if s.state == slotFree {
+			s.state = state
+			return c.nextID
+		}
+	}
+}
+
+// Flush sends buffered packets.
+func (c *Conn) Flush() error {
+	c.wmu.Lock()
+	err := c.bw.Flush()
+	c.unlockWriter()
+	if err != nil {
+		c.fail(fmt.Errorf("flush: %w", err))
+	}
+	return err
+}
+
+// unlockWriter writes acknowledgements queued by the reader, then releases wmu. It re-checks
+// after unlocking so that an acknowledgement queued meanwhile is never stranded.
+func (c *Conn) unlockWriter() {
+	for {
+		if c.ackPending.Load() {
+			c.drainAcksLocked()
+		}
+		c.wmu.Unlock()
+		if !c.ackPending.Load() || !c.wmu.TryLock() {
+			return
+		}
+	}
+}
+
+// drainAcksLocked writes queued acknowledgements and flushes them: an acknowledgement that
+// waits in a buffer stalls the broker's window. Caller holds wmu.
+func (c *Conn) drainAcksLocked() {
+	c.ackMu.Lock()
+	c.ackPending.Store(false)
+	if len(c.ackBuf) == 0 {
+		c.ackMu.Unlock()
+		return
+	}
+	c.wrote.Store(true)
+	_, err := c.bw.Write(c.ackBuf)
+	c.ackBuf = c.ackBuf[:0]
+	c.ackMu.Unlock()
+	if err == nil {
+		err = c.bw.Flush()
+	}
+	if err != nil {
+		c.fail(fmt.Errorf("send acknowledgement: %w", err))
+	}
+}
+
+// queueAck queues a 4-byte acknowledgement from the reader goroutine.
+func (c *Conn) queueAck(packetType byte, id uint16) {
+	c.ackMu.Lock()
+	c.ackBuf = AppendAck(c.ackBuf, packetType, id)
+	c.ackMu.Unlock()
+	c.ackPending.Store(true)
+}
+
+// Subscribe sends SUBSCRIBE and waits for SUBACK, returning its reason codes (granted QoS, or
+// 0x80 and above for a refused filter).
+func (c *Conn) Subscribe(ctx context.Context, subs ...Subscription) ([]byte, error) {
+	return c.request(ctx, func(b []byte, id uint16) []byte { return AppendSubscribe(b, c.version, id, subs) })
+}
+
+// Unsubscribe sends UNSUBSCRIBE and waits for UNSUBACK.
+func (c *Conn) Unsubscribe(ctx context.Context, filters ...string) ([]byte, error) {
+	return c.request(ctx, func(b []byte, id uint16) []byte { return AppendUnsubscribe(b, c.version, id, filters) })
+}
+
+func (c *Conn) request(ctx context.Context, build func([]byte, uint16) []byte) ([]byte, error) {
+	// A request takes a window place too: its packet id must not collide with a publish's.
+	select {
+	case c.window <- struct{}{}:
+	case <-c.done:
+		return nil, c.closedErr()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	reply := make(chan Ack, 1)
+	c.wmu.Lock()
+	c.smu.Lock()
+	id := c.allocLocked(slotAwaitSub)
+	c.waiters[id] = reply
+	c.smu.Unlock()
+	c.hdr = build(c.hdr[:0], id)
+	c.wrote.Store(true)
+	_, err := c.bw.Write(c.hdr)
+	if err == nil {
+		err = c.bw.Flush()
+	}
+	c.unlockWriter()
+	if err != nil {
+		c.fail(err)
+		return nil, err
+	}
+	select {
+	case a := <-reply:
+		return a.ReasonCodes, nil
+	case <-c.done:
+		return nil, c.closedErr()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// WaitInflight waits until every QoS 1/2 publish has completed, or ctx ends.
+func (c *Conn) WaitInflight(ctx context.Context) error {
+	if err := c.Flush(); err != nil {
+		return err
+	}
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	for c.inflight.Load() > 0 {
+		select {
+		case <-t.C:
+		case <-c.done:
+			return c.closedErr()
+		case <-ctx.Done():
+			return fmt.Errorf("%d publishes still unacknowledged: %w", c.inflight.Load(), ctx.Err())
+		}
+	}
+	return nil
+}
+
+// Disconnect sends DISCONNECT and closes the connection.
+func (c *Conn) Disconnect() error {
+	c.closing.Store(true)
+	c.wmu.Lock()
+	_, err := c.bw.Write(disconnectPacket)
+	if err == nil {
+		err = c.bw.Flush()
+	}
+	c.wmu.Unlock()
+	c.finish(nil)
+	return err
+}
+
+// Close closes the connection without DISCONNECT (an ungraceful loss: the broker publishes
+// the will, if any).
+func (c *Conn) Close() error {
+	c.closing.Store(true)
+	c.finish(nil)
+	return nil
+}
+
+func (c *Conn) closedErr() error {
+	if err := c.Err(); err != nil {
+		return err
+	}
+	return ErrClosed
+}
+
+func (c *Conn) fail(err error) {
+	if c.closing.Load() {
+		err = nil
+	}
+	c.finish(err)
+}
+
+func (c *Conn) finish(err error) {
+	c.closeOnce.Do(func() {
+		c.err = err
+		if c.keepalive != nil {
+			c.keepalive.Stop()
+		}
+		_ = c.nc.Close()
+		close(c.done)
+	})
+}
+
+func (c *Conn) keepaliveTick(period time.Duration) {
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	if !c.wrote.Swap(false) {
+		c.wmu.Lock()
+		_, err := c.bw.Write(pingreqPacket)
+		if err == nil {
+			err = c.bw.Flush()
+		}
+		c.unlockWriter()
+		if err != nil {
+			c.fail(fmt.Errorf("send PINGREQ: %w", err))
+			return
+		}
+	}
+	c.keepalive.Reset(period)
+}
+
+// readPacket reads one packet. The body aliases the read buffer when it fits (the caller must
+// Discard h.Remaining bytes after use) or c's body buffer otherwise (already consumed).
+func (c *Conn) readPacket() (Header, []byte, error) {
+	first, err := c.br.ReadByte()
+	if err != nil {
+		return Header{}, nil, err
+	}
+	h := Header{Type: first >> 4, Flags: first & 0x0f}
+	mult := 1
+	for i := 0; ; i++ {
+		if i == 4 {
+			return h, nil, malformed(h.Type, "remaining length longer than 4 bytes")
+		}
+		b, err := c.br.ReadByte()
+		if err != nil {
+			return h, nil, err
+		}
+		h.Remaining += int(b&0x7f) * mult
+		if b&0x80 == 0 {
+			break
+		}
+		mult *= 128
+	}
+	if h.Remaining > c.opts.MaxPacketSize {
+		return h, nil, fmt.Errorf("%s of %d bytes exceeds the %d-byte limit", PacketName(h.Type), h.Remaining, c.opts.MaxPacketSize)
+	}
+	if h.Remaining <= c.br.Size() {
+		body, err := c.br.Peek(h.Remaining)
+		return h, body, err
+	}
+	body := make([]byte, h.Remaining) // rare: larger than the read buffer
+	if _, err := io.ReadFull(c.br, body); err != nil {
+		return h, nil, err
+	}
+	h.Remaining = 0 // nothing left to discard
+	return h, body, nil
+}
+
+// packetBuffered reports whether a whole packet waits in the read buffer, so the next read will
+// not block. Acknowledgements are batched while it does and flushed before a blocking read.
+func (c *Conn) packetBuffered() bool {
+	n := c.br.Buffered()
+	if n < 2 {
+		return false
+	}
+	b, _ := c.br.Peek(min(n, 5))
+	rl, ln, err := readVarint(b[1:])
+	return err == nil && 1+ln+rl <= n
+}
+
+func (c *Conn) readLoop() {
+	var err error
+	for err == nil {
+		var h Header
+		var body []byte
+		h, body, err = c.readPacket()
+		if err != nil {
+			break
+		}
+		err = c.handle(h, body)
+		if _, derr := c.br.Discard(h.Remaining); err == nil {
+			err = derr
+		}
+		if c.ackPending.Load() && !c.packetBuffered() && c.wmu.TryLock() {
+			c.unlockWriter()
+		}
+	}
+	if errors.Is(err, io.EOF) {
+		err = errors.New("broker closed the connection")
+	}
+	c.fail(err)
+}
+
+func (c *Conn) handle(h Header, body []byte) error {
+	switch h.Type {
+	case PUBLISH:
+		p := &c.pub
+		if err := DecodePublish(c.version, h.Flags, body, p); err != nil {
+			return err
+		}
+		switch p.QoS {
+		case 0:
+			c.deliver(p)
+		case 1:
+			c.deliver(p)
+			c.queueAck(PUBACK, p.PacketID)
+		case 2:
+			if c.qos2In == nil {
+				c.qos2In = make([]uint64, 65536/64)
+			}
+			w, bit := p.PacketID/64, uint64(1)<<(p.PacketID%64)
+			if c.qos2In[w]&bit == 0 { // a redelivered PUBLISH before PUBREL is not delivered twice
+				c.qos2In[w] |= bit
+				c.deliver(p)
+			}
+			c.queueAck(PUBREC, p.PacketID)
+		}
+	case PUBREL:
+		var a Ack
+		if err := DecodeAck(c.version, h.Type, body, &a); err != nil {
+			return err
+		}
+		if c.qos2In != nil {
+			c.qos2In[a.PacketID/64] &^= uint64(1) << (a.PacketID % 64)
+		}
+		c.queueAck(PUBCOMP, a.PacketID)
+	case PUBACK, PUBREC, PUBCOMP:
+		var a Ack
+		if err := DecodeAck(c.version, h.Type, body, &a); err != nil {
+			return err
+		}
+		c.outgoingAck(h.Type, a.PacketID, a.ReasonCodes[0])
+	case SUBACK, UNSUBACK:
+		var a Ack
+		if err := DecodeAck(c.version, h.Type, body, &a); err != nil {
+			return err
+		}
+		c.smu.Lock()
+		w, ok := c.waiters[a.PacketID]
+		if ok {
+			delete(c.waiters, a.PacketID)
+			c.slots[a.PacketID&c.mask].state = slotFree
+		}
+		c.smu.Unlock()
+		if ok {
+			<-c.window
+			w <- Ack{PacketID: a.PacketID, ReasonCodes: append([]byte(nil), a.ReasonCodes...)}
+		}
+	case PINGRESP:
+	case DISCONNECT:
+		reason := ""
+		if len(body) > 0 {
+			reason = fmt.Sprintf(" (reason code 0x%02x)", body[0])
+		}
+		return fmt.Errorf("broker sent DISCONNECT%s", reason)
+	default:
+		return malformed(h.Type, "unexpected packet from broker")
+	}
+	return nil
+}
+
+func (c *Conn) deliver(p *Publish) {
+	if c.opts.OnPublish != nil {
+		c.opts.OnPublish(p)
+	}
+}
+
+// outgoingAck advances an outgoing QoS 1/2 publish. Unknown ids are ignored: a broker may
+// repeat an acknowledgement after a reconnect.
+func (c *Conn) outgoingAck(packetType byte, id uint16, reason byte) {
+	c.smu.Lock()
+	s := &c.slots[id&c.mask]
+	if packetType == PUBREC && s.state == slotAwaitAck && reason < 0x80 {
+		s.state = slotAwaitComp
+		c.smu.Unlock()
+		c.queueAck(PUBREL, id)
+		return
+	}
+	if s.state != slotAwaitAck && s.state != slotAwaitComp {
+		c.smu.Unlock()
+		return
+	}
+	if packetType == PUBCOMP && s.state != slotAwaitComp {
+		c.smu.Unlock()
+		return
+	}
+	sentAt := s.sentAt
+	s.state = slotFree
+	c.smu.Unlock()
+	c.inflight.Add(-1)
+	<-c.window
+	if c.opts.OnComplete != nil {
+		c.opts.OnComplete(id, sentAt, reason)
+	}
+}

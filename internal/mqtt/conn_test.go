@@ -1,0 +1,156 @@
+package mqtt_test
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/msgbench/msgbench/brokers/mosquitto"
+	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/internal/mqtt"
+)
+
+func startBroker(t *testing.T, tlsOn bool) *mosquitto.Process {
+	t.Helper()
+	b, err := mosquitto.Start(context.Background(), mosquitto.Options{TLS: tlsOn, TLSVersion: "1.3", MaxInflight: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Stop() })
+	return b
+}
+
+func dial(t *testing.T, addr string, tlsCfg *tls.Config, o mqtt.Options) *mqtt.Conn {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tlsCfg != nil {
+		nc = tls.Client(nc, tlsCfg)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := mqtt.Connect(ctx, nc, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// TestPublishSubscribeEveryQoS moves messages through a real Mosquitto at every QoS and protocol
+// version and checks each arrives exactly once, in order, and every publish completes.
+func TestPublishSubscribeEveryQoS(t *testing.T) {
+	b := startBroker(t, true)
+	tlsCfg, err := certs.ClientTLS(b.CA, "127.0.0.1", "1.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 2000
+	for _, version := range []byte{mqtt.V311, mqtt.V5} {
+		for _, qos := range []byte{0, 1, 2} {
+			for _, useTLS := range []bool{false, true} {
+				t.Run(fmt.Sprintf("v%d-qos%d-tls%t", version, qos, useTLS), func(t *testing.T) {
+					addr, cfg := b.Addr, (*tls.Config)(nil)
+					if useTLS {
+						addr, cfg = b.TLSAddr, tlsCfg.Clone()
+					}
+					topic := fmt.Sprintf("t/%d/%d/%t", version, qos, useTLS)
+					var mu sync.Mutex
+					var got []byte
+					done := make(chan struct{})
+					sub := dial(t, addr, cfg, mqtt.Options{Connect: mqtt.ConnectOptions{Version: version, ClientID: "sub-" + topic, CleanSession: true},
+						OnPublish: func(p *mqtt.Publish) {
+							mu.Lock()
+							got = append(got, p.Payload[0])
+							if len(got) == n {
+								close(done)
+							}
+							mu.Unlock()
+						}})
+					codes, err := sub.Subscribe(context.Background(), mqtt.Subscription{Filter: topic, QoS: qos})
+					if err != nil || len(codes) != 1 || codes[0] != qos {
+						t.Fatalf("SUBACK %v %v", codes, err)
+					}
+					var completed atomic.Int64
+					pub := dial(t, addr, cfg.Clone(), mqtt.Options{Connect: mqtt.ConnectOptions{Version: version, ClientID: "pub-" + topic, CleanSession: true}, Inflight: 10,
+						OnComplete: func(id uint16, sentAt int64, reason byte) {
+							if reason != 0 {
+								t.Errorf("publish %d completed with reason %d", id, reason)
+							}
+							completed.Add(1)
+						}})
+					for i := 0; i < n; i++ {
+						if _, err := pub.Publish(topic, []byte{byte(i)}, qos, false, i%7 == 0); err != nil {
+							t.Fatal(err)
+						}
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					defer cancel()
+					if err := pub.WaitInflight(ctx); err != nil {
+						t.Fatal(err)
+					}
+					select {
+					case <-done:
+					case <-ctx.Done():
+						mu.Lock()
+						t.Fatalf("received %d of %d", len(got), n)
+					}
+					if qos > 0 && completed.Load() != n {
+						t.Errorf("%d publishes completed, want %d", completed.Load(), n)
+					}
+					time.Sleep(50 * time.Millisecond) // a duplicate would arrive by now
+					mu.Lock()
+					defer mu.Unlock()
+					if len(got) != n {
+						t.Fatalf("received %d, want exactly %d", len(got), n)
+					}
+					for i, v := range got {
+						if v != byte(i) {
+							t.Fatalf("message %d out of order: %d", i, v)
+						}
+					}
+					if pub.Window() > 10 {
+						t.Errorf("window %d exceeds inflight 10", pub.Window())
+					}
+					if err := pub.Disconnect(); err != nil {
+						t.Error(err)
+					}
+					<-pub.Done()
+					if pub.Err() != nil {
+						t.Errorf("after Disconnect: %v", pub.Err())
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestOversizedPacketIsRefused checks the bounded read buffer: a message above MaxPacketSize
+// ends the connection with an error naming the packet instead of allocating.
+func TestOversizedPacketIsRefused(t *testing.T) {
+	b := startBroker(t, false)
+	sub := dial(t, b.Addr, nil, mqtt.Options{Connect: mqtt.ConnectOptions{Version: mqtt.V311, ClientID: "small", CleanSession: true}, MaxPacketSize: 100})
+	if _, err := sub.Subscribe(context.Background(), mqtt.Subscription{Filter: "big", QoS: 0}); err != nil {
+		t.Fatal(err)
+	}
+	pub := dial(t, b.Addr, nil, mqtt.Options{Connect: mqtt.ConnectOptions{Version: mqtt.V311, ClientID: "bigpub", CleanSession: true}})
+	if _, err := pub.Publish("big", make([]byte, 1000), 0, false, true); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sub.Done():
+		if err := sub.Err(); err == nil || !strings.Contains(err.Error(), "PUBLISH of") {
+			t.Errorf("error %v, want one naming the oversized PUBLISH", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("oversized packet was accepted")
+	}
+}

@@ -1,0 +1,104 @@
+// Package proc measures processes: CPU time and peak resident memory of this process
+// (getrusage) and of others by PID (/proc), and stops the processes msgbench started.
+package proc
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Usage is CPU time used and peak resident set size.
+type Usage struct {
+	CPU     time.Duration
+	PeakRSS int64 // bytes
+}
+
+// Self returns this process's usage.
+func Self() Usage {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return Usage{}
+	}
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return Usage{CPU: cpu, PeakRSS: ru.Maxrss * 1024}
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat times; 100 on every Linux architecture
+// Go supports.
+const clockTicks = 100
+
+// Of returns the usage of process pid from /proc: utime+stime and VmHWM.
+func Of(pid int) (Usage, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return Usage{}, err
+	}
+	// Fields after the command name, which is in parentheses and may contain spaces.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return Usage{}, errors.New("unexpected /proc stat format")
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 13 {
+		return Usage{}, errors.New("unexpected /proc stat format")
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return Usage{}, errors.New("unexpected /proc stat format")
+	}
+	u := Usage{CPU: time.Duration(utime+stime) * time.Second / clockTicks}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return u, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err == nil {
+				u.PeakRSS = kb * 1024
+			}
+		}
+	}
+	return u, nil
+}
+
+// Stop ends a process this program started: SIGTERM, then SIGKILL after grace, and reaps it.
+func Stop(cmd *exec.Cmd, grace time.Duration) error {
+	if cmd == nil || cmd.Process == nil {
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-done:
+		return exitIsSignal(err)
+	case <-time.After(grace):
+		_ = cmd.Process.Kill()
+		return exitIsSignal(<-done)
+	}
+}
+
+// exitIsSignal treats death by the signal Stop sent as success.
+func exitIsSignal(err error) error {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return nil
+		}
+		if ee.ExitCode() == 0 || ee.ExitCode() == 143 {
+			return nil
+		}
+	}
+	return err
+}
