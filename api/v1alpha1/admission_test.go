@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/internal/testenv"
 )
 
@@ -107,6 +109,13 @@ func TestSamplesAreAcceptedWithDefaults(t *testing.T) {
 			t.Errorf("%s: read back: %v", rel, err)
 			continue
 		}
+		// Local runs must see exactly the spec the API server stores.
+		local, err := manifest.ReadFile(path)
+		if err != nil {
+			t.Errorf("%s: local parsing: %v", rel, err)
+		} else if !equality.Semantic.DeepEqual(local.Spec, mb.Spec) {
+			t.Errorf("%s: local defaulting differs from the API server's:\n local  %+v\n server %+v", rel, local.Spec, mb.Spec)
+		}
 		s := mb.Spec
 		checks := []struct {
 			ok   bool
@@ -175,87 +184,19 @@ func manifest(t *testing.T, ns, name, spec string) *unstructured.Unstructured {
 func TestInvalidManifestsAreRejectedNamingTheField(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
-	cases := []struct {
-		name  string
-		spec  string
-		field string // must appear in the error
-	}{
-		{"qos-3", "protocol: mqtt\nqos: 3", "spec.qos"},
-		{"qos-minus-2", "protocol: mqtt-sn\nqos: -2", "spec.qos"},
-		{"qos-minus-1-with-mqtt", "protocol: mqtt\nqos: -1", "spec.qos"},
-		{"qos-minus-1-with-kafka", "protocol: kafka\nbroker: {type: kafka}\nqos: -1", "spec.qos"},
-		{"unknown-protocol", "protocol: amqp", "spec.protocol"},
-		{"missing-protocol", "qos: 1", "spec.protocol"},
-		{"external-without-address", "protocol: mqtt\nbroker: {type: external}", "spec.broker.external"},
-		{"external-empty-address", "protocol: mqtt\nbroker: {type: external, external: {address: ''}}", "spec.broker.external.address"},
-		{"external-address-no-port", "protocol: mqtt\nbroker: {type: external, external: {address: broker.example}}", "spec.broker.external.address"},
-		{"address-without-external", "protocol: mqtt\nbroker: {type: mosquitto, external: {address: 'a:1883'}}", "spec.broker.external"},
-		{"kafka-on-mosquitto", "protocol: kafka\nbroker: {type: mosquitto}", "spec.broker.type"},
-		{"kafka-on-default-broker", "protocol: kafka", "spec.broker.type"},
-		{"mqtt-on-kafka", "protocol: mqtt\nbroker: {type: kafka}", "spec.broker.type"},
-		{"mqtt-sn-on-kafka", "protocol: mqtt-sn\nbroker: {type: kafka}", "spec.broker.type"},
-		{"http-on-kafka", "protocol: http\nbroker: {type: kafka}", "spec.broker.type"},
-		{"unknown-broker", "protocol: mqtt\nbroker: {type: rabbitmq}", "spec.broker.type"},
-		{"negative-publishers", "protocol: mqtt\nworkload: {publishers: -1}", "spec.workload.publishers"},
-		{"negative-subscribers", "protocol: mqtt\nworkload: {subscribers: -4}", "spec.workload.subscribers"},
-		{"negative-rate", "protocol: mqtt\nworkload: {rate: -10}", "spec.workload.rate"},
-		{"negative-messages", "protocol: mqtt\nworkload: {messages: -1}", "spec.workload.messages"},
-		{"negative-payload", "protocol: mqtt\nworkload: {payloadBytes: -1}", "spec.workload.payloadBytes"},
-		{"zero-topics", "protocol: mqtt\nworkload: {topics: 0}", "spec.workload.topics"},
-		{"no-clients", "protocol: mqtt\nworkload: {publishers: 0, subscribers: 0}", "spec.workload"},
-		{"zero-duration-zero-messages", "protocol: mqtt\nworkload: {duration: 0s, messages: 0, warmup: 0s}", "spec.workload"},
-		{"warmup-longer-than-duration", "protocol: mqtt\nworkload: {duration: 5s, warmup: 10s}", "spec.workload.warmup"},
-		{"zero-workers", "protocol: mqtt\nworkers: {replicas: 0}", "spec.workers.replicas"},
-		{"fewer-publishers-than-workers", "protocol: mqtt\nworkers: {replicas: 3}\nworkload: {publishers: 2, topics: 3}", "spec.workload.publishers"},
-		{"fewer-topics-than-workers", "protocol: mqtt\nworkers: {replicas: 2}\nworkload: {publishers: 2, topics: 1}", "spec.workload.topics"},
-		{"oversize-mqtt-sn-payload", "protocol: mqtt-sn\nworkload: {payloadBytes: 65499}", "spec.workload.payloadBytes"},
-		{"payload-over-16mib", "protocol: mqtt\nworkload: {payloadBytes: 16777217}", "spec.workload.payloadBytes"},
-		{"mqtt-sn-with-tls", "protocol: mqtt-sn\ntls: {enabled: true}", "spec.tls.enabled"},
-		{"quic-with-tls12", "protocol: mqtt-quic\ntls: {enabled: true, version: '1.2'}", "spec.tls.version"},
-		{"http3-with-tls12", "protocol: http\nhttp: {version: '3'}\ntls: {enabled: true, version: '1.2'}", "spec.tls.version"},
-		{"tls-version-1.1", "protocol: mqtt\ntls: {enabled: true, version: '1.1'}", "spec.tls.version"},
-		{"secret-without-tls", "protocol: mqtt\ntls: {enabled: false, secretRef: {name: certs}}", "spec.tls.secretRef"},
-		{"mqtt-version-4", "protocol: mqtt\nmqtt: {version: '4'}", "spec.mqtt.version"},
-		{"mqtt-version-unquoted", "protocol: mqtt\nmqtt: {version: 5}", "spec.mqtt.version"},
-		{"inflight-zero", "protocol: mqtt\nmqtt: {inflight: 0}", "spec.mqtt.inflight"},
-		{"keepalive-too-big", "protocol: mqtt\nmqtt: {keepAliveSeconds: 70000}", "spec.mqtt.keepAliveSeconds"},
-		{"unknown-topic-id-type", "protocol: mqtt-sn\nmqttsn: {topicIdType: long}", "spec.mqttsn.topicIdType"},
-		{"too-many-short-topics", "protocol: mqtt-sn\nmqttsn: {topicIdType: short}\nworkload: {topics: 4000, publishers: 4000}", "spec.workload.topics"},
-		{"http-version-2.0", "protocol: http\nhttp: {version: '2.0'}", "spec.http.version"},
-		{"kafka-zero-partitions", "protocol: kafka\nbroker: {type: kafka}\nkafka: {partitions: 0}", "spec.kafka.partitions"},
-		{"kafka-compression-brotli", "protocol: kafka\nbroker: {type: kafka}\nkafka: {compression: brotli}", "spec.kafka.compression"},
-		{"kafka-topic-prefix-slash", "protocol: kafka\nbroker: {type: kafka}\nworkload: {topicPrefix: 'a/b'}", "spec.workload.topicPrefix"},
-		{"wildcard-topic-prefix", "protocol: mqtt\nworkload: {topicPrefix: 'sensors/#'}", "spec.workload.topicPrefix"},
-		{"unknown-profile", "protocol: mqtt\nnetwork: {profile: 6g}", "spec.network.profile"},
-		{"none-profile-with-delay", "protocol: mqtt\nnetwork: {profile: none, delay: 10ms}", "spec.network.profile"},
-		{"malformed-delay", "protocol: mqtt\nnetwork: {profile: custom, delay: 10 ms}", "spec.network.delay"},
-		{"negative-delay", "protocol: mqtt\nnetwork: {profile: custom, delay: -5ms}", "spec.network.delay"},
-		{"malformed-up-jitter", "protocol: mqtt\nnetwork: {profile: lte, up: {jitter: fast}}", "spec.network.up.jitter"},
-		{"loss-over-100", "protocol: mqtt\nnetwork: {profile: custom, lossPercent: '101'}", "spec.network.lossPercent"},
-		{"loss-as-fraction-text", "protocol: mqtt\nnetwork: {profile: custom, lossPercent: '2%'}", "spec.network.lossPercent"},
-		{"bandwidth-bytes-unit", "protocol: mqtt\nnetwork: {profile: custom, bandwidth: 1mbps}", "spec.network.bandwidth"},
-		{"bandwidth-no-unit", "protocol: mqtt\nnetwork: {profile: custom, bandwidth: '1000'}", "spec.network.bandwidth"},
-		{"down-bandwidth-malformed", "protocol: mqtt\nnetwork: {profile: custom, down: {bandwidth: 'lots'}}", "spec.network.down.bandwidth"},
-		{"unknown-direction", "protocol: mqtt\nnetwork: {profile: lte, direction: up}", "spec.network.direction"},
-		{"mtu-too-small", "protocol: mqtt\nnetwork: {profile: nb-iot, mtuBytes: 20}", "spec.network.mtuBytes"},
-		{"malformed-duration", "protocol: mqtt\nworkload: {duration: 1 minute}", "spec.workload.duration"},
-		{"malformed-timeout", "protocol: mqtt\ntimeout: 15", "spec.timeout"},
-		{"timeline-below-100ms", "protocol: mqtt\nworkload: {timelineInterval: 50ms}", "spec.workload.timelineInterval"},
-		{"unknown-cleanup", "protocol: mqtt\ncleanup: Always", "spec.cleanup"},
-		{"negative-ttl", "protocol: mqtt\nttlSecondsAfterFinished: -1", "spec.ttlSecondsAfterFinished"},
-		{"object-store-bad-url", "protocol: mqtt\nresults: {objectStore: {url: 'http://bucket/x'}}", "spec.results.objectStore.url"},
-		{"object-store-file-with-endpoint", "protocol: mqtt\nresults: {objectStore: {url: 'file:///tmp/r', endpoint: 'http://minio:9000'}}", "spec.results.objectStore"},
-		{"too-many-broker-config-keys", "protocol: mqtt\nbroker: {config: {" + manyKeys(65) + "}}", "spec.broker.config"},
+	cases, err := testenv.InvalidCases()
+	if err != nil {
+		t.Fatal(err)
 	}
 	if len(cases) < 25 {
 		t.Fatalf("only %d invalid cases", len(cases))
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			obj := manifest(t, ns, tc.name, tc.spec)
+		t.Run(tc.Name, func(t *testing.T) {
+			obj := manifest(t, ns, tc.Name, tc.Spec)
 			err := env.Client.Create(ctx, obj)
 			if err == nil {
-				t.Fatalf("accepted; want rejection naming %s", tc.field)
+				t.Fatalf("accepted; want rejection naming %s", tc.Field)
 			}
 			if !apierrors.IsInvalid(err) {
 				t.Fatalf("want an Invalid error, got %v", err)
@@ -263,22 +204,14 @@ func TestInvalidManifestsAreRejectedNamingTheField(t *testing.T) {
 			if strings.Contains(err.Error(), "metadata.") {
 				t.Fatalf("test manifest itself is broken: %v", err)
 			}
-			if !strings.Contains(err.Error(), tc.field) {
-				t.Errorf("error does not name %s:\n%v", tc.field, err)
+			if !strings.Contains(err.Error(), tc.Field) {
+				t.Errorf("error does not name %s:\n%v", tc.Field, err)
 			}
 			if testing.Verbose() {
 				t.Log(err)
 			}
 		})
 	}
-}
-
-func manyKeys(n int) string {
-	keys := make([]string, n)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("k%d: v", i)
-	}
-	return strings.Join(keys, ", ")
 }
 
 // TestSpecIsImmutableOnceStarted checks the spec can change while Pending and not after.

@@ -43,7 +43,6 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.protocol != 'mqtt-sn' || self.mqttsn.topicIdType != 'short' || self.workload.topics <= 3844",message="spec.workload.topics: short topic ids are two characters from [0-9A-Za-z], so at most 3844 topics",fieldPath=".workload.topics",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.protocol != 'kafka' || self.workload.topicPrefix.matches('^[a-zA-Z0-9._-]*$')",message="spec.workload.topicPrefix: Kafka topic names allow only letters, digits, '.', '_' and '-'",fieldPath=".workload.topicPrefix",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.workload.messages > 0 || duration(self.workload.duration) > duration('0s')",message="spec.workload: set messages or duration; both are zero, so the run would never publish",fieldPath=".workload.duration",reason="FieldValueInvalid"
-// +kubebuilder:validation:XValidation:rule="self.workload.messages > 0 || duration(self.workload.warmup) < duration(self.workload.duration)",message="spec.workload.warmup: must be shorter than spec.workload.duration, or nothing is measured",fieldPath=".workload.warmup",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.workload.publishers + self.workload.subscribers >= 1",message="spec.workload: at least one publisher or subscriber is needed",fieldPath=".workload.publishers",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="duration(self.workload.timelineInterval) >= duration('100ms')",message="spec.workload.timelineInterval: must be at least 100ms",fieldPath=".workload.timelineInterval",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.broker.type != 'external' || (has(self.broker.external) && has(self.broker.external.address))",message="spec.broker.external.address: required when spec.broker.type is external",fieldPath=".broker.external",reason="FieldValueRequired"
@@ -450,7 +449,8 @@ type WorkloadSpec struct {
 	// +optional
 	Rate int32 `json:"rate"`
 
-	// messages is the total number of messages to publish over all publishers, warm-up included.
+	// messages is the total number of messages to publish over all publishers, warm-up included
+	// (warm-up is time-based, so with messages set it is usually 0s).
 	// When set, the run ends once they are published and delivered (bounded by spec.timeout) and
 	// duration is ignored. 0 runs for duration.
 	// +kubebuilder:default=0
@@ -458,15 +458,16 @@ type WorkloadSpec struct {
 	// +optional
 	Messages int64 `json:"messages"`
 
-	// duration of the publishing phase, warm-up included, when messages is 0.
+	// duration is the length of the measured window when messages is 0; publishing runs for
+	// warmup + duration.
 	// +kubebuilder:default="60s"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 	// +optional
 	Duration metav1.Duration `json:"duration,omitzero"`
 
-	// warmup is the first part of the publishing phase whose messages are sent but left out of
-	// every figure.
+	// warmup is publishing that comes before the measured window: its messages are sent but
+	// left out of every figure.
 	// +kubebuilder:default="5s"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`

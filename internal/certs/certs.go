@@ -112,15 +112,18 @@ func (b *Bundle) ServerTLS() (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
-// ClientTLS is a client tls.Config that trusts caPEM and speaks exactly the given version
-// ("1.2" or "1.3"). TLS 1.2 is limited to AES-GCM suites, whose per-record overhead the
-// measurement docs state (29 bytes).
+// ClientTLS is a client tls.Config that trusts caPEM (the system's roots when nil) and speaks
+// exactly the given version ("1.2" or "1.3"). TLS 1.2 is limited to AES-GCM suites, whose
+// per-record overhead the measurement docs state (29 bytes).
 func ClientTLS(caPEM []byte, serverName, version string) (*tls.Config, error) {
-	pool, err := CertPool(caPEM)
-	if err != nil {
-		return nil, err
+	cfg := &tls.Config{ServerName: serverName}
+	if caPEM != nil {
+		pool, err := CertPool(caPEM)
+		if err != nil {
+			return nil, err
+		}
+		cfg.RootCAs = pool
 	}
-	cfg := &tls.Config{RootCAs: pool, ServerName: serverName}
 	switch version {
 	case "1.2":
 		cfg.MinVersion, cfg.MaxVersion = tls.VersionTLS12, tls.VersionTLS12

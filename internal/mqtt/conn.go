@@ -70,6 +70,9 @@ type Conn struct {
 
 	// Outgoing QoS 1/2 window.
 	window   chan struct{}
+	// lowWater wakes a publisher that waits for half the window to free (see Publish).
+	lowWater    chan struct{}
+	waitingHalf atomic.Bool
 	smu      sync.Mutex
 	slots    []slot
 	mask     uint16
@@ -157,6 +160,7 @@ func Connect(ctx context.Context, nc net.Conn, o Options) (*Conn, error) {
 		size *= 2
 	}
 	c.window = make(chan struct{}, inflight)
+	c.lowWater = make(chan struct{}, 1)
 	c.slots = make([]slot, size)
 	c.mask = uint16(size - 1)
 	if o.Connect.KeepAlive > 0 {
@@ -226,8 +230,9 @@ func (c *Conn) Window() int { return cap(c.window) }
 
 // Publish writes a PUBLISH. For QoS 1 and 2 it first takes a place in the inflight window,
 // flushing buffered packets and blocking while the window is full. With flush false the packet
-// may stay in the write buffer until a later Flush, a full buffer or a blocked window sends it:
-// closed-loop publishers use that to send many packets per system call.
+// may stay in the write buffer until a later Flush, a full buffer or a blocked window sends it,
+// and a full window then waits until half of it is free again: a closed-loop publisher so
+// writes bursts of window/2 packets per system call instead of one packet per acknowledgement.
 func (c *Conn) Publish(topic string, payload []byte, qos byte, retain, flush bool) (uint16, error) {
 	if qos > 0 {
 		select {
@@ -235,6 +240,9 @@ func (c *Conn) Publish(topic string, payload []byte, qos byte, retain, flush boo
 		default:
 			if err := c.Flush(); err != nil {
 				return 0, err
+			}
+			if !flush {
+				c.waitHalfWindow()
 			}
 			select {
 			case c.window <- struct{}{}:
@@ -286,6 +294,21 @@ func (c *Conn) writePublishLocked(topic string, payload []byte, qos byte, id uin
 	}
 	_, err := c.bw.Write(payload)
 	return err
+}
+
+// waitHalfWindow blocks until at most half the window is in flight (or the connection ends).
+func (c *Conn) waitHalfWindow() {
+	half := int32(cap(c.window) / 2)
+	c.waitingHalf.Store(true)
+	for c.inflight.Load() > half {
+		select {
+		case <-c.lowWater:
+		case <-c.done:
+			c.waitingHalf.Store(false)
+			return
+		}
+	}
+	c.waitingHalf.Store(false)
 }
 
 // allocLocked finds a free packet id whose slot is free. The window guarantees one exists within
@@ -660,8 +683,14 @@ func (c *Conn) outgoingAck(packetType byte, id uint16, reason byte) {
 	sentAt := s.sentAt
 	s.state = slotFree
 	c.smu.Unlock()
-	c.inflight.Add(-1)
+	n := c.inflight.Add(-1)
 	<-c.window
+	if c.waitingHalf.Load() && n <= int32(cap(c.window)/2) {
+		select {
+		case c.lowWater <- struct{}{}:
+		default:
+		}
+	}
 	if c.opts.OnComplete != nil {
 		c.opts.OnComplete(id, sentAt, reason)
 	}

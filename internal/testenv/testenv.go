@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
 
 	msgbenchv1 "github.com/msgbench/msgbench/api/v1alpha1"
 )
@@ -93,4 +94,25 @@ func (e *Env) Kubectl(dir string) (kubectl string, kubeconfig string, err error)
 func (e *Env) HasCRD(ctx context.Context, gvk schema.GroupVersionKind) bool {
 	_, err := e.Client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
 	return err == nil
+}
+
+// InvalidCase is one manifest of api/v1alpha1/testdata/invalid.yaml: it breaks one admission
+// rule, and the refusal must name Field.
+type InvalidCase struct {
+	Name  string `json:"name"`
+	Field string `json:"field"`
+	Spec  string `json:"spec"`
+}
+
+// InvalidCases reads api/v1alpha1/testdata/invalid.yaml.
+func InvalidCases() ([]InvalidCase, error) {
+	data, err := os.ReadFile(filepath.Join(RepoRoot(), "api", "v1alpha1", "testdata", "invalid.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var cases []InvalidCase
+	if err := yaml.UnmarshalStrict(data, &cases); err != nil {
+		return nil, fmt.Errorf("invalid.yaml: %w", err)
+	}
+	return cases, nil
 }

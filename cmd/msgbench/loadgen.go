@@ -1,0 +1,159 @@
+package main
+
+import (
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"strconv"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/internal/manifest"
+	"github.com/msgbench/msgbench/internal/proc"
+	"github.com/msgbench/msgbench/internal/version"
+	"github.com/msgbench/msgbench/loadgen"
+	_ "github.com/msgbench/msgbench/loadgen/drivers/all" // every protocol driver
+	"github.com/msgbench/msgbench/results"
+)
+
+type loadgenFlags struct {
+	file, broker, out, caFile, serverName, runID string
+	cpuProfile                                  string
+	worker, workers, brokerPID                  int
+	set                                         []string
+	json                                        bool
+}
+
+func newLoadgenCommand() *cobra.Command {
+	var f loadgenFlags
+	cmd := &cobra.Command{
+		Use:   "loadgen -f FILE --broker HOST:PORT [--out result.json]",
+		Short: "Run a manifest's workload as one load-generator worker against a running broker",
+		Long: `Runs the publishers and subscribers of a MessagingBenchmark manifest (this worker's share of
+them) against a broker or gateway that is already running, and writes the result document.
+The operator's worker pods and 'msgbench run' use this; run it by hand against your own broker.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runLoadgen(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.file, "file", "f", "", "MessagingBenchmark manifest (YAML or JSON)")
+	fl.StringVar(&f.broker, "broker", "", "host:port the clients connect to (broker or gateway)")
+	fl.StringVar(&f.out, "out", "", "write the result JSON to this file")
+	fl.StringArrayVar(&f.set, "set", nil, "override a spec field, e.g. --set workload.duration=5s (repeatable)")
+	fl.IntVar(&f.worker, "worker-index", envInt("JOB_COMPLETION_INDEX", 0), "this worker's index (an Indexed Job sets JOB_COMPLETION_INDEX)")
+	fl.IntVar(&f.workers, "workers", 0, "number of workers (default spec.workers.replicas)")
+	fl.StringVar(&f.caFile, "ca", "", "PEM CA certificate to verify the broker's TLS certificate (default: system roots)")
+	fl.StringVar(&f.serverName, "server-name", "", "TLS server name (default: the host of --broker)")
+	fl.StringVar(&f.runID, "run-id", "", "token that makes client ids unique per run (default: random)")
+	fl.BoolVar(&f.json, "json", false, "also print the result JSON on stdout")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (for msgbench developers)")
+	fl.IntVar(&f.brokerPID, "broker-pid", 0, "PID of a local broker process: its CPU time and peak RSS go into the result")
+	_ = cmd.MarkFlagRequired("file")
+	_ = cmd.MarkFlagRequired("broker")
+	return cmd
+}
+
+func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
+	mb, err := manifest.ReadFile(f.file, f.set...)
+	if err != nil {
+		return err
+	}
+	tlsCfg, err := clientTLS(mb.Spec.TLS != nil && mb.Spec.TLS.Enabled, tlsVersion(mb.Spec.TLS), f.broker, f.caFile, f.serverName)
+	if err != nil {
+		return err
+	}
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var brokerUsage func() (proc.Usage, error)
+	if f.brokerPID > 0 {
+		brokerUsage = func() (proc.Usage, error) { return proc.Of(f.brokerPID) }
+	}
+	res, err := loadgen.Run(ctx, loadgen.Options{
+		BrokerUsage: brokerUsage,
+		Name: mb.Name, Spec: &mb.Spec, Worker: f.worker, Workers: f.workers, RunID: f.runID,
+		Address: f.broker, TLS: tlsCfg,
+		Environment: results.Environment{Mode: "local", MsgbenchVersion: version.Version, Broker: "at " + f.broker},
+		Logf:        func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) },
+	})
+	if err != nil {
+		return err
+	}
+	return emitResult(cmd, res, f.out, f.json)
+}
+
+// emitResult writes the result file, the summary and, with asJSON, the JSON; it fails when the
+// run failed, so scripts see a non-zero exit.
+func emitResult(cmd *cobra.Command, res *results.Result, out string, asJSON bool) error {
+	if out != "" {
+		if err := res.WriteFile(out); err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else if err := results.WriteSummary(cmd.OutOrStdout(), res); err != nil {
+		return err
+	}
+	if res.Phase != "Succeeded" {
+		return fmt.Errorf("benchmark %s failed: %s", res.Name, res.Message)
+	}
+	return nil
+}
+
+// tlsVersion is spec.tls.version, "1.3" when unset.
+func tlsVersion(t *v1alpha1.TLSSpec) string {
+	if t == nil || t.Version == "" {
+		return string(v1alpha1.TLS13)
+	}
+	return string(t.Version)
+}
+
+// clientTLS builds the clients' TLS configuration for spec.tls.
+func clientTLS(enabled bool, version, address, caFile, serverName string) (*tls.Config, error) {
+	if !enabled {
+		return nil, nil
+	}
+	if serverName == "" {
+		host, _, err := net.SplitHostPort(address)
+		if err != nil {
+			return nil, fmt.Errorf("--broker %q: %w", address, err)
+		}
+		serverName = host
+	}
+	var caPEM []byte
+	if caFile != "" {
+		var err error
+		if caPEM, err = os.ReadFile(caFile); err != nil {
+			return nil, fmt.Errorf("--ca: %w", err)
+		}
+	}
+	return certs.ClientTLS(caPEM, serverName, version)
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}

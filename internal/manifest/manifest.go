@@ -1,0 +1,204 @@
+// Package manifest reads MessagingBenchmark manifests without a Kubernetes API server, applying
+// exactly what admission applies: the generated CRD's structural schema prunes, defaults and
+// validates, and its CEL rules run through the API server's own libraries. `msgbench run`,
+// `msgbench loadgen` and `msgbench render` therefore accept and refuse the same files, with the
+// same messages, as `kubectl apply`. Unlike the API server, an unknown field is an error
+// (a misspelt field silently ignored would change what is measured).
+package manifest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"sigs.k8s.io/yaml"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/config/crd"
+)
+
+type schema struct {
+	structural *structuralschema.Structural
+	validator  validation.SchemaValidator
+	cel        *cel.Validator
+}
+
+var (
+	loadOnce   sync.Once
+	loaded     *schema
+	loadFailed error
+)
+
+func crdSchema() (*schema, error) {
+	loadOnce.Do(func() {
+		var c apiextensionsv1.CustomResourceDefinition
+		if err := yaml.UnmarshalStrict(crd.MessagingBenchmark, &c); err != nil {
+			loadFailed = fmt.Errorf("embedded CRD: %w", err)
+			return
+		}
+		var v1schema *apiextensionsv1.JSONSchemaProps
+		for _, v := range c.Spec.Versions {
+			if v.Name == v1alpha1.GroupVersion.Version && v.Schema != nil {
+				v1schema = v.Schema.OpenAPIV3Schema
+			}
+		}
+		if v1schema == nil {
+			loadFailed = errors.New("embedded CRD has no v1alpha1 schema")
+			return
+		}
+		internal := &apiextensions.JSONSchemaProps{}
+		if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v1schema, internal, nil); err != nil {
+			loadFailed = err
+			return
+		}
+		s, err := structuralschema.NewStructural(internal)
+		if err != nil {
+			loadFailed = err
+			return
+		}
+		sv, _, err := validation.NewSchemaValidator(internal)
+		if err != nil {
+			loadFailed = err
+			return
+		}
+		loaded = &schema{structural: s, validator: sv, cel: cel.NewValidator(s, true, celconfig.PerCallLimit)}
+	})
+	return loaded, loadFailed
+}
+
+// ReadFile reads a manifest file; see Parse.
+func ReadFile(path string, overrides ...string) (*v1alpha1.MessagingBenchmark, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	mb, err := Parse(data, overrides...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return mb, nil
+}
+
+// Parse reads one MessagingBenchmark from YAML or JSON, applies overrides ("path=value", the path
+// relative to spec, e.g. "workload.duration=5s"; the value is read as YAML, so 5 is a number and
+// "5" a string), then defaults and validates it like the API server would.
+func Parse(data []byte, overrides ...string) (*v1alpha1.MessagingBenchmark, error) {
+	var obj map[string]any
+	if err := unmarshal(data, &obj); err != nil {
+		return nil, fmt.Errorf("not YAML: %w", err)
+	}
+	if obj == nil {
+		return nil, errors.New("empty manifest")
+	}
+	if av, _ := obj["apiVersion"].(string); av != v1alpha1.GroupVersion.String() {
+		return nil, fmt.Errorf("apiVersion: %q, want %s", av, v1alpha1.GroupVersion)
+	}
+	if k, _ := obj["kind"].(string); k != "MessagingBenchmark" {
+		return nil, fmt.Errorf("kind: %q, want MessagingBenchmark", k)
+	}
+	for _, o := range overrides {
+		if err := Set(obj, o); err != nil {
+			return nil, err
+		}
+	}
+	s, err := crdSchema()
+	if err != nil {
+		return nil, err
+	}
+	if unknown := pruning.PruneWithOptions(obj, s.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}); len(unknown) > 0 {
+		return nil, fmt.Errorf("unknown field %s", strings.Join(unknown, ", "))
+	}
+	defaulting.Default(obj, s.structural)
+	var errs field.ErrorList
+	errs = append(errs, validation.ValidateCustomResource(nil, obj, s.validator)...)
+	meta, _ := obj["metadata"].(map[string]any)
+	name, _ := meta["name"].(string)
+	if name == "" {
+		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "a benchmark needs a name (results go to <out>/<name>/)"))
+	} else if msgs := validateName(name); len(msgs) > 0 {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), name, strings.Join(msgs, "; ")))
+	}
+	if len(errs) == 0 {
+		celErrs, _ := s.cel.Validate(context.Background(), nil, s.structural, obj, nil, celconfig.RuntimeCELCostBudget)
+		errs = append(errs, celErrs...)
+	}
+	if len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	var mb v1alpha1.MessagingBenchmark
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj, &mb, true); err != nil {
+		return nil, err
+	}
+	return &mb, nil
+}
+
+// Set applies one "path=value" override to a manifest's spec.
+func Set(obj map[string]any, override string) error {
+	path, raw, ok := strings.Cut(override, "=")
+	path = strings.TrimPrefix(strings.TrimSpace(path), "spec.")
+	if !ok || path == "" {
+		return fmt.Errorf("--set %q: want path=value, e.g. workload.duration=5s", override)
+	}
+	var value any
+	if err := unmarshal([]byte(raw), &value); err != nil {
+		return fmt.Errorf("--set %s: value %q: %w", path, raw, err)
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	if spec == nil {
+		spec = map[string]any{}
+		obj["spec"] = spec
+	}
+	cur := spec
+	parts := strings.Split(path, ".")
+	for i, p := range parts[:len(parts)-1] {
+		next, isMap := cur[p].(map[string]any)
+		if !isMap {
+			if _, exists := cur[p]; exists {
+				return fmt.Errorf("--set %s: spec.%s is not an object", path, strings.Join(parts[:i+1], "."))
+			}
+			next = map[string]any{}
+			cur[p] = next
+		}
+		cur = next
+	}
+	cur[parts[len(parts)-1]] = value
+	return nil
+}
+
+// unmarshal reads YAML or JSON the way the API server does: whole numbers become int64, which
+// the schema's integer fields and CEL rules need.
+func unmarshal(data []byte, v any) error {
+	j, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return err
+	}
+	return utiljson.Unmarshal(j, v)
+}
+
+// validateName applies the DNS subdomain rule of metadata.name.
+func validateName(name string) []string {
+	if len(name) > 253 {
+		return []string{"must be no more than 253 characters"}
+	}
+	for i, r := range name {
+		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || (r == '-' || r == '.') && i > 0 && i < len(name)-1
+		if !ok {
+			return []string{"must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"}
+		}
+	}
+	return nil
+}

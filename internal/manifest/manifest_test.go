@@ -1,0 +1,104 @@
+package manifest_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/msgbench/msgbench/internal/manifest"
+	"github.com/msgbench/msgbench/internal/testenv"
+)
+
+func doc(name, spec string) []byte {
+	return []byte("apiVersion: msgbench.io/v1alpha1\nkind: MessagingBenchmark\nmetadata:\n  name: " + name + "\nspec:\n  " +
+		strings.ReplaceAll(strings.TrimSpace(spec), "\n", "\n  ") + "\n")
+}
+
+// TestInvalidManifestsAreRefusedLocally runs the API server's invalid cases through local
+// parsing: every one must be refused naming the same field.
+func TestInvalidManifestsAreRefusedLocally(t *testing.T) {
+	cases, err := testenv.InvalidCases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			_, err := manifest.Parse(doc(tc.Name, tc.Spec))
+			if err == nil {
+				t.Fatalf("accepted; want a refusal naming %s", tc.Field)
+			}
+			if !strings.Contains(err.Error(), tc.Field) {
+				t.Errorf("refusal does not name %s: %v", tc.Field, err)
+			}
+		})
+	}
+}
+
+func TestDefaultsAndOverrides(t *testing.T) {
+	mb, err := manifest.Parse(doc("x", "protocol: mqtt"), "workload.duration=5s", "qos=2", "spec.workload.publishers=3", "network.profile=lte")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mb.Spec
+	if s.Workload.Duration.Duration != 5*time.Second || s.QoS != 2 || s.Workload.Publishers != 3 || s.Network.Profile != "lte" {
+		t.Errorf("overrides not applied: %+v", s)
+	}
+	if s.MQTT.Inflight != 20 || s.Timeout.Duration != 15*time.Minute || s.Workload.TopicPrefix != "msgbench-" || !s.MQTT.CleanSession {
+		t.Errorf("defaults not applied: %+v", s)
+	}
+}
+
+func TestUnknownFieldsAndBadInputAreErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+		set        []string
+	}{
+		{"misspelt field", string(doc("x", "protocol: mqtt\nworkload: {duraton: 5s}")), "spec.workload.duraton", nil},
+		{"unknown top-level spec field", string(doc("x", "protocol: mqtt\nbrokers: {}")), "spec.brokers", nil},
+		{"wrong kind", "apiVersion: msgbench.io/v1alpha1\nkind: Benchmark\nmetadata: {name: x}\nspec: {protocol: mqtt}", "kind", nil},
+		{"wrong apiVersion", "apiVersion: msgbench.io/v1\nkind: MessagingBenchmark\nmetadata: {name: x}\nspec: {protocol: mqtt}", "apiVersion", nil},
+		{"no name", "apiVersion: msgbench.io/v1alpha1\nkind: MessagingBenchmark\nspec: {protocol: mqtt}", "metadata.name", nil},
+		{"bad name", string(doc("My_Bench", "protocol: mqtt")), "metadata.name", nil},
+		{"not yaml", "\t{{{", "not YAML", nil},
+		{"empty", "", "empty manifest", nil},
+		{"set without =", string(doc("x", "protocol: mqtt")), "want path=value", []string{"workload.duration"}},
+		{"set into a scalar", string(doc("x", "protocol: mqtt")), "spec.protocol is not an object", []string{"protocol.x=1"}},
+		{"set an invalid value", string(doc("x", "protocol: mqtt")), "spec.workload.duration", []string{"workload.duration=soon"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := manifest.Parse([]byte(tc.in), tc.set...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestEverySampleParses(t *testing.T) {
+	n := 0
+	err := filepath.WalkDir(filepath.Join(testenv.RepoRoot(), "config", "samples"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
+			return err
+		}
+		n++
+		if _, err := manifest.ReadFile(path); err != nil {
+			t.Error(err)
+		}
+		return nil
+	})
+	if err != nil || n < 20 {
+		t.Fatalf("walked %d samples: %v", n, err)
+	}
+}
+
+// FuzzParse: arbitrary manifests and overrides are refused or accepted, never a panic.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("apiVersion: msgbench.io/v1alpha1\nkind: MessagingBenchmark\nmetadata: {name: a}\nspec: {protocol: mqtt, workload: {duration: 1s}}"), "network.delay=5ms")
+	f.Add([]byte("apiVersion: msgbench.io/v1alpha1\nkind: MessagingBenchmark\nmetadata: {name: a}\nspec: {protocol: mqtt-sn, qos: -1}"), "qos=-1")
+	f.Add([]byte("{}"), "=")
+	f.Fuzz(func(t *testing.T, data []byte, set string) {
+		_, _ = manifest.Parse(data, set)
+	})
+}

@@ -1,0 +1,282 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/results"
+)
+
+// ramp paces new connections: with connectRate > 0 connection i starts at i/connectRate seconds
+// after the ramp began; with 0 they start at once, at most maxConcurrentConnects at a time so
+// that ten thousand SYNs do not overflow the broker's accept queue.
+type ramp struct {
+	rate  int32
+	start time.Time
+	slots chan struct{}
+}
+
+const maxConcurrentConnects = 256
+
+func newRamp(rate int32) *ramp {
+	return &ramp{rate: rate, start: time.Now(), slots: make(chan struct{}, maxConcurrentConnects)}
+}
+
+func (r *ramp) restart() { r.start = time.Now() }
+
+// wait blocks until connection i may start; call done when its connect finished.
+func (r *ramp) wait(ctx context.Context, i int) error {
+	if r.rate > 0 {
+		if err := sleepUntil(ctx, r.start.Add(time.Duration(i)*time.Second/time.Duration(r.rate))); err != nil {
+			return err
+		}
+	}
+	select {
+	case r.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r *ramp) done() { <-r.slots }
+
+func (r *run) clientID(role string, index int) string {
+	return fmt.Sprintf("mb%s-%s%d", r.o.RunID, role, index)
+}
+
+// connect opens a session, recording connect latency.
+func (r *run) connect(ctx context.Context, c drivers.Client, h drivers.Handler, dialStart *atomic.Int64) (drivers.Session, error) {
+	start := r.now()
+	dialStart.Store(start)
+	sess, err := r.drv.Connect(ctx, c, h)
+	if err != nil {
+		return nil, fmt.Errorf("%s %d: connect to %s: %w", c.Role, c.TopicIndex, r.o.Address, err)
+	}
+	r.rec.recordConnect((r.now() - start) / 1000)
+	return sess, nil
+}
+
+// subscriber is one subscribing client. Its handler runs on the session's reader goroutine
+// only, so its trackers need no lock.
+type subscriber struct {
+	r        *run
+	plan     ClientPlan
+	shard    *shard
+	sess     drivers.Session
+	trackers []tracker // one per publisher of the topic
+	dial     atomic.Int64
+}
+
+func (s *subscriber) connect(ctx context.Context) error {
+	r := s.r
+	c := drivers.Client{ID: r.clientID("s", s.plan.Index), Role: drivers.Subscriber, Topic: TopicName(&r.spec.Workload, s.plan.Topic), TopicIndex: s.plan.Topic}
+	sess, err := r.connect(ctx, c, s, &s.dial)
+	if err != nil {
+		return fmt.Errorf("subscriber %d: %w", s.plan.Index, err)
+	}
+	s.sess = sess
+	if err := sess.Subscribe(ctx); err != nil {
+		return fmt.Errorf("subscriber %d: %w", s.plan.Index, err)
+	}
+	return nil
+}
+
+// Message implements drivers.Handler.
+func (s *subscriber) Message(payload []byte) {
+	r := s.r
+	now := r.now()
+	window := r.window.Load()
+	if len(payload) < HeaderSize {
+		if now < window {
+			return
+		}
+		s.shard.mu.Lock()
+		s.shard.received++
+		s.shard.lastReceive = now
+		s.shard.bucketLocked(r.rec.interval, window, now).received++
+		s.shard.mu.Unlock()
+		return
+	}
+	pub, seq, sent := readHeader(payload)
+	T := r.plan.TotalTopics
+	k := (int(pub) - s.plan.Topic) / T
+	if int(pub)%T != s.plan.Topic || k < 0 || k >= len(s.trackers) {
+		s.shard.mu.Lock()
+		s.shard.errors++ // a message msgbench did not send on this topic: another run shares the broker
+		s.shard.mu.Unlock()
+		return
+	}
+	dup, ooo := s.trackers[k].observe(seq)
+	if seq == 0 && !dup {
+		if p := r.pubByIndex[int(pub)]; p != nil && p.firstDelivered.CompareAndSwap(false, true) {
+			r.rec.recordFirstMessage((now - p.dial.Load()) / 1000)
+		}
+	}
+	if sent < window {
+		return // warm-up
+	}
+	s.shard.mu.Lock()
+	s.shard.received++
+	s.shard.lastReceive = now
+	if dup {
+		s.shard.dups++
+	} else {
+		s.shard.unique++
+		results.RecordMicros(s.shard.endToEnd, (now-sent)/1000)
+	}
+	if ooo {
+		s.shard.ooo++
+	}
+	s.shard.bucketLocked(r.rec.interval, window, now).received++
+	s.shard.mu.Unlock()
+}
+
+// Completed implements drivers.Handler; subscribers publish nothing.
+func (s *subscriber) Completed(int64, bool) {}
+
+// publisher is one publishing client.
+type publisher struct {
+	r     *run
+	plan  ClientPlan
+	shard *shard
+	sess  drivers.Session
+	// phase spreads publishers over one send interval (fraction of it) so that open-loop
+	// publishers do not all fire in the same microsecond.
+	phase          float64
+	dial           atomic.Int64
+	firstDelivered atomic.Bool
+	measured       atomic.Int64 // messages sent in the measured window
+	// measureFrom is the engine time just before the first measured Publish: acknowledgements
+	// of messages stamped from then on belong to the measured window.
+	measureFrom atomic.Int64
+	windowBytes    int64        // bytes the socket wrote in the measured window
+	lastSend       int64
+}
+
+// run connects the publisher and publishes until its quota is sent or the duration ends.
+// connected is called once the connection attempt finished (the ramp's next slot).
+func (p *publisher) run(ctx context.Context, connected func()) error {
+	r := p.r
+	c := drivers.Client{ID: r.clientID("p", p.plan.Index), Role: drivers.Publisher, Topic: TopicName(&r.spec.Workload, p.plan.Topic), TopicIndex: p.plan.Topic}
+	sess, err := r.connect(ctx, c, p, &p.dial)
+	connected()
+	if err != nil {
+		return fmt.Errorf("publisher %d: %w", p.plan.Index, err)
+	}
+	p.sess = sess
+	p.measureFrom.Store(1 << 62)
+
+	payload := make([]byte, r.spec.Workload.PayloadBytes)
+	fillPayload(payload, p.plan.Index)
+	rate := float64(r.spec.Workload.Rate)
+	openLoop := rate > 0
+	var interval float64 // ns between this publisher's messages
+	if openLoop {
+		interval = float64(r.plan.TotalPublishers) * 1e9 / rate
+	}
+	start := r.now() + int64(p.phase*interval)
+	window := r.window.Load()
+	var timer *time.Timer
+	var startBytes int64
+	measuring := false
+	for k := int64(0); ; k++ {
+		if p.plan.Quota > 0 && k >= p.plan.Quota {
+			break
+		}
+		var intended int64
+		if openLoop {
+			intended = start + int64(float64(k)*interval)
+			if r.end > 0 && intended >= r.end {
+				break
+			}
+			if !waitUntil(ctx, &timer, r.now, intended) {
+				return nil
+			}
+		} else {
+			intended = r.now()
+			if r.end > 0 && intended >= r.end {
+				break
+			}
+			if ctx.Err() != nil {
+				return nil
+			}
+		}
+		measured := intended >= window
+		if measured && !measuring {
+			measuring = true
+			if err := sess.Flush(); err != nil {
+				return p.failed(err)
+			}
+			startBytes = sess.Counters().BytesSent
+			p.measureFrom.Store(r.now())
+		}
+		if len(payload) >= HeaderSize {
+			putHeader(payload, uint32(p.plan.Index), uint32(k), intended)
+		}
+		err := sess.Publish(payload, openLoop)
+		actual := r.now()
+		p.lastSend = actual
+		if err != nil {
+			return p.failed(err)
+		}
+		if measured {
+			p.measured.Add(1)
+			p.shard.mu.Lock()
+			p.shard.sent++
+			if openLoop {
+				results.RecordMicros(p.shard.delay, (actual-intended)/1000)
+			}
+			p.shard.bucketLocked(r.rec.interval, window, actual).sent++
+			p.shard.mu.Unlock()
+		}
+	}
+	if err := sess.Flush(); err != nil {
+		return p.failed(err)
+	}
+	if measuring {
+		p.windowBytes = sess.Counters().BytesSent - startBytes
+	}
+	return nil
+}
+
+// failed counts a publish error; the run goes on without this publisher, and its message says so.
+func (p *publisher) failed(err error) error {
+	p.shard.mu.Lock()
+	p.shard.errors++
+	p.shard.mu.Unlock()
+	return fmt.Errorf("publisher %d: %w", p.plan.Index, err)
+}
+
+// Message implements drivers.Handler; publishers subscribe to nothing.
+func (p *publisher) Message([]byte) {}
+
+// Completed implements drivers.Handler: a broker acknowledgement.
+func (p *publisher) Completed(sentAt int64, ok bool) {
+	r := p.r
+	if sentAt < p.measureFrom.Load() {
+		return
+	}
+	now := r.now()
+	p.shard.mu.Lock()
+	if ok {
+		p.shard.acked++
+		results.RecordMicros(p.shard.ack, (now-sentAt)/1000)
+	} else {
+		p.shard.errors++
+	}
+	p.shard.mu.Unlock()
+}
+
+// fillPayload fills a payload with pseudo-random bytes (incompressible, like sensor data after
+// encryption; all-zero payloads would flatter compressing protocols).
+func fillPayload(b []byte, seed int) {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x6d7367626e6368))
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+}

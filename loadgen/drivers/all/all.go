@@ -1,0 +1,6 @@
+// Package all registers every protocol driver; import it for its side effect.
+package all
+
+import (
+	_ "github.com/msgbench/msgbench/loadgen/drivers/mqtt" // mqtt
+)

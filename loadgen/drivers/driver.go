@@ -1,0 +1,149 @@
+// Package drivers is the load generator's protocol interface. Each protocol is one package that
+// registers a Factory by name (like database/sql drivers); the engine knows nothing of wire
+// formats, and a new protocol is a new folder.
+package drivers
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"sort"
+	"sync"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/wire"
+)
+
+// Role of a client.
+type Role int
+
+// Roles.
+const (
+	Publisher Role = iota
+	Subscriber
+)
+
+func (r Role) String() string {
+	if r == Publisher {
+		return "publisher"
+	}
+	return "subscriber"
+}
+
+// DialFunc opens a network connection (TCP or UDP). The local runner passes one that dials
+// from inside the emulated device's network namespace.
+type DialFunc func(ctx context.Context, network, address string) (net.Conn, error)
+
+// Config is what every client of a run shares.
+type Config struct {
+	Spec *v1alpha1.MessagingBenchmarkSpec
+	// Address is host:port the clients connect to: the broker, or the protocol's gateway.
+	Address string
+	// TLS is the client TLS configuration when the protocol encrypts (spec.tls, QUIC), else nil.
+	TLS *tls.Config
+	// Dial opens connections; nil uses a plain net.Dialer.
+	Dial DialFunc
+	// Now is the engine's monotonic clock in nanoseconds; drivers stamp send times with it.
+	Now func() int64
+}
+
+// Dialer returns cfg.Dial or a default dialer.
+func (cfg *Config) Dialer() DialFunc {
+	if cfg.Dial != nil {
+		return cfg.Dial
+	}
+	var d net.Dialer
+	return d.DialContext
+}
+
+// Client identifies one protocol client.
+type Client struct {
+	// ID is unique within the run (MQTT client id, Kafka client id, …).
+	ID   string
+	Role Role
+	// Topic the client publishes to or subscribes to.
+	Topic string
+	// TopicIndex is the topic's number (0-based), for protocols that use numeric ids.
+	TopicIndex int
+}
+
+// Handler receives a session's events. It is called on the session's own goroutine(s) and must
+// not block.
+type Handler interface {
+	// Message is a message delivered to a subscriber. payload is valid only during the call.
+	Message(payload []byte)
+	// Completed reports a publish the broker acknowledged (QoS/acks > 0): sentAt is the Now
+	// time it was handed to the socket; ok is false when the broker refused it.
+	Completed(sentAt int64, ok bool)
+}
+
+// Session is one connected client.
+type Session interface {
+	// Subscribe subscribes to the client's topic at the run's QoS and returns once the broker
+	// confirmed it.
+	Subscribe(ctx context.Context) error
+	// Publish sends one message to the client's topic. It may block while the inflight window
+	// is full. With flush false the driver may batch it with later messages (closed loop).
+	Publish(payload []byte, flush bool) error
+	// Flush sends anything batched.
+	Flush() error
+	// Drain waits until every publish has been acknowledged, or ctx ends.
+	Drain(ctx context.Context) error
+	// ConnectBytes is the number of bytes sent and received until the session was usable.
+	ConnectBytes() int64
+	// Counters returns the session's wire counters so far (call before Close).
+	Counters() wire.Counters
+	// Done is closed when the session ends; Err says why (nil after Close).
+	Done() <-chan struct{}
+	Err() error
+	// Close ends the session gracefully.
+	Close() error
+}
+
+// Driver connects clients of one protocol.
+type Driver interface {
+	// Connect opens a session for c and returns once it is usable (for MQTT: CONNACK).
+	Connect(ctx context.Context, c Client, h Handler) (Session, error)
+}
+
+// Factory makes a Driver for a run.
+type Factory func(cfg Config) (Driver, error)
+
+var (
+	mu        sync.Mutex
+	factories = map[string]Factory{}
+)
+
+// Register makes a protocol available; it panics on a duplicate name (a programming error).
+func Register(protocol string, f Factory) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := factories[protocol]; dup {
+		panic("drivers: duplicate protocol " + protocol)
+	}
+	factories[protocol] = f
+}
+
+// New returns the driver of a protocol.
+func New(protocol string, cfg Config) (Driver, error) {
+	mu.Lock()
+	f, ok := factories[protocol]
+	mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("protocol %q has no load-generator driver in this build (available: %v)", protocol, Protocols())
+	}
+	return f(cfg)
+}
+
+// Protocols lists the registered protocols.
+func Protocols() []string {
+	mu.Lock()
+	defer mu.Unlock()
+	out := make([]string, 0, len(factories))
+	for p := range factories {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,140 @@
+// Package mqtt is the load generator's MQTT 3.1.1/5 driver (MQTTS with spec.tls), on msgbench's
+// lean client (internal/mqtt). Other transports (MQTT over QUIC) reuse it through Transport.
+package mqtt
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/mqtt"
+	"github.com/msgbench/msgbench/internal/wire"
+	"github.com/msgbench/msgbench/loadgen/drivers"
+)
+
+func init() {
+	drivers.Register(string(v1alpha1.ProtocolMQTT), func(cfg drivers.Config) (drivers.Driver, error) {
+		return New(cfg, TCPTransport(cfg))
+	})
+}
+
+// Transport opens the byte stream one MQTT session runs on. The returned counters report the
+// bytes below any encryption (and segments or datagrams when the transport knows them).
+type Transport func(ctx context.Context) (net.Conn, func() wire.Counters, error)
+
+// TCPTransport dials cfg.Address over TCP, with TLS on top when cfg.TLS is set; bytes are
+// counted below TLS.
+func TCPTransport(cfg drivers.Config) Transport {
+	dial := cfg.Dialer()
+	return func(ctx context.Context) (net.Conn, func() wire.Counters, error) {
+		raw, err := dial(ctx, "tcp", cfg.Address)
+		if err != nil {
+			return nil, nil, err
+		}
+		counted := wire.NewConn(raw)
+		if cfg.TLS == nil {
+			return counted, counted.Counters, nil
+		}
+		tc := tls.Client(counted, cfg.TLS)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			_ = raw.Close()
+			return nil, nil, fmt.Errorf("TLS handshake with %s: %w", cfg.Address, err)
+		}
+		return tc, counted.Counters, nil
+	}
+}
+
+type driver struct {
+	cfg       drivers.Config
+	transport Transport
+	version   byte
+	qos       byte
+}
+
+// New returns an MQTT driver whose sessions run on transport.
+func New(cfg drivers.Config, transport Transport) (drivers.Driver, error) {
+	d := &driver{cfg: cfg, transport: transport, version: mqtt.V311}
+	if cfg.Spec.MQTT.Version == v1alpha1.MQTT5 {
+		d.version = mqtt.V5
+	}
+	if cfg.Spec.QoS < 0 || cfg.Spec.QoS > 2 {
+		return nil, fmt.Errorf("spec.qos: %d is not an MQTT QoS", cfg.Spec.QoS)
+	}
+	d.qos = byte(cfg.Spec.QoS)
+	return d, nil
+}
+
+type session struct {
+	conn         *mqtt.Conn
+	counters     func() wire.Counters
+	connectBytes int64
+	topic        string
+	qos          byte
+}
+
+func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handler) (drivers.Session, error) {
+	nc, counters, err := d.transport(ctx)
+	if err != nil {
+		return nil, err
+	}
+	spec := d.cfg.Spec
+	o := mqtt.Options{
+		Connect: mqtt.ConnectOptions{
+			Version:      d.version,
+			ClientID:     c.ID,
+			CleanSession: spec.MQTT.CleanSession,
+			KeepAlive:    uint16(spec.MQTT.KeepAliveSeconds),
+		},
+		Inflight:      int(spec.MQTT.Inflight),
+		MaxPacketSize: int(spec.Workload.PayloadBytes) + len(c.Topic) + 1024,
+		Now:           d.cfg.Now,
+	}
+	if !spec.MQTT.CleanSession && d.version == mqtt.V5 {
+		o.Connect.SessionExpiry = 3600
+	}
+	if c.Role == drivers.Publisher {
+		// A publisher batches closed-loop messages; a larger buffer means fewer system calls.
+		o.WriteBufferSize = 16 << 10
+		o.OnComplete = func(_ uint16, sentAt int64, reason byte) { h.Completed(sentAt, reason < 0x80) }
+	} else {
+		o.OnPublish = func(p *mqtt.Publish) { h.Message(p.Payload) }
+	}
+	conn, err := mqtt.Connect(ctx, nc, o)
+	if err != nil {
+		return nil, fmt.Errorf("MQTT %s: %w", c.ID, err)
+	}
+	cs := counters()
+	return &session{conn: conn, counters: counters, connectBytes: cs.BytesSent + cs.BytesReceived, topic: c.Topic, qos: d.qos}, nil
+}
+
+func (s *session) Subscribe(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	codes, err := s.conn.Subscribe(ctx, mqtt.Subscription{Filter: s.topic, QoS: s.qos})
+	if err != nil {
+		return fmt.Errorf("subscribe %s: %w", s.topic, err)
+	}
+	if len(codes) != 1 || codes[0] >= 0x80 {
+		return fmt.Errorf("subscribe %s: broker refused (SUBACK %v)", s.topic, codes)
+	}
+	if codes[0] < s.qos {
+		return fmt.Errorf("subscribe %s: broker granted QoS %d, the benchmark asks for %d", s.topic, codes[0], s.qos)
+	}
+	return nil
+}
+
+func (s *session) Publish(payload []byte, flush bool) error {
+	_, err := s.conn.Publish(s.topic, payload, s.qos, false, flush)
+	return err
+}
+
+func (s *session) Flush() error                    { return s.conn.Flush() }
+func (s *session) Drain(ctx context.Context) error { return s.conn.WaitInflight(ctx) }
+func (s *session) ConnectBytes() int64             { return s.connectBytes }
+func (s *session) Counters() wire.Counters         { return s.counters() }
+func (s *session) Done() <-chan struct{}           { return s.conn.Done() }
+func (s *session) Err() error                      { return s.conn.Err() }
+func (s *session) Close() error                    { return s.conn.Disconnect() }

@@ -1,0 +1,490 @@
+package loadgen
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/proc"
+	"github.com/msgbench/msgbench/internal/wire"
+	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/results"
+)
+
+// Options configure one worker's run.
+type Options struct {
+	// Name of the benchmark (metadata.name) and the defaulted spec to run.
+	Name string
+	Spec *v1alpha1.MessagingBenchmarkSpec
+	// Worker is this worker's index among Workers (spec.workers.replicas when 0).
+	Worker, Workers int
+	// RunID makes client ids unique per run on a shared broker (default: random).
+	RunID string
+
+	// Address the clients connect to, TLS their TLS configuration (nil: plain), Dial how.
+	Address string
+	TLS     *tls.Config
+	Dial    drivers.DialFunc
+
+	// Ready, when set, is called once every subscriber is connected and subscribed.
+	Ready func()
+	// Start, when set, blocks until the run may begin and returns the agreed wall-clock start
+	// time; the worker starts publishing then. Unset starts at once.
+	Start func(ctx context.Context) (time.Time, error)
+
+	// BrokerUsage, when set, reports the broker's CPU and peak RSS (local runs).
+	BrokerUsage func() (proc.Usage, error)
+	// Environment is copied into the result.
+	Environment results.Environment
+	// Network is the applied link, copied into the result.
+	Network any
+	// Monitor, when set, shows the run's progress to the caller while it runs.
+	Monitor *Monitor
+	// Logf receives progress lines (nil: silent).
+	Logf func(format string, args ...any)
+}
+
+// Phases a Monitor reports.
+const (
+	PhaseConnecting = "Connecting"
+	PhaseReady      = "Ready"
+	PhaseWarmup     = "Warmup"
+	PhaseMeasuring  = "Measuring"
+	PhaseDraining   = "Draining"
+	PhaseDone       = "Done"
+)
+
+// Monitor exposes a running worker's progress.
+type Monitor struct {
+	phase atomic.Pointer[string]
+	rec   atomic.Pointer[recorder]
+	start atomic.Int64 // unix nanos when publishing began
+}
+
+// Snapshot is a moment of a run.
+type Snapshot struct {
+	Phase                  string
+	Elapsed                time.Duration // since publishing began
+	Sent, Received, Errors int64         // in the measured window so far
+}
+
+// Snapshot returns the current progress.
+func (m *Monitor) Snapshot() Snapshot {
+	s := Snapshot{Phase: PhaseConnecting}
+	if p := m.phase.Load(); p != nil {
+		s.Phase = *p
+	}
+	if st := m.start.Load(); st > 0 {
+		s.Elapsed = time.Since(time.Unix(0, st))
+	}
+	if r := m.rec.Load(); r != nil {
+		s.Sent, s.Received, _, s.Errors = r.totals()
+	}
+	return s
+}
+
+func (m *Monitor) setPhase(p string) {
+	if m != nil {
+		m.phase.Store(&p)
+	}
+}
+
+// run is one worker's state.
+type run struct {
+	o      Options
+	spec   *v1alpha1.MessagingBenchmarkSpec
+	plan   Plan
+	drv    drivers.Driver
+	rec    *recorder
+	epoch  time.Time
+	window atomic.Int64 // engine time the measured window starts (read by client goroutines)
+	end    int64        // engine time publishing ends (0: run until quotas are sent)
+	// publishers of this worker by global index, for first-message latency
+	pubByIndex map[int]*publisher
+	subs       []*subscriber
+	pubs       []*publisher
+}
+
+func (r *run) now() int64 { return int64(time.Since(r.epoch)) }
+
+func (r *run) logf(format string, args ...any) {
+	if r.o.Logf != nil {
+		r.o.Logf(format, args...)
+	}
+}
+
+// Run executes one worker's share of the workload and returns its result.
+func Run(ctx context.Context, o Options) (*results.Result, error) {
+	if o.Spec == nil {
+		return nil, errors.New("loadgen: no spec")
+	}
+	if o.Workers == 0 {
+		o.Workers = int(o.Spec.Workers.Replicas)
+	}
+	if o.Workers < 1 || o.Worker < 0 || o.Worker >= o.Workers {
+		return nil, fmt.Errorf("loadgen: worker %d of %d", o.Worker, o.Workers)
+	}
+	if o.RunID == "" {
+		o.RunID = fmt.Sprintf("%06x", rand.Uint32()&0xffffff)
+	}
+	spec := o.Spec
+	interval := spec.Workload.TimelineInterval.Duration
+	if interval < 100*time.Millisecond {
+		interval = time.Second
+	}
+	r := &run{o: o, spec: spec, plan: NewPlan(&spec.Workload, o.Worker, o.Workers), epoch: time.Now(), pubByIndex: map[int]*publisher{}}
+	r.rec = newRecorder(int64(interval))
+	r.window.Store(1 << 62) // nothing is measured before the start
+	if o.Monitor != nil {
+		o.Monitor.rec.Store(r.rec)
+	}
+	o.Monitor.setPhase(PhaseConnecting)
+	drv, err := drivers.New(string(spec.Protocol), drivers.Config{Spec: spec, Address: o.Address, TLS: o.TLS, Dial: o.Dial, Now: r.now})
+	if err != nil {
+		return nil, err
+	}
+	r.drv = drv
+	defer r.closeAll()
+
+	// 1. Subscribers connect and subscribe before anyone publishes.
+	r.logf("worker %d/%d: %d topics, %d publishers, %d subscribers", o.Worker, o.Workers, len(r.plan.Topics), len(r.plan.Publishers), len(r.plan.Subscribers))
+	ramp := newRamp(spec.Workload.ConnectRate)
+	if err := r.connectSubscribers(ctx, ramp); err != nil {
+		return nil, err
+	}
+	o.Monitor.setPhase(PhaseReady)
+	if o.Ready != nil {
+		o.Ready()
+	}
+
+	// 2. Synchronized start.
+	startWall := time.Now()
+	if o.Start != nil {
+		if startWall, err = o.Start(ctx); err != nil {
+			return nil, fmt.Errorf("waiting for the start signal: %w", err)
+		}
+		if err := sleepUntil(ctx, startWall); err != nil {
+			return nil, err
+		}
+	}
+	skew := time.Since(startWall)
+	t0 := r.now()
+	r.window.Store(t0 + int64(spec.Workload.Warmup.Duration))
+	if spec.Workload.Messages == 0 {
+		r.end = r.window.Load() + int64(spec.Workload.Duration.Duration)
+	}
+	if o.Monitor != nil {
+		o.Monitor.start.Store(time.Now().UnixNano())
+	}
+	o.Monitor.setPhase(PhaseWarmup)
+	usage := r.snapshotAtWindow(ctx)
+
+	// 3. Publishers connect (ramped) and publish.
+	var wg sync.WaitGroup
+	pubErrs := make(chan error, len(r.plan.Publishers))
+	ramp.restart()
+	for i, cp := range r.plan.Publishers {
+		p := &publisher{r: r, plan: cp, shard: r.rec.shard(cp.Index), phase: float64(cp.Index) / float64(max(1, r.plan.TotalPublishers))}
+		r.pubs = append(r.pubs, p)
+		r.pubByIndex[cp.Index] = p
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			if err := ramp.wait(ctx, i); err != nil {
+				pubErrs <- err
+				return
+			}
+			err := p.run(ctx, ramp.done)
+			if err != nil {
+				pubErrs <- err
+			}
+		}(i)
+	}
+	if r.end > 0 {
+		go func() {
+			if sleepUntil(ctx, r.epoch.Add(time.Duration(r.window.Load()))) == nil {
+				o.Monitor.setPhase(PhaseMeasuring)
+			}
+		}()
+	}
+	wg.Wait()
+	close(pubErrs)
+	var failures []error
+	for err := range pubErrs {
+		failures = append(failures, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	// 4. Drain: acknowledgements, then deliveries still on their way.
+	o.Monitor.setPhase(PhaseDraining)
+	drainErrs := r.drain(ctx)
+	res := r.result(startWall, skew, usage, drainErrs)
+	if len(failures) > 0 {
+		// A publisher that could not connect or publish makes the numbers incomplete.
+		res.Phase = string(v1alpha1.PhaseFailed)
+		res.Message = joinMessages(errors.Join(failures...).Error(), res.Message)
+		res.Workers[0].Phase = res.Phase
+	}
+	o.Monitor.setPhase(PhaseDone)
+	return res, nil
+}
+
+func joinMessages(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + "; " + b
+}
+
+// connectSubscribers connects and subscribes every subscriber, ramped by connectRate.
+func (r *run) connectSubscribers(ctx context.Context, ramp *ramp) error {
+	errs := make(chan error, len(r.plan.Subscribers))
+	var wg sync.WaitGroup
+	for i, cp := range r.plan.Subscribers {
+		s := &subscriber{r: r, plan: cp, shard: r.rec.shard(cp.Index)}
+		s.trackers = make([]tracker, r.plan.PublishersOn(cp.Topic))
+		r.subs = append(r.subs, s)
+		if err := ramp.wait(ctx, i); err != nil {
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer ramp.done()
+			if err := s.connect(ctx); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	var all []error
+	for err := range errs {
+		all = append(all, err)
+		if len(all) == 5 {
+			all = append(all, fmt.Errorf("… and %d more", len(errs)))
+			break
+		}
+	}
+	return errors.Join(all...)
+}
+
+// snapshotAtWindow records the process's (and broker's) usage when the measured window opens.
+func (r *run) snapshotAtWindow(ctx context.Context) chan usagePair {
+	ch := make(chan usagePair, 1)
+	go func() {
+		if err := sleepUntil(ctx, r.epoch.Add(time.Duration(r.window.Load()))); err != nil {
+			ch <- usagePair{}
+			return
+		}
+		ch <- r.usageNow()
+	}()
+	return ch
+}
+
+type usagePair struct {
+	self, broker proc.Usage
+	brokerOK     bool
+}
+
+func (r *run) usageNow() usagePair {
+	u := usagePair{self: proc.Self()}
+	if r.o.BrokerUsage != nil {
+		if b, err := r.o.BrokerUsage(); err == nil {
+			u.broker, u.brokerOK = b, true
+		}
+	}
+	return u
+}
+
+// drain waits for outstanding acknowledgements, then for deliveries until every expected
+// message has arrived or none has arrived for a while.
+func (r *run) drain(ctx context.Context) []error {
+	var errs []error
+	ackCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	for _, p := range r.pubs {
+		if p.sess == nil {
+			continue
+		}
+		if err := p.sess.Drain(ackCtx); err != nil {
+			errs = append(errs, fmt.Errorf("publisher %d: %w", p.plan.Index, err))
+		}
+	}
+	cancel()
+	expected, withHeader := r.expected()
+	// Quiet period: a lossy QoS 0 run never reaches expected, so stop when nothing arrived for
+	// twice the worst latency seen (at least 2 s, at most 60 s).
+	quiet := 2*time.Second + 2*time.Duration(r.rec.maxEndToEnd())*time.Microsecond
+	quiet = min(quiet, 60*time.Second)
+	var last int64 = -1
+	lastChange := time.Now()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		_, received, unique, _ := r.rec.totals()
+		got := received
+		if withHeader {
+			got = unique
+		}
+		if got >= expected {
+			break
+		}
+		if got != last {
+			last, lastChange = got, time.Now()
+		} else if time.Since(lastChange) > quiet {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return append(errs, ctx.Err())
+		}
+	}
+	return errs
+}
+
+// expected is how many deliveries the subscriptions call for: every subscriber of a topic
+// expects every measured message published to it.
+func (r *run) expected() (n int64, withHeader bool) {
+	perTopic := map[int]int64{}
+	for _, p := range r.pubs {
+		perTopic[p.plan.Topic] += p.measured.Load()
+	}
+	for _, s := range r.subs {
+		n += perTopic[s.plan.Topic]
+	}
+	return n, r.spec.Workload.PayloadBytes >= HeaderSize
+}
+
+func (r *run) closeAll() {
+	for _, p := range r.pubs {
+		if p.sess != nil {
+			_ = p.sess.Close()
+		}
+	}
+	for _, s := range r.subs {
+		if s.sess != nil {
+			_ = s.sess.Close()
+		}
+	}
+}
+
+func (r *run) result(startWall time.Time, skew time.Duration, atWindow chan usagePair, drainErrs []error) *results.Result {
+	end := r.usageNow()
+	start := <-atWindow
+	hists, timeline, tot := r.rec.merged()
+	expected, withHeader := r.expected()
+	res := &results.Result{
+		Name:        r.o.Name,
+		Spec:        r.spec,
+		Environment: r.o.Environment,
+		Network:     r.o.Network,
+		Phase:       string(v1alpha1.PhaseSucceeded),
+		StartTime:   startWall.UTC(),
+		EndTime:     time.Now().UTC(),
+		Sent:        tot.sent,
+		Acked:       tot.acked,
+		Received:    tot.received,
+		Expected:    expected,
+		Errors:      tot.errors,
+	}
+	if r.end > 0 {
+		res.MeasuredSeconds = time.Duration(r.end - r.window.Load()).Seconds()
+	} else {
+		last := tot.lastReceive
+		for _, p := range r.pubs {
+			last = max(last, p.lastSend)
+		}
+		res.MeasuredSeconds = max(0, time.Duration(last-r.window.Load()).Seconds())
+	}
+	if withHeader {
+		res.Lost = results.Int64(max(0, expected-tot.unique))
+		res.Duplicates = results.Int64(tot.dups)
+		res.OutOfOrder = results.Int64(tot.ooo)
+	} else {
+		res.Lost = results.Int64(max(0, expected-tot.received))
+	}
+	// Wire figures from every session, read before the sessions close.
+	var sum wire.Counters
+	var dropped []error
+	for _, p := range r.pubs {
+		if p.sess == nil {
+			continue
+		}
+		sum.Add(p.sess.Counters())
+		res.Wire.Connections++
+		res.Wire.ConnectBytesTotal += p.sess.ConnectBytes()
+		res.Wire.PublishBytesTotal += p.windowBytes
+		res.Wire.PublishMessageCount += p.measured.Load()
+		if err := p.sess.Err(); err != nil {
+			dropped = append(dropped, fmt.Errorf("publisher %d: %w", p.plan.Index, err))
+		}
+	}
+	for _, s := range r.subs {
+		sum.Add(s.sess.Counters())
+		res.Wire.Connections++
+		res.Wire.ConnectBytesTotal += s.sess.ConnectBytes()
+		if err := s.sess.Err(); err != nil {
+			dropped = append(dropped, fmt.Errorf("subscriber %d: %w", s.plan.Index, err))
+		}
+	}
+	res.Wire.BytesSent, res.Wire.BytesReceived = sum.BytesSent, sum.BytesReceived
+	if sum.SegmentsSent > 0 {
+		res.Wire.SegmentsSent, res.Wire.SegmentsReceived, res.Wire.Retransmits = results.Int64(sum.SegmentsSent), results.Int64(sum.SegmentsReceived), results.Int64(sum.Retransmits)
+	}
+	if sum.DatagramsSent > 0 {
+		res.Wire.DatagramsSent, res.Wire.DatagramsReceived = results.Int64(sum.DatagramsSent), results.Int64(sum.DatagramsReceived)
+	}
+	res.Errors += int64(len(dropped))
+	if msgs := append(drainErrs, dropped...); len(msgs) > 0 {
+		res.Message = errors.Join(msgs...).Error()
+	}
+	res.Resources.LoadgenCPUSeconds = (end.self.CPU - start.self.CPU).Seconds()
+	res.Resources.LoadgenMaxRSSBytes = end.self.PeakRSS
+	if end.brokerOK && start.brokerOK {
+		res.Resources.BrokerCPUSeconds = results.Float64((end.broker.CPU - start.broker.CPU).Seconds())
+		res.Resources.BrokerMaxRSSBytes = results.Int64(end.broker.PeakRSS)
+	}
+	step := time.Duration(r.rec.interval).Seconds()
+	for i, b := range timeline {
+		res.Timeline = append(res.Timeline, results.TimelinePoint{T: float64(i+1) * step, Sent: b.sent, Received: b.received, Errors: b.errors})
+	}
+	res.Workers = []results.WorkerSummary{{Index: r.o.Worker, Sent: tot.sent, Received: tot.received, StartSkewMicros: skew.Microseconds(), Phase: res.Phase}}
+	if res.Environment.Host == "" {
+		res.Environment.Host, _ = os.Hostname()
+	}
+	if res.Environment.GoVersion == "" {
+		res.Environment.GoVersion = runtime.Version()
+	}
+	if res.Environment.CPUs == 0 {
+		res.Environment.CPUs = runtime.NumCPU()
+	}
+	_ = res.Finalize(hists)
+	return res
+}
+
+// sleepUntil sleeps until wall-clock time t or ctx ends.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
