@@ -154,8 +154,8 @@ type publisher struct {
 	// measureFrom is the engine time just before the first measured Publish: acknowledgements
 	// of messages stamped from then on belong to the measured window.
 	measureFrom atomic.Int64
-	windowBytes    int64        // bytes the socket wrote in the measured window
-	lastSend       int64
+	windowBytes int64 // bytes the socket wrote in the measured window
+	lastSend    int64
 }
 
 // run connects the publisher and publishes until its quota is sent or the duration ends.
@@ -195,15 +195,15 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 				break
 			}
 			if !waitUntil(ctx, &timer, r.now, intended) {
-				return nil
+				return ctx.Err()
 			}
 		} else {
 			intended = r.now()
 			if r.end > 0 && intended >= r.end {
 				break
 			}
-			if ctx.Err() != nil {
-				return nil
+			if err := ctx.Err(); err != nil {
+				return err
 			}
 		}
 		measured := intended >= window

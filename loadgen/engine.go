@@ -446,8 +446,8 @@ func (r *run) result(startWall time.Time, skew time.Duration, atWindow chan usag
 		res.Wire.DatagramsSent, res.Wire.DatagramsReceived = results.Int64(sum.DatagramsSent), results.Int64(sum.DatagramsReceived)
 	}
 	res.Errors += int64(len(dropped))
-	if msgs := append(drainErrs, dropped...); len(msgs) > 0 {
-		res.Message = errors.Join(msgs...).Error()
+	if problems := errors.Join(append(drainErrs, dropped...)...); problems != nil {
+		res.Message = problems.Error()
 	}
 	res.Resources.LoadgenCPUSeconds = (end.self.CPU - start.self.CPU).Seconds()
 	res.Resources.LoadgenMaxRSSBytes = end.self.PeakRSS

@@ -2,6 +2,7 @@ package loadgen_test
 
 import (
 	"context"
+	"syscall"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/mosquitto"
+	"github.com/msgbench/msgbench/internal/certs"
 	"github.com/msgbench/msgbench/loadgen"
 	_ "github.com/msgbench/msgbench/loadgen/drivers/mqtt"
 	"github.com/msgbench/msgbench/results"
@@ -88,5 +90,170 @@ func TestQoS1And2DeliverEverything(t *testing.T) {
 				t.Errorf("acked %d of %d", res.Acked, res.Sent)
 			}
 		}
+	}
+}
+
+// TestWarmupIsExcluded: at a fixed rate, only messages of the measured window count, so sent
+// equals rate × duration however long the warm-up was.
+func TestWarmupIsExcluded(t *testing.T) {
+	b := startMosquitto(t, "")
+	spec := baseSpec()
+	spec.Workload.Rate = 200
+	spec.Workload.Warmup.Duration = time.Second
+	spec.Workload.Duration.Duration = 2 * time.Second
+	res := run(t, spec, loadgen.Options{Address: b.Addr})
+	if res.Sent < 398 || res.Sent > 402 {
+		t.Errorf("sent %d in the measured window, want 400 (200/s × 2 s, warm-up excluded)", res.Sent)
+	}
+	if res.MeasuredSeconds != 2 {
+		t.Errorf("measuredSeconds %v, want 2", res.MeasuredSeconds)
+	}
+	if res.Latency.EndToEnd.Count != res.Received || res.Latency.PublishAck.Count != res.Acked {
+		t.Errorf("histogram counts %d/%d differ from received %d / acked %d", res.Latency.EndToEnd.Count, res.Latency.PublishAck.Count, res.Received, res.Acked)
+	}
+}
+
+// TestPublishWireSizes checks the wire truth of measurement.md: in steady state a publisher's
+// socket carries exactly one PUBLISH per message, 1 + remaining-length bytes + 2 + topic +
+// payload (+2 packet id at QoS 1, +1 property length in MQTT 5).
+func TestPublishWireSizes(t *testing.T) {
+	b := startMosquitto(t, "")
+	for _, version := range []v1alpha1.MQTTVersion{v1alpha1.MQTT311, v1alpha1.MQTT5} {
+		for _, qos := range []int32{0, 1} {
+			for _, payload := range []int32{16, 200, 2000} {
+				spec := baseSpec()
+				spec.MQTT.Version = version
+				spec.QoS = qos
+				spec.Workload.PayloadBytes = payload
+				spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 1, 1, 1
+				spec.Workload.Rate = 100
+				spec.Workload.Duration.Duration = 500 * time.Millisecond
+				spec.Workload.Warmup.Duration = 100 * time.Millisecond
+				res := run(t, spec, loadgen.Options{Address: b.Addr})
+				topic := len(loadgen.TopicName(&spec.Workload, 0))
+				rl := 2 + topic + int(payload)
+				if qos > 0 {
+					rl += 2
+				}
+				if version == v1alpha1.MQTT5 {
+					rl++
+				}
+				want := 1 + 1 + rl
+				if rl >= 128 {
+					want++
+				}
+				got := *res.Wire.PublishBytesPerMessage
+				if got != float64(want) {
+					t.Errorf("MQTT %s QoS %d payload %d: %.2f bytes per PUBLISH, want %d", version, qos, payload, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestTLSRecordOverhead checks that MQTTS costs exactly one TLS record per message at a low
+// rate: 29 bytes with TLS 1.2 AES-GCM, 22 with TLS 1.3.
+func TestTLSRecordOverhead(t *testing.T) {
+	perMessage := func(tlsVersion string) float64 {
+		b := startMosquitto(t, tlsVersion)
+		spec := baseSpec()
+		spec.QoS = 0
+		spec.Workload.PayloadBytes = 200
+		spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 1, 1, 1
+		spec.Workload.Rate = 50
+		spec.Workload.Duration.Duration = time.Second
+		spec.Workload.Warmup.Duration = 200 * time.Millisecond
+		o := loadgen.Options{Address: b.Addr}
+		if tlsVersion != "" {
+			cfg, err := certs.ClientTLS(b.CA, "127.0.0.1", tlsVersion)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.Address, o.TLS = b.TLSAddr, cfg
+			spec.TLS = &v1alpha1.TLSSpec{Enabled: true, Version: v1alpha1.TLSVersion(tlsVersion)}
+		}
+		res := run(t, spec, o)
+		if *res.Lost != 0 {
+			t.Errorf("TLS %q lost %d", tlsVersion, *res.Lost)
+		}
+		return *res.Wire.PublishBytesPerMessage
+	}
+	plain := perMessage("")
+	for version, want := range map[string]float64{"1.2": 29, "1.3": 22} {
+		got := perMessage(version) - plain
+		if got < want-1 || got > want+1 {
+			t.Errorf("TLS %s adds %.2f bytes per message, want %v ± 1", version, got, want)
+		}
+	}
+}
+
+// TestPausedBrokerShowsAsLatencyNotLowerRate stops the broker for 500 ms in a fixed-rate QoS 1
+// run: the stall must show in end-to-end latency and publish delay, and the publisher must
+// catch up so that the number sent stays rate × duration (no coordinated omission).
+func TestPausedBrokerShowsAsLatencyNotLowerRate(t *testing.T) {
+	b := startMosquitto(t, "")
+	spec := baseSpec()
+	spec.QoS = 1
+	spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 1, 1, 1
+	spec.Workload.Rate = 400
+	spec.Workload.Warmup.Duration = 500 * time.Millisecond
+	spec.Workload.Duration.Duration = 3 * time.Second
+	go func() {
+		time.Sleep(1500 * time.Millisecond) // one second into the measured window
+		_ = syscall.Kill(b.PID(), syscall.SIGSTOP)
+		time.Sleep(500 * time.Millisecond)
+		_ = syscall.Kill(b.PID(), syscall.SIGCONT)
+	}()
+	res := run(t, spec, loadgen.Options{Address: b.Addr})
+	t.Logf("sent %d, e2e %+v, delay %+v", res.Sent, res.Latency.EndToEnd, res.Latency.PublishDelay)
+	if res.Sent < 1190 || res.Sent > 1210 {
+		t.Errorf("sent %d, want 1200 (400/s × 3 s): the stall lowered the send rate", res.Sent)
+	}
+	if *res.Lost != 0 {
+		t.Errorf("lost %d at QoS 1", *res.Lost)
+	}
+	if max := res.Latency.EndToEnd.MaxMicros; max < 450_000 {
+		t.Errorf("end-to-end max %d µs: the 500 ms stall is not in the latency", max)
+	}
+	if p99 := res.Latency.EndToEnd.P99Micros; p99 < 100_000 {
+		t.Errorf("end-to-end p99 %d µs: the stall (about 1/6 of the messages) is not in p99", p99)
+	}
+	if max := res.Latency.PublishDelay.MaxMicros; max < 350_000 {
+		t.Errorf("publish delay max %d µs: the blocked window is not in publish delay", max)
+	}
+}
+
+// TestWorkersSplitAndMerge runs one benchmark as three workers against one broker and merges
+// their results: every topic lives in one worker, so nothing is lost or expected twice.
+func TestWorkersSplitAndMerge(t *testing.T) {
+	b := startMosquitto(t, "")
+	spec := baseSpec()
+	spec.Workers.Replicas = 3
+	spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 6, 9, 6
+	spec.Workload.Rate = 600
+	parts := make([]*results.Result, 3)
+	errs := make(chan error, 3)
+	for w := 0; w < 3; w++ {
+		go func(w int) {
+			res, err := loadgen.Run(context.Background(), loadgen.Options{Name: "split", Spec: spec, Worker: w, RunID: "split", Address: b.Addr})
+			parts[w] = res
+			errs <- err
+		}(w)
+	}
+	for i := 0; i < 3; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := results.Merge(parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 9 subscribers on 6 topics: topics 0-2 have two subscribers, so expected = 1.5 × sent.
+	if m.Sent < 1190 || m.Expected != m.Received || *m.Lost != 0 || m.Received*2 != m.Sent*3 {
+		t.Errorf("merged: sent %d received %d expected %d lost %d", m.Sent, m.Received, m.Expected, *m.Lost)
+	}
+	if len(m.Workers) != 3 || m.Latency.EndToEnd.Count != m.Received {
+		t.Errorf("merged workers %+v, e2e count %d", m.Workers, m.Latency.EndToEnd.Count)
 	}
 }

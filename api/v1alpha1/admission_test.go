@@ -147,7 +147,7 @@ func TestSamplesAreAcceptedWithDefaults(t *testing.T) {
 func TestDefaultsOfAMinimalManifest(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
-	obj := manifest(t, ns, "minimal", "protocol: mqtt")
+	obj := newManifest(t, ns, "minimal", "protocol: mqtt")
 	if err := env.Client.Create(ctx, obj); err != nil {
 		t.Fatal(err)
 	}
@@ -167,8 +167,8 @@ func TestDefaultsOfAMinimalManifest(t *testing.T) {
 	}
 }
 
-// manifest builds a MessagingBenchmark from a YAML spec body.
-func manifest(t *testing.T, ns, name, spec string) *unstructured.Unstructured {
+// newManifest builds a MessagingBenchmark from a YAML spec body.
+func newManifest(t *testing.T, ns, name, spec string) *unstructured.Unstructured {
 	t.Helper()
 	doc := "apiVersion: msgbench.io/v1alpha1\nkind: MessagingBenchmark\nmetadata:\n  name: " + name + "\n  namespace: " + ns + "\nspec:\n  " +
 		strings.ReplaceAll(strings.TrimSpace(spec), "\n", "\n  ") + "\n"
@@ -193,7 +193,7 @@ func TestInvalidManifestsAreRejectedNamingTheField(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.Name, func(t *testing.T) {
-			obj := manifest(t, ns, tc.Name, tc.Spec)
+			obj := newManifest(t, ns, tc.Name, tc.Spec)
 			err := env.Client.Create(ctx, obj)
 			if err == nil {
 				t.Fatalf("accepted; want rejection naming %s", tc.Field)
@@ -218,7 +218,7 @@ func TestInvalidManifestsAreRejectedNamingTheField(t *testing.T) {
 func TestSpecIsImmutableOnceStarted(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
-	obj := manifest(t, ns, "immutable", "protocol: mqtt\nqos: 1")
+	obj := newManifest(t, ns, "immutable", "protocol: mqtt\nqos: 1")
 	if err := env.Client.Create(ctx, obj); err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func TestKubectlExplainAndPrinterColumns(t *testing.T) {
 		}
 	}
 	ns := namespace(t)
-	obj := manifest(t, ns, "columns", "protocol: mqtt-sn\nqos: -1\nworkload: {payloadBytes: 64}")
+	obj := newManifest(t, ns, "columns", "protocol: mqtt-sn\nqos: -1\nworkload: {payloadBytes: 64}")
 	if err := env.Client.Create(context.Background(), obj); err != nil {
 		t.Fatal(err)
 	}

@@ -25,10 +25,10 @@ import (
 
 type loadgenFlags struct {
 	file, broker, out, caFile, serverName, runID string
-	cpuProfile                                  string
-	worker, workers, brokerPID                  int
-	set                                         []string
-	json                                        bool
+	cpuProfile                                   string
+	worker, workers, brokerPID                   int
+	set                                          []string
+	json                                         bool
 }
 
 func newLoadgenCommand() *cobra.Command {
@@ -87,7 +87,7 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 	}
 	res, err := loadgen.Run(ctx, loadgen.Options{
 		BrokerUsage: brokerUsage,
-		Name: mb.Name, Spec: &mb.Spec, Worker: f.worker, Workers: f.workers, RunID: f.runID,
+		Name:        mb.Name, Spec: &mb.Spec, Worker: f.worker, Workers: f.workers, RunID: f.runID,
 		Address: f.broker, TLS: tlsCfg,
 		Environment: results.Environment{Mode: "local", MsgbenchVersion: version.Version, Broker: "at " + f.broker},
 		Logf:        func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) },

@@ -53,7 +53,7 @@ func TestDefaultsAndOverrides(t *testing.T) {
 func TestUnknownFieldsAndBadInputAreErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, in, want string
-		set        []string
+		set            []string
 	}{
 		{"misspelt field", string(doc("x", "protocol: mqtt\nworkload: {duraton: 5s}")), "spec.workload.duraton", nil},
 		{"unknown top-level spec field", string(doc("x", "protocol: mqtt\nbrokers: {}")), "spec.brokers", nil},

@@ -69,16 +69,16 @@ type Conn struct {
 	ackPending atomic.Bool
 
 	// Outgoing QoS 1/2 window.
-	window   chan struct{}
+	window chan struct{}
 	// lowWater wakes a publisher that waits for half the window to free (see Publish).
 	lowWater    chan struct{}
 	waitingHalf atomic.Bool
-	smu      sync.Mutex
-	slots    []slot
-	mask     uint16
-	nextID   uint16
-	inflight atomic.Int32
-	waiters  map[uint16]chan Ack // SUBACK/UNSUBACK waiters, under smu
+	smu         sync.Mutex
+	slots       []slot
+	mask        uint16
+	nextID      uint16
+	inflight    atomic.Int32
+	waiters     map[uint16]chan Ack // SUBACK/UNSUBACK waiters, under smu
 
 	// Incoming QoS 2 packet ids between PUBLISH and PUBREL (allocated on first use).
 	qos2In []uint64
