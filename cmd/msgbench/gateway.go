@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/gateway"
+	_ "github.com/msgbench/msgbench/gateway/all" // every gateway mode
+	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/internal/manifest"
+)
+
+type gatewayFlags struct {
+	mode, listen, broker, file, certFile, keyFile, brokerCA string
+	set                                                     []string
+}
+
+func newGatewayCommand() *cobra.Command {
+	var f gatewayFlags
+	cmd := &cobra.Command{
+		Use:   "gateway --mode MODE --listen HOST:PORT --broker HOST:PORT [-f FILE]",
+		Short: "Run a protocol gateway (MQTT-SN, HTTP, MQTT over QUIC) in front of an MQTT broker",
+		Long: `Bridges clients of another protocol to an MQTT broker, as the operator's gateway pods and
+'msgbench run' do. Settings the gateway needs (MQTT-SN gateway mode and topics, HTTP version,
+MQTT version) come from the manifest given with -f, or defaults without one.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runGateway(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.mode, "mode", "", fmt.Sprintf("gateway to run: %v", gateway.Modes()))
+	fl.StringVar(&f.listen, "listen", "", "host:port to serve on")
+	fl.StringVar(&f.broker, "broker", "", "MQTT broker host:port to bridge to")
+	fl.StringVarP(&f.file, "file", "f", "", "MessagingBenchmark manifest with the gateway's settings")
+	fl.StringArrayVar(&f.set, "set", nil, "override a spec field of the manifest (repeatable)")
+	fl.StringVar(&f.certFile, "tls-cert", "", "PEM server certificate (HTTPS, QUIC)")
+	fl.StringVar(&f.keyFile, "tls-key", "", "PEM server key (HTTPS, QUIC)")
+	fl.StringVar(&f.brokerCA, "broker-ca", "", "PEM CA certificate: connect to the broker over TLS and verify it with this CA")
+	for _, name := range []string{"mode", "listen", "broker"} {
+		_ = cmd.MarkFlagRequired(name)
+	}
+	return cmd
+}
+
+func runGateway(cmd *cobra.Command, f gatewayFlags) error {
+	spec, err := gatewaySpec(f)
+	if err != nil {
+		return err
+	}
+	o := gateway.Options{Listen: f.listen, Broker: f.broker, Spec: spec,
+		Logf: func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) }}
+	if f.certFile != "" || f.keyFile != "" {
+		cert, err := os.ReadFile(f.certFile)
+		if err != nil {
+			return fmt.Errorf("--tls-cert: %w", err)
+		}
+		key, err := os.ReadFile(f.keyFile)
+		if err != nil {
+			return fmt.Errorf("--tls-key: %w", err)
+		}
+		if o.TLS, err = (&certs.Bundle{ServerCert: cert, ServerKey: key}).ServerTLS(); err != nil {
+			return err
+		}
+	}
+	if f.brokerCA != "" {
+		ca, err := os.ReadFile(f.brokerCA)
+		if err != nil {
+			return fmt.Errorf("--broker-ca: %w", err)
+		}
+		if o.BrokerTLS, err = clientTLS(true, tlsVersion(spec.TLS), f.broker, "", ""); err != nil {
+			return err
+		}
+		if o.BrokerTLS.RootCAs, err = certs.CertPool(ca); err != nil {
+			return fmt.Errorf("--broker-ca: %w", err)
+		}
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	gw, err := gateway.Start(ctx, f.mode, o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "msgbench gateway %s: serving on %s, bridging to %s\n", f.mode, gw.Addr(), f.broker)
+	select {
+	case <-ctx.Done():
+		return gw.Close()
+	case <-gw.Done():
+		return gw.Err()
+	}
+}
+
+// gatewaySpec is the manifest's spec, or a defaulted one for the mode.
+func gatewaySpec(f gatewayFlags) (*v1alpha1.MessagingBenchmarkSpec, error) {
+	if f.file != "" {
+		mb, err := manifest.ReadFile(f.file, f.set...)
+		if err != nil {
+			return nil, err
+		}
+		return &mb.Spec, nil
+	}
+	protocol := map[string]string{"http": "http", "quic": "mqtt-quic"}[f.mode]
+	if protocol == "" {
+		protocol = f.mode
+	}
+	doc := fmt.Sprintf("apiVersion: msgbench.io/v1alpha1\nkind: MessagingBenchmark\nmetadata: {name: gateway}\nspec: {protocol: %s}\n", protocol)
+	mb, err := manifest.Parse([]byte(doc), f.set...)
+	if err != nil {
+		return nil, fmt.Errorf("--mode %s: %w", f.mode, err)
+	}
+	return &mb.Spec, nil
+}

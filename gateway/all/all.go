@@ -1,0 +1,2 @@
+// Package all registers every gateway mode; import it for its side effect.
+package all

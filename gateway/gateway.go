@@ -1,0 +1,115 @@
+// Package gateway runs msgbench's protocol gateways, which bridge clients of one protocol
+// (MQTT-SN over UDP, HTTP/1.1/2/3 publish/subscribe, MQTT over QUIC) to an MQTT broker. Each
+// gateway is one package that registers itself by mode name; `msgbench gateway --mode M` runs
+// one alone, the operator deploys it in a pod, and `msgbench run` starts it in-process.
+package gateway
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"sort"
+	"sync"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+)
+
+// Options are what every gateway needs.
+type Options struct {
+	// Listen is host:port to serve on (UDP for mqtt-sn and QUIC, TCP for HTTP/1.1 and 2;
+	// HTTP/3 serves UDP on the same port number).
+	Listen string
+	// Broker is the MQTT broker's host:port; BrokerTLS, when set, encrypts that connection.
+	Broker    string
+	BrokerTLS *tls.Config
+	// TLS is the gateway's server TLS configuration (HTTPS, QUIC); nil serves cleartext where
+	// the protocol allows.
+	TLS *tls.Config
+	// Spec carries the benchmark settings a gateway needs (mqttsn, http, mqtt, workload
+	// topics). A gateway started without a manifest gets a defaulted spec.
+	Spec *v1alpha1.MessagingBenchmarkSpec
+	// ListenTCP and ListenUDP open sockets; nil uses the net package (the local runner passes
+	// functions that listen inside the emulated server's network namespace).
+	ListenTCP func(ctx context.Context, address string) (net.Listener, error)
+	ListenUDP func(ctx context.Context, address string) (net.PacketConn, error)
+	// Logf receives operational messages (nil: silent).
+	Logf func(format string, args ...any)
+}
+
+// Gateway is a running gateway.
+type Gateway interface {
+	// Addr is the address clients connect to.
+	Addr() net.Addr
+	// Close stops serving and disconnects everyone from the broker.
+	Close() error
+	// Done is closed when the gateway stopped; Err says why (nil after Close).
+	Done() <-chan struct{}
+	Err() error
+}
+
+// Factory starts a gateway and returns once it is serving.
+type Factory func(ctx context.Context, o Options) (Gateway, error)
+
+var (
+	mu        sync.Mutex
+	factories = map[string]Factory{}
+)
+
+// Register makes a gateway mode available; a duplicate name panics (a programming error).
+func Register(mode string, f Factory) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := factories[mode]; dup {
+		panic("gateway: duplicate mode " + mode)
+	}
+	factories[mode] = f
+}
+
+// Start starts the gateway of a mode.
+func Start(ctx context.Context, mode string, o Options) (Gateway, error) {
+	mu.Lock()
+	f, ok := factories[mode]
+	mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("gateway mode %q does not exist in this build (available: %v)", mode, Modes())
+	}
+	return f(ctx, o)
+}
+
+// Modes lists the registered modes.
+func Modes() []string {
+	mu.Lock()
+	defer mu.Unlock()
+	out := make([]string, 0, len(factories))
+	for m := range factories {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ListenTCPOrDefault opens a TCP listener with o.ListenTCP or the net package.
+func (o *Options) ListenTCPOrDefault(ctx context.Context, address string) (net.Listener, error) {
+	if o.ListenTCP != nil {
+		return o.ListenTCP(ctx, address)
+	}
+	var lc net.ListenConfig
+	return lc.Listen(ctx, "tcp", address)
+}
+
+// ListenUDPOrDefault opens a UDP socket with o.ListenUDP or the net package.
+func (o *Options) ListenUDPOrDefault(ctx context.Context, address string) (net.PacketConn, error) {
+	if o.ListenUDP != nil {
+		return o.ListenUDP(ctx, address)
+	}
+	var lc net.ListenConfig
+	return lc.ListenPacket(ctx, "udp", address)
+}
+
+// Log logs through o.Logf when set.
+func (o *Options) Log(format string, args ...any) {
+	if o.Logf != nil {
+		o.Logf(format, args...)
+	}
+}
