@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/pprof"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,13 +21,15 @@ import (
 	"github.com/msgbench/msgbench/internal/proc"
 	"github.com/msgbench/msgbench/internal/version"
 	"github.com/msgbench/msgbench/loadgen"
+	"github.com/msgbench/msgbench/loadgen/control"
 	_ "github.com/msgbench/msgbench/loadgen/drivers/all" // every protocol driver
 	"github.com/msgbench/msgbench/results"
 )
 
 type loadgenFlags struct {
 	file, broker, out, caFile, serverName, runID string
-	cpuProfile                                   string
+	cpuProfile, control                          string
+	hold                                         time.Duration
 	worker, workers, brokerPID                   int
 	set                                          []string
 	json                                         bool
@@ -53,6 +57,8 @@ The operator's worker pods and 'msgbench run' use this; run it by hand against y
 	fl.StringVar(&f.serverName, "server-name", "", "TLS server name (default: the host of --broker)")
 	fl.StringVar(&f.runID, "run-id", "", "token that makes client ids unique per run (default: random)")
 	fl.BoolVar(&f.json, "json", false, "also print the result JSON on stdout")
+	fl.StringVar(&f.control, "control", "", "serve the operator's control protocol on this address (token from $MSGBENCH_CONTROL_TOKEN): wait for its start signal, keep the result until it is collected")
+	fl.DurationVar(&f.hold, "hold", 30*time.Minute, "with --control: how long to keep the result for the operator before exiting anyway")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (for msgbench developers)")
 	fl.IntVar(&f.brokerPID, "broker-pid", 0, "PID of a local broker process: its CPU time and peak RSS go into the result")
 	_ = cmd.MarkFlagRequired("file")
@@ -81,21 +87,58 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	var ctl *control.Server
+	if f.control != "" {
+		token := os.Getenv("MSGBENCH_CONTROL_TOKEN")
+		if token == "" {
+			return fmt.Errorf("--control needs the control token in $MSGBENCH_CONTROL_TOKEN")
+		}
+		ctl = control.NewServer(token)
+		ln, err := net.Listen("tcp", f.control)
+		if err != nil {
+			return fmt.Errorf("--control: %w", err)
+		}
+		srv := &http.Server{Handler: ctl.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Close()
+	}
 	var brokerUsage func() (proc.Usage, error)
 	if f.brokerPID > 0 {
 		brokerUsage = func() (proc.Usage, error) { return proc.Of(f.brokerPID) }
 	}
-	res, err := loadgen.Run(ctx, loadgen.Options{
+	o := loadgen.Options{
 		BrokerUsage: brokerUsage,
 		Name:        mb.Name, Spec: &mb.Spec, Worker: f.worker, Workers: f.workers, RunID: f.runID,
 		Address: f.broker, TLS: tlsCfg,
 		Environment: results.Environment{Mode: "local", MsgbenchVersion: version.Version, Broker: "at " + f.broker},
 		Logf:        func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) },
-	})
-	if err != nil {
-		return err
 	}
-	return emitResult(cmd, res, f.out, f.json)
+	if ctl == nil {
+		res, err := loadgen.Run(ctx, o)
+		if err != nil {
+			return err
+		}
+		return emitResult(cmd, res, f.out, f.json)
+	}
+	// A worker pod: start on the operator's signal, then keep the result until it is collected.
+	o.Ready, o.Start = ctl.Ready, ctl.WaitStart
+	o.Environment.Mode = "kubernetes"
+	res, runErr := loadgen.Run(ctx, o)
+	ctl.Finish(res, runErr)
+	var outErr error
+	if runErr == nil {
+		outErr = emitResult(cmd, res, f.out, f.json)
+	}
+	select {
+	case <-ctl.Exited():
+	case <-ctx.Done():
+	case <-time.After(f.hold):
+		fmt.Fprintln(cmd.ErrOrStderr(), "msgbench loadgen: nobody collected the result within --hold; exiting")
+	}
+	if runErr != nil {
+		return runErr
+	}
+	return outErr
 }
 
 // emitResult writes the result file, the summary and, with asJSON, the JSON; it fails when the

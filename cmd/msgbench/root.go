@@ -15,7 +15,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newLoadgenCommand(), newGatewayCommand())
+	root.AddCommand(newVersionCommand(), newLoadgenCommand(), newGatewayCommand(), newOperatorCommand())
 	return root
 }
 

@@ -1,0 +1,212 @@
+package controllers
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/controllers/resources"
+	"github.com/msgbench/msgbench/internal/version"
+	"github.com/msgbench/msgbench/results"
+	"github.com/msgbench/msgbench/results/store"
+)
+
+// maxResultConfigMap keeps the gzipped result under the 1 MiB limit of a ConfigMap.
+const maxResultConfigMap = 900 << 10
+
+// collect fetches every worker's full result, merges them exactly, writes the summary into the
+// status, the merged result into a ConfigMap and, when configured, the object store; then it
+// lets the workers exit.
+func (r *Reconciler) collect(ctx context.Context, st *run) (bool, error) {
+	mb := st.mb
+	st.phase = v1alpha1.PhaseCollecting
+	ws, err := r.workerPods(ctx, st)
+	if err != nil {
+		return false, err
+	}
+	c := r.controlClient(st)
+	parts := make([]*results.Result, len(ws))
+	for _, w := range ws {
+		if w.addr == "" {
+			return false, fail("worker %d lost its pod before its result was collected", w.index)
+		}
+		res, err := c.Result(ctx, w.addr)
+		if err != nil {
+			return false, err
+		}
+		// The worker measured its lateness on its own clock; the offset of that clock from the
+		// operator's puts every worker's start on one time base.
+		_, offset, err := c.Status(ctx, w.addr)
+		if err != nil {
+			return false, err
+		}
+		for i := range res.Workers {
+			res.Workers[i].StartSkewMicros -= offset.Microseconds()
+		}
+		parts[w.index] = res
+	}
+	merged, err := results.Merge(parts)
+	if err != nil {
+		return false, fail("merging the workers' results: %v", err)
+	}
+	merged.Name = mb.Name
+	merged.Environment.Mode = "kubernetes"
+	merged.Environment.MsgbenchVersion = version.Version
+	merged.Environment.Broker = r.brokerDescription(mb)
+	merged.Environment.Host = ""
+	mb.Status.Summary = summarize(merged)
+
+	data, err := json.MarshalIndent(merged, "", "  ")
+	if err != nil {
+		return false, err
+	}
+	if err := r.storeResultConfigMap(ctx, st, data); err != nil {
+		return false, err
+	}
+	r.storeObject(ctx, st, data, parts)
+	r.setCondition(st, v1alpha1.ConditionCompleted, metav1.ConditionTrue, "Collected",
+		fmt.Sprintf("%d workers finished; results merged", len(parts)))
+	for _, w := range ws { // best effort: a worker that misses this exits after its --hold
+		_ = c.Exit(ctx, w.addr)
+	}
+	if merged.Phase == string(v1alpha1.PhaseFailed) {
+		return false, fail("the run failed: %s", merged.Message)
+	}
+	st.phase, st.waiting = v1alpha1.PhaseSucceeded, ""
+	return true, nil
+}
+
+func (r *Reconciler) brokerDescription(mb *v1alpha1.MessagingBenchmark) string {
+	switch mb.Spec.Broker.Type {
+	case v1alpha1.BrokerExternal:
+		return "external " + mb.Spec.Broker.External.Address
+	case v1alpha1.BrokerKafka:
+		return "kafka (Strimzi)"
+	}
+	image := r.Config.MosquittoImage
+	if mb.Spec.Broker.Image != "" {
+		image = mb.Spec.Broker.Image
+	}
+	return "mosquitto (" + image + ")"
+}
+
+// summarize takes the headline numbers of a result for the status (integers: no floats in the API).
+func summarize(r *results.Result) *v1alpha1.ResultSummary {
+	s := &v1alpha1.ResultSummary{Sent: r.Sent, Received: r.Received, ReceivedPerSecond: int64(r.Throughput.ReceivedPerSecond)}
+	if r.Lost != nil {
+		s.Lost = *r.Lost
+	}
+	if r.Duplicates != nil {
+		s.Duplicates = *r.Duplicates
+	}
+	if l := r.Latency.EndToEnd; l != nil {
+		s.LatencyP50Micros, s.LatencyP99Micros = &l.P50Micros, &l.P99Micros
+	}
+	if l := r.Latency.Connect; l != nil {
+		s.ConnectP50Micros = &l.P50Micros
+	}
+	if b := r.Wire.BytesPerMessage; b != nil {
+		v := int64(math.Round(*b))
+		s.WireBytesPerMessage = &v
+	}
+	return s
+}
+
+// storeResultConfigMap keeps the merged result in the cluster, so that it survives without an
+// object store: kubectl get cm <name>-result -o jsonpath='{.binaryData.result\.json\.gz}' | base64 -d | gunzip
+func (r *Reconciler) storeResultConfigMap(ctx context.Context, st *run, data []byte) error {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(data); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	if buf.Len() > maxResultConfigMap {
+		st.mb.Status.Message = fmt.Sprintf("the merged result is %d KiB gzipped, too large for a ConfigMap; set spec.results.objectStore to keep it", buf.Len()>>10)
+		return nil
+	}
+	cm := &corev1.ConfigMap{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: st.names.Result, Namespace: st.mb.Namespace, Labels: resources.Labels(st.mb, "result"),
+			OwnerReferences: ownerRefs(st.mb)},
+		BinaryData: map[string][]byte{"result.json.gz": buf.Bytes()},
+	}
+	return r.apply(ctx, cm)
+}
+
+// storeObject uploads the merged result and every worker's to the object store; the outcome is
+// the ResultsStored condition, and a failed upload does not fail the run (the summary is in
+// the status, the full result in the ConfigMap).
+func (r *Reconciler) storeObject(ctx context.Context, st *run, merged []byte, parts []*results.Result) {
+	mb := st.mb
+	os := mb.Spec.Results.ObjectStore
+	if os == nil {
+		r.setCondition(st, v1alpha1.ConditionResultsStored, metav1.ConditionTrue, "ConfigMap",
+			"no object store configured; the full result is in ConfigMap "+st.names.Result)
+		return
+	}
+	if err := r.upload(ctx, st, merged, parts); err != nil {
+		r.setCondition(st, v1alpha1.ConditionResultsStored, metav1.ConditionFalse, "UploadFailed", err.Error()+
+			"; the summary is in the status and the full result in ConfigMap "+st.names.Result)
+		return
+	}
+	r.setCondition(st, v1alpha1.ConditionResultsStored, metav1.ConditionTrue, "Uploaded", "uploaded to "+mb.Status.ResultsURL)
+}
+
+func (r *Reconciler) upload(ctx context.Context, st *run, merged []byte, parts []*results.Result) error {
+	mb := st.mb
+	spec := mb.Spec.Results.ObjectStore
+	var creds store.Credentials
+	if spec.SecretRef != nil {
+		var s corev1.Secret
+		if err := r.Get(ctx, client.ObjectKey{Namespace: mb.Namespace, Name: spec.SecretRef.Name}, &s); err != nil {
+			return fmt.Errorf("spec.results.objectStore.secretRef: %w", err)
+		}
+		creds = store.Credentials{AccessKeyID: strings.TrimSpace(string(s.Data["accessKeyID"])), SecretAccessKey: strings.TrimSpace(string(s.Data["secretAccessKey"]))}
+		if creds.AccessKeyID == "" || creds.SecretAccessKey == "" {
+			return fmt.Errorf("spec.results.objectStore.secretRef: Secret %s needs keys accessKeyID and secretAccessKey", s.Name)
+		}
+	}
+	s, err := r.OpenStore(spec, creds)
+	if err != nil {
+		return err
+	}
+	base := path.Join(mb.Namespace, mb.Name, string(mb.UID))
+	if err := store.PutWithRetry(ctx, s, base+"/result.json", merged, r.UploadAttempts); err != nil {
+		return err
+	}
+	idx := make([]int, 0, len(parts))
+	for i := range parts {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	for _, i := range idx {
+		data, err := json.MarshalIndent(parts[i], "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := store.PutWithRetry(ctx, s, fmt.Sprintf("%s/workers/%d.json", base, i), data, r.UploadAttempts); err != nil {
+			return err
+		}
+	}
+	mb.Status.ResultsURL = s.URL(base + "/result.json")
+	return nil
+}
+
+func ownerRefs(mb *v1alpha1.MessagingBenchmark) []metav1.OwnerReference {
+	t := true
+	return []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "MessagingBenchmark", Name: mb.Name, UID: mb.UID, Controller: &t, BlockOwnerDeletion: &t}}
+}

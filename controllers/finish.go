@@ -1,0 +1,67 @@
+package controllers
+
+import (
+	"context"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+)
+
+// finish cleans up after a finished run as spec.cleanup says, and deletes the benchmark
+// itself ttlSecondsAfterFinished after it finished. The result ConfigMap stays as long as the
+// benchmark does.
+func (r *Reconciler) finish(ctx context.Context, st *run) (ctrl.Result, error) {
+	mb := st.mb
+	st.phase = mb.Status.Phase
+	clean := mb.Spec.Cleanup == v1alpha1.CleanupOnCompletion || mb.Spec.Cleanup == "" ||
+		(mb.Spec.Cleanup == v1alpha1.CleanupOnSuccess && mb.Status.Phase == v1alpha1.PhaseSucceeded)
+	if clean {
+		if err := r.cleanup(ctx, st); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if mb.Spec.TTLSecondsAfterFinished == nil || mb.Status.CompletionTime == nil {
+		return ctrl.Result{}, nil
+	}
+	deleteAt := mb.Status.CompletionTime.Add(time.Duration(*mb.Spec.TTLSecondsAfterFinished) * time.Second)
+	if left := deleteAt.Sub(r.Now()); left > 0 {
+		return ctrl.Result{RequeueAfter: left}, nil
+	}
+	if err := r.Delete(ctx, mb); err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, nil
+}
+
+// cleanup deletes everything the run created except the result ConfigMap.
+func (r *Reconciler) cleanup(ctx context.Context, st *run) error {
+	ns, n := st.mb.Namespace, st.names
+	objs := []client.Object{
+		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: n.Workers, Namespace: ns}},
+		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: n.Gateway, Namespace: ns}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: n.Gateway, Namespace: ns}},
+		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: n.Broker, Namespace: ns}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: n.Broker, Namespace: ns}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: n.BrokerConfig, Namespace: ns}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: n.Spec, Namespace: ns}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: n.Control, Namespace: ns}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: n.TLS, Namespace: ns}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: n.WorkerServiceAccount, Namespace: ns}},
+	}
+	objs = append(objs, r.thirdPartyObjects(st)...)
+	for _, o := range objs {
+		err := r.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil && !apierrors.IsNotFound(err) && !isNoKind(err) {
+			return err
+		}
+	}
+	return nil
+}

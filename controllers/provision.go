@@ -1,0 +1,212 @@
+package controllers
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"sort"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/controllers/resources"
+	"github.com/msgbench/msgbench/internal/certs"
+)
+
+// common creates what every run needs: the manifest for workers and gateways, the control
+// token, the workers' identity and the TLS certificate.
+func (r *Reconciler) common(ctx context.Context, st *run) (bool, error) {
+	mb := st.mb
+	st.phase = v1alpha1.PhaseProvisioning
+	token := make([]byte, 24)
+	if _, err := rand.Read(token); err != nil {
+		return false, err
+	}
+	if err := r.createOnce(ctx, resources.ControlSecret(mb, hex.EncodeToString(token))); err != nil {
+		return false, err
+	}
+	var secret corev1.Secret
+	if err := r.Get(ctx, client.ObjectKey{Namespace: mb.Namespace, Name: st.names.Control}, &secret); err != nil {
+		return false, err
+	}
+	st.token = string(secret.Data["token"])
+	cm, err := resources.SpecConfigMap(mb)
+	if err != nil {
+		return false, err
+	}
+	if err := r.apply(ctx, cm); err != nil {
+		return false, err
+	}
+	if err := r.apply(ctx, resources.WorkerServiceAccount(mb)); err != nil {
+		return false, err
+	}
+	if !resources.NeedsCertificate(mb) {
+		return true, nil
+	}
+	if mb.Spec.TLS.SecretRef != nil {
+		var s corev1.Secret
+		err := r.Get(ctx, client.ObjectKey{Namespace: mb.Namespace, Name: mb.Spec.TLS.SecretRef.Name}, &s)
+		if apierrors.IsNotFound(err) {
+			// GitOps tools apply in any order: wait for the Secret rather than fail at once.
+			st.waiting = fmt.Sprintf("waiting for Secret %s named by spec.tls.secretRef", mb.Spec.TLS.SecretRef.Name)
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		for _, k := range []string{"ca.crt", corev1.TLSCertKey, corev1.TLSPrivateKeyKey} {
+			if len(s.Data[k]) == 0 {
+				return false, fail("spec.tls.secretRef: Secret %s has no key %s (it needs ca.crt, tls.crt and tls.key)", s.Name, k)
+			}
+		}
+		return true, nil
+	}
+	var existing corev1.Secret
+	err = r.Get(ctx, client.ObjectKey{Namespace: mb.Namespace, Name: st.names.TLS}, &existing)
+	if err == nil {
+		return true, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return false, err
+	}
+	bundle, err := certs.New(mb.Name, resources.CertificateHosts(mb), 30*24*time.Hour)
+	if err != nil {
+		return false, err
+	}
+	return true, r.createOnce(ctx, resources.TLSSecret(mb, bundle))
+}
+
+// broker provisions the broker, or checks an external one is reachable.
+func (r *Reconciler) broker(ctx context.Context, st *run) (bool, error) {
+	mb := st.mb
+	switch mb.Spec.Broker.Type {
+	case v1alpha1.BrokerExternal:
+		return r.externalBroker(ctx, st)
+	case v1alpha1.BrokerKafka:
+		return r.kafkaBroker(ctx, st)
+	}
+	cm, err := resources.MosquittoConfigMap(mb)
+	if err != nil {
+		return false, fail("%v", err)
+	}
+	for _, obj := range []client.Object{cm, resources.MosquittoDeployment(mb, r.Config), resources.BrokerService(mb)} {
+		if err := r.apply(ctx, obj); err != nil {
+			return false, err
+		}
+	}
+	ready, why, err := r.deploymentReady(ctx, mb.Namespace, st.names.Broker)
+	if err != nil || !ready {
+		r.setCondition(st, v1alpha1.ConditionBrokerReady, metav1.ConditionFalse, "Starting", why)
+		st.waiting = "waiting for the broker: " + why
+		return false, err
+	}
+	r.setCondition(st, v1alpha1.ConditionBrokerReady, metav1.ConditionTrue, "Available", "Mosquitto is serving on "+resources.BrokerAddress(mb))
+	return true, nil
+}
+
+func (r *Reconciler) externalBroker(ctx context.Context, st *run) (bool, error) {
+	mb := st.mb
+	if meta.IsStatusConditionTrue(mb.Status.Conditions, v1alpha1.ConditionBrokerReady) {
+		return true, nil
+	}
+	addr := mb.Spec.Broker.External.Address
+	err := r.Dial(ctx, addr)
+	if err == nil {
+		r.setCondition(st, v1alpha1.ConditionBrokerReady, metav1.ConditionTrue, "Reachable", "external broker "+addr+" accepts connections")
+		return true, nil
+	}
+	msg := fmt.Sprintf("external broker %s is not reachable from the operator: %v", addr, err)
+	r.setCondition(st, v1alpha1.ConditionBrokerReady, metav1.ConditionFalse, "Unreachable", msg)
+	if r.Now().Sub(mb.CreationTimestamp.Time) > r.ExternalGrace {
+		return false, fail("%s (tried for %s; check spec.broker.external.address and network policies)", msg, r.ExternalGrace)
+	}
+	st.waiting = msg + "; retrying"
+	return false, nil
+}
+
+// gateway runs the protocol gateway, when the protocol needs one.
+func (r *Reconciler) gateway(ctx context.Context, st *run) (bool, error) {
+	mb := st.mb
+	if resources.GatewayMode(mb) == "" {
+		r.setCondition(st, v1alpha1.ConditionGatewayReady, metav1.ConditionTrue, "NotRequired", string(mb.Spec.Protocol)+" clients talk to the broker directly")
+		return true, nil
+	}
+	for _, obj := range []client.Object{resources.GatewayDeployment(mb, r.Config), resources.GatewayService(mb)} {
+		if err := r.apply(ctx, obj); err != nil {
+			return false, err
+		}
+	}
+	ready, why, err := r.deploymentReady(ctx, mb.Namespace, st.names.Gateway)
+	if err != nil || !ready {
+		r.setCondition(st, v1alpha1.ConditionGatewayReady, metav1.ConditionFalse, "Starting", why)
+		st.waiting = "waiting for the " + resources.GatewayMode(mb) + " gateway: " + why
+		return false, err
+	}
+	r.setCondition(st, v1alpha1.ConditionGatewayReady, metav1.ConditionTrue, "Available", "gateway "+resources.GatewayMode(mb)+" is serving")
+	return true, nil
+}
+
+// deploymentReady reports whether a Deployment has every replica available, and if not, why in
+// words a user can act on (the pods' waiting reasons: ImagePullBackOff, CrashLoopBackOff, …).
+func (r *Reconciler) deploymentReady(ctx context.Context, ns, name string) (bool, string, error) {
+	var d appsv1.Deployment
+	if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &d); err != nil {
+		return false, "", err
+	}
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	if d.Status.ObservedGeneration >= d.Generation && d.Status.AvailableReplicas >= want {
+		return true, "", nil
+	}
+	why := fmt.Sprintf("Deployment %s has %d/%d replicas available", name, d.Status.AvailableReplicas, want)
+	if problems := r.podProblems(ctx, ns, d.Spec.Selector.MatchLabels); problems != "" {
+		why += " (" + problems + ")"
+	}
+	return false, why, nil
+}
+
+// podProblems describes why the selected pods are not running.
+func (r *Reconciler) podProblems(ctx context.Context, ns string, selector map[string]string) string {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels(selector)); err != nil {
+		return ""
+	}
+	var out []string
+	for _, p := range pods.Items {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+				out = append(out, fmt.Sprintf("pod %s unschedulable: %s", p.Name, c.Message))
+			}
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			switch {
+			case cs.State.Waiting != nil && cs.State.Waiting.Reason != "":
+				out = append(out, fmt.Sprintf("pod %s: %s %s", p.Name, cs.State.Waiting.Reason, cs.State.Waiting.Message))
+			case cs.State.Terminated != nil:
+				out = append(out, fmt.Sprintf("pod %s: exited %d %s %s", p.Name, cs.State.Terminated.ExitCode, cs.State.Terminated.Reason, cs.State.Terminated.Message))
+			}
+		}
+	}
+	sort.Strings(out)
+	return strings.TrimSpace(strings.Join(out, "; "))
+}
+
+func dialTCP(ctx context.Context, address string) error {
+	d := net.Dialer{Timeout: 3 * time.Second}
+	c, err := d.DialContext(ctx, "tcp", address)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}

@@ -1,0 +1,300 @@
+// Package controllers holds the MessagingBenchmark reconciler. Each reconcile observes the world
+// (owned objects, worker pods, the workers' control endpoints), walks the run's steps in order —
+// common objects, broker, gateway, network, workers, start, run, collect — and derives the
+// status from what it saw; the only remembered decisions are in the status itself (the agreed
+// start time, the collected summary). The object builders are in controllers/resources.
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/controllers/resources"
+	"github.com/msgbench/msgbench/results/store"
+)
+
+// FieldOwner is the operator's name in server-side apply.
+const FieldOwner = "msgbench-operator"
+
+// The operator's RBAC is generated from these markers (make manifests).
+// +kubebuilder:rbac:groups=msgbench.io,resources=messagingbenchmarks,verbs=get;list;watch;update;patch;delete
+// +kubebuilder:rbac:groups=msgbench.io,resources=messagingbenchmarks/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=configmaps;services;serviceaccounts,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=chaos-mesh.org,resources=networkchaos,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=kafka.strimzi.io,resources=kafkas;kafkanodepools;kafkatopics,verbs=get;list;watch;create;update;patch;delete
+
+// Reconciler runs MessagingBenchmarks.
+type Reconciler struct {
+	client.Client
+	Scheme   *runtime.Scheme
+	Recorder recorder.EventRecorder
+	Config   resources.Config
+
+	// HTTP talks to the workers' control endpoints (default: 10 s timeout).
+	HTTP *http.Client
+	// Dial checks an external broker is reachable (default: a TCP dial with a 3 s timeout).
+	Dial func(ctx context.Context, address string) error
+	// OpenStore opens an object store (default store.New).
+	OpenStore func(spec *v1alpha1.ObjectStoreSpec, creds store.Credentials) (store.Store, error)
+	// StartDelay is how far ahead of now the start time is set, so that every worker has it
+	// before it passes (default 2 s).
+	StartDelay time.Duration
+	// Poll is how often a waiting step looks again (default 1 s).
+	Poll time.Duration
+	// UploadAttempts is how often an upload is tried (default 4: 1+2+4 s of backoff).
+	UploadAttempts int
+	// ExternalGrace is how long an unreachable external broker is retried before the run fails
+	// (default 30 s).
+	ExternalGrace time.Duration
+	// Now is the clock (tests may set it).
+	Now func() time.Time
+	// Metrics, when set, records finished runs.
+	Metrics *Metrics
+}
+
+// failure is a permanent error: the benchmark ends Failed with this message.
+type failure struct{ msg string }
+
+func (f *failure) Error() string { return f.msg }
+
+func fail(format string, args ...any) error { return &failure{msg: fmt.Sprintf(format, args...)} }
+
+// run is one reconcile's view of a benchmark.
+type run struct {
+	mb    *v1alpha1.MessagingBenchmark
+	names resources.Names
+	// phase and waiting describe where the run stands; the last step that did not finish sets them.
+	phase   v1alpha1.Phase
+	waiting string
+	// requeue asks for a new reconcile at once (after a status write that must precede the next action).
+	requeue bool
+	token   string // the control token
+}
+
+func (r *Reconciler) defaults() {
+	if r.HTTP == nil {
+		r.HTTP = &http.Client{Timeout: 10 * time.Second}
+	}
+	if r.Dial == nil {
+		r.Dial = dialTCP
+	}
+	if r.OpenStore == nil {
+		r.OpenStore = store.New
+	}
+	if r.StartDelay == 0 {
+		r.StartDelay = 2 * time.Second
+	}
+	if r.Poll == 0 {
+		r.Poll = time.Second
+	}
+	if r.UploadAttempts == 0 {
+		r.UploadAttempts = 4
+	}
+	if r.ExternalGrace == 0 {
+		r.ExternalGrace = 30 * time.Second
+	}
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+}
+
+// step is one stage of a run: it observes, acts idempotently and reports whether it finished.
+type step func(ctx context.Context, st *run) (done bool, err error)
+
+// Reconcile implements reconcile.Reconciler.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	r.defaults()
+	var mb v1alpha1.MessagingBenchmark
+	if err := r.Get(ctx, req.NamespacedName, &mb); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !mb.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	before := mb.Status.DeepCopy()
+	st := &run{mb: &mb, names: resources.NamesOf(&mb), phase: v1alpha1.PhasePending}
+	if finished(&mb) {
+		return r.finish(ctx, st)
+	}
+
+	var err error
+	for _, s := range []step{r.common, r.broker, r.gateway, r.network, r.workers, r.start, r.wait, r.collect} {
+		var done bool
+		if done, err = s(ctx, st); err != nil || !done {
+			break
+		}
+	}
+	var f *failure
+	switch {
+	case errors.As(err, &f):
+		r.markFailed(st, f.msg)
+	case err != nil:
+		// Transient (API conflicts, a worker that did not answer): retry with backoff.
+		log.FromContext(ctx).Info("will retry", "error", err.Error())
+	case st.waiting == "" && st.phase == v1alpha1.PhaseSucceeded:
+	default:
+		if deadline := r.deadline(&mb); r.Now().After(deadline) {
+			r.markFailed(st, fmt.Sprintf("timed out after %s in phase %s: %s", mb.Spec.Timeout.Duration, st.phase, st.waiting))
+		}
+	}
+	if perr := r.report(ctx, st, before); perr != nil {
+		return ctrl.Result{}, perr
+	}
+	if err != nil && f == nil {
+		return ctrl.Result{}, err
+	}
+	if finished(&mb) {
+		return r.finish(ctx, st)
+	}
+	if st.requeue {
+		return ctrl.Result{RequeueAfter: time.Millisecond}, nil
+	}
+	after := r.Poll
+	if left := time.Until(r.deadline(&mb)); left < after {
+		after = max(left, 10*time.Millisecond)
+	}
+	return ctrl.Result{RequeueAfter: after}, nil
+}
+
+func (r *Reconciler) deadline(mb *v1alpha1.MessagingBenchmark) time.Time {
+	timeout := mb.Spec.Timeout.Duration
+	if timeout <= 0 {
+		timeout = 15 * time.Minute
+	}
+	return mb.CreationTimestamp.Add(timeout)
+}
+
+func finished(mb *v1alpha1.MessagingBenchmark) bool {
+	return mb.Status.Phase == v1alpha1.PhaseSucceeded || mb.Status.Phase == v1alpha1.PhaseFailed
+}
+
+func (r *Reconciler) markFailed(st *run, msg string) {
+	st.phase, st.waiting = v1alpha1.PhaseFailed, ""
+	st.mb.Status.Message = msg
+	r.setCondition(st, v1alpha1.ConditionCompleted, metav1.ConditionFalse, "Failed", msg)
+}
+
+// report writes the status when it changed, with an event on each phase transition.
+func (r *Reconciler) report(ctx context.Context, st *run, before *v1alpha1.MessagingBenchmarkStatus) error {
+	mb := st.mb
+	s := &mb.Status
+	s.ObservedGeneration = mb.Generation
+	s.Workers.Desired = mb.Spec.Workers.Replicas
+	if st.phase != v1alpha1.PhaseFailed && st.waiting != "" {
+		s.Message = st.waiting
+	}
+	if st.phase == v1alpha1.PhaseSucceeded {
+		s.Message = ""
+	}
+	changedPhase := s.Phase != st.phase
+	s.Phase = st.phase
+	if finished(mb) && s.CompletionTime == nil {
+		s.CompletionTime = &metav1.Time{Time: r.Now()}
+	}
+	if equality.Semantic.DeepEqual(before, s) {
+		return nil
+	}
+	if err := r.Status().Update(ctx, mb); err != nil {
+		return err
+	}
+	if changedPhase {
+		kind := corev1.EventTypeNormal
+		if st.phase == v1alpha1.PhaseFailed {
+			kind = corev1.EventTypeWarning
+		}
+		note := s.Message
+		if note == "" {
+			note = "phase " + string(st.phase)
+		}
+		r.Recorder.Eventf(mb, nil, kind, string(st.phase), "Reconcile", "%s", note)
+		if finished(mb) && r.Metrics != nil {
+			r.Metrics.Finished(mb)
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) setCondition(st *run, typ string, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&st.mb.Status.Conditions, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: truncate(msg, 32768), ObservedGeneration: st.mb.Generation,
+	})
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
+// apply creates or updates obj by server-side apply, owned by the operator.
+func (r *Reconciler) apply(ctx context.Context, obj client.Object) error {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	delete(m, "status")
+	if md, ok := m["metadata"].(map[string]any); ok {
+		delete(md, "creationTimestamp")
+	}
+	u := &unstructured.Unstructured{Object: m}
+	if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+		return fmt.Errorf("apply %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	return nil
+}
+
+// createOnce creates obj unless it exists (objects whose content is generated once: keys).
+func (r *Reconciler) createOnce(ctx context.Context, obj client.Object) error {
+	err := r.Create(ctx, obj)
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// SetupWithManager registers the reconciler and what it watches.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.MessagingBenchmark{}).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.Service{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&batchv1.Job{}).
+		// Worker pods belong to the Job; their readiness moves a run on, so map them back.
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			name := o.GetAnnotations()[resources.AnnotationBenchmark]
+			if name == "" {
+				return nil
+			}
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+		})).
+		Named("messagingbenchmark").
+		Complete(r)
+}

@@ -1,0 +1,195 @@
+// Package resources builds the Kubernetes objects the operator creates for a MessagingBenchmark.
+// Every builder is a pure function from the benchmark (and the operator's Config) to an object:
+// no client calls, so `msgbench render` prints exactly what the operator applies, and golden
+// files pin each object's shape (testdata/*.golden.yaml, refreshed with go test -update).
+package resources
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/version"
+)
+
+// Config holds the operator's settings that shape the objects.
+type Config struct {
+	// MsgbenchImage runs the workers and gateways; MosquittoImage the broker.
+	MsgbenchImage  string
+	MosquittoImage string
+	// ImagePullPolicy of every container (IfNotPresent by default).
+	ImagePullPolicy corev1.PullPolicy
+	// ControlPort is the workers' control port.
+	ControlPort int32
+}
+
+// DefaultConfig is the Config of an operator started without flags.
+func DefaultConfig() Config {
+	tag := version.Version
+	if tag == "" || tag == "dev" {
+		tag = "latest"
+	}
+	return Config{
+		MsgbenchImage:   "ghcr.io/msgbench/msgbench:" + tag,
+		MosquittoImage:  "ghcr.io/msgbench/mosquitto:2.0.11",
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		ControlPort:     9090,
+	}
+}
+
+// AnnotationBenchmark on pod templates holds the benchmark's full name (labels hold a
+// shortened one for names over 63 characters), so the operator can map pods back.
+const AnnotationBenchmark = "msgbench.io/benchmark-name"
+
+// Ports the broker and workers use inside the cluster.
+const (
+	MQTTPort  = 1883
+	MQTTSPort = 8883
+)
+
+// Names of a benchmark's objects. Each fits a DNS label (63 characters): long benchmark names
+// are shortened with a hash so two benchmarks never share an object.
+type Names struct {
+	Broker, BrokerConfig, Gateway, Workers, WorkerServiceAccount, Spec, TLS, Control, Result string
+}
+
+// NamesOf returns the object names of mb.
+func NamesOf(mb *v1alpha1.MessagingBenchmark) Names {
+	n := func(suffix string) string { return shortName(mb.Name, suffix) }
+	return Names{
+		Broker:               n("-broker"),
+		BrokerConfig:         n("-broker-config"),
+		Gateway:              n("-gateway"),
+		Workers:              n("-workers"),
+		WorkerServiceAccount: n("-worker"),
+		Spec:                 n("-spec"),
+		TLS:                  n("-tls"),
+		Control:              n("-control"),
+		Result:               n("-result"),
+	}
+}
+
+func shortName(name, suffix string) string {
+	const limit = 63
+	if len(name)+len(suffix) <= limit {
+		return name + suffix
+	}
+	sum := sha256.Sum256([]byte(name))
+	h := hex.EncodeToString(sum[:])[:8]
+	keep := limit - len(suffix) - len(h) - 1
+	return strings.TrimRight(name[:keep], "-.") + "-" + h + suffix
+}
+
+// Labels of every object of mb's component.
+func Labels(mb *v1alpha1.MessagingBenchmark, component string) map[string]string {
+	return map[string]string{
+		"app.kubernetes.io/name":       "msgbench",
+		"app.kubernetes.io/instance":   shortName(mb.Name, ""),
+		"app.kubernetes.io/component":  component,
+		"app.kubernetes.io/part-of":    "msgbench",
+		"app.kubernetes.io/managed-by": "msgbench-operator",
+		v1alpha1.LabelBenchmark:        shortName(mb.Name, ""),
+		v1alpha1.LabelComponent:        component,
+	}
+}
+
+// Selector selects the pods of mb's component.
+func Selector(mb *v1alpha1.MessagingBenchmark, component string) map[string]string {
+	return map[string]string{v1alpha1.LabelBenchmark: shortName(mb.Name, ""), v1alpha1.LabelComponent: component}
+}
+
+func meta(mb *v1alpha1.MessagingBenchmark, name, component string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:      name,
+		Namespace: mb.Namespace,
+		Labels:    Labels(mb, component),
+		OwnerReferences: []metav1.OwnerReference{{
+			APIVersion:         v1alpha1.GroupVersion.String(),
+			Kind:               "MessagingBenchmark",
+			Name:               mb.Name,
+			UID:                mb.UID,
+			Controller:         ptr.To(true),
+			BlockOwnerDeletion: ptr.To(true),
+		}},
+	}
+}
+
+// restrictedPod meets the Kubernetes "restricted" Pod Security Standard.
+func restrictedPod(uid int64) *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot:   ptr.To(true),
+		RunAsUser:      ptr.To(uid),
+		RunAsGroup:     ptr.To(uid),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+func restrictedContainer() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		RunAsNonRoot:             ptr.To(true),
+	}
+}
+
+// TLSEnabled reports whether the clients of mb encrypt to the broker (MQTTS, Kafka TLS).
+func TLSEnabled(mb *v1alpha1.MessagingBenchmark) bool {
+	return mb.Spec.TLS != nil && mb.Spec.TLS.Enabled
+}
+
+// BrokerTLS reports whether the broker itself serves TLS: for mqtt and kafka clients with
+// spec.tls. Gateways terminate their clients' TLS and reach the broker in the clear.
+func BrokerTLS(mb *v1alpha1.MessagingBenchmark) bool {
+	return TLSEnabled(mb) && usesGateway(mb) == ""
+}
+
+// GatewayTLS reports whether the gateway serves TLS (spec.tls, and always for QUIC).
+func GatewayTLS(mb *v1alpha1.MessagingBenchmark) bool {
+	return TLSEnabled(mb) || mb.Spec.Protocol == v1alpha1.ProtocolMQTTQUIC ||
+		(mb.Spec.Protocol == v1alpha1.ProtocolHTTP && mb.Spec.HTTP.Version == v1alpha1.HTTP3)
+}
+
+// NeedsCertificate reports whether the benchmark needs a server certificate at all.
+func NeedsCertificate(mb *v1alpha1.MessagingBenchmark) bool {
+	return BrokerTLS(mb) || (usesGateway(mb) != "" && GatewayTLS(mb))
+}
+
+// TLSSecretName is the Secret with the broker's certificate: the user's, or the generated one.
+func TLSSecretName(mb *v1alpha1.MessagingBenchmark) string {
+	if mb.Spec.TLS != nil && mb.Spec.TLS.SecretRef != nil {
+		return mb.Spec.TLS.SecretRef.Name
+	}
+	return NamesOf(mb).TLS
+}
+
+// BrokerAddress is the host:port the MQTT (or Kafka) clients, or the gateway, connect to.
+func BrokerAddress(mb *v1alpha1.MessagingBenchmark) string {
+	if mb.Spec.Broker.Type == v1alpha1.BrokerExternal && mb.Spec.Broker.External != nil {
+		return mb.Spec.Broker.External.Address
+	}
+	port := MQTTPort
+	if BrokerTLS(mb) {
+		port = MQTTSPort
+	}
+	return fmt.Sprintf("%s.%s.svc:%d", NamesOf(mb).Broker, mb.Namespace, port)
+}
+
+// usesGateway returns the gateway mode a protocol needs, or "".
+func usesGateway(mb *v1alpha1.MessagingBenchmark) string {
+	switch mb.Spec.Protocol {
+	case v1alpha1.ProtocolMQTTSN:
+		return "mqtt-sn"
+	case v1alpha1.ProtocolHTTP:
+		return "http"
+	case v1alpha1.ProtocolMQTTQUIC:
+		return "quic"
+	}
+	return ""
+}

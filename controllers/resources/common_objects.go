@@ -1,0 +1,86 @@
+package resources
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/certs"
+)
+
+// SpecConfigMap holds the benchmark as a manifest (benchmark.yaml) for the workers and gateways,
+// which parse it exactly like `msgbench run` does.
+func SpecConfigMap(mb *v1alpha1.MessagingBenchmark) (*corev1.ConfigMap, error) {
+	doc := struct {
+		APIVersion string                          `json:"apiVersion"`
+		Kind       string                          `json:"kind"`
+		Metadata   map[string]string               `json:"metadata"`
+		Spec       v1alpha1.MessagingBenchmarkSpec `json:"spec"`
+	}{v1alpha1.GroupVersion.String(), "MessagingBenchmark", map[string]string{"name": mb.Name}, mb.Spec}
+	data, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	return &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: meta(mb, NamesOf(mb).Spec, v1alpha1.ComponentWorker),
+		Data:       map[string]string{"benchmark.yaml": string(data)},
+	}, nil
+}
+
+// ControlSecret holds the token the operator and its workers authenticate the control
+// protocol with.
+func ControlSecret(mb *v1alpha1.MessagingBenchmark, token string) *corev1.Secret {
+	return &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: meta(mb, NamesOf(mb).Control, v1alpha1.ComponentWorker),
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{"token": []byte(token)},
+	}
+}
+
+// TLSSecret holds the CA and server certificate generated for this benchmark.
+func TLSSecret(mb *v1alpha1.MessagingBenchmark, b *certs.Bundle) *corev1.Secret {
+	return &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: meta(mb, NamesOf(mb).TLS, v1alpha1.ComponentBroker),
+		Type:       corev1.SecretTypeTLS,
+		Data:       map[string][]byte{"ca.crt": b.CACert, corev1.TLSCertKey: b.ServerCert, corev1.TLSPrivateKeyKey: b.ServerKey},
+	}
+}
+
+// CertificateHosts are the names the generated server certificate is valid for: the broker's
+// and gateway's Service names.
+func CertificateHosts(mb *v1alpha1.MessagingBenchmark) []string {
+	n := NamesOf(mb)
+	var hosts []string
+	for _, svc := range []string{n.Broker, n.Gateway} {
+		hosts = append(hosts, svc, fmt.Sprintf("%s.%s", svc, mb.Namespace), fmt.Sprintf("%s.%s.svc", svc, mb.Namespace),
+			fmt.Sprintf("%s.%s.svc.cluster.local", svc, mb.Namespace))
+	}
+	return hosts
+}
+
+// WorkerServiceAccount is the workers' identity: no token is mounted and no role is bound,
+// because a worker talks only to the broker and answers the operator.
+func WorkerServiceAccount(mb *v1alpha1.MessagingBenchmark) *corev1.ServiceAccount {
+	return &corev1.ServiceAccount{
+		TypeMeta:                     metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+		ObjectMeta:                   meta(mb, NamesOf(mb).WorkerServiceAccount, v1alpha1.ComponentWorker),
+		AutomountServiceAccountToken: ptr.To(false),
+	}
+}
+
+// RunID makes client ids unique per run on a shared broker: the start of the benchmark's UID.
+func RunID(mb *v1alpha1.MessagingBenchmark) string {
+	id := strings.ReplaceAll(string(mb.UID), "-", "")
+	if len(id) > 8 {
+		id = id[:8]
+	}
+	return id
+}

@@ -1,0 +1,91 @@
+package resources
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+)
+
+// gatewayPorts are the ports each gateway mode serves; the first is where workers connect.
+var gatewayPorts = map[string][]corev1.ServicePort{
+	"mqtt-sn": {{Name: "mqtt-sn", Port: 1884, Protocol: corev1.ProtocolUDP}},
+	"http":    {{Name: "http", Port: 8080, Protocol: corev1.ProtocolTCP}, {Name: "http3", Port: 8080, Protocol: corev1.ProtocolUDP}},
+	"quic":    {{Name: "mqtt-quic", Port: 14567, Protocol: corev1.ProtocolUDP}},
+}
+
+// GatewayMode is the gateway mode mb's protocol needs, or "" when clients talk to the broker.
+func GatewayMode(mb *v1alpha1.MessagingBenchmark) string { return usesGateway(mb) }
+
+// GatewayDeployment runs the protocol gateway (`msgbench gateway`) in front of the broker.
+func GatewayDeployment(mb *v1alpha1.MessagingBenchmark, cfg Config) *appsv1.Deployment {
+	mode := usesGateway(mb)
+	names := NamesOf(mb)
+	ports := gatewayPorts[mode]
+	args := []string{"gateway", "--mode", mode, "--listen", fmt.Sprintf(":%d", ports[0].Port), "--broker", BrokerAddress(mb),
+		"-f", "/etc/msgbench/benchmark.yaml"}
+	mounts := []corev1.VolumeMount{{Name: "spec", MountPath: "/etc/msgbench", ReadOnly: true}}
+	volumes := []corev1.Volume{{Name: "spec", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: names.Spec}}}}}
+	if GatewayTLS(mb) {
+		args = append(args, "--tls-cert", "/etc/msgbench/tls/tls.crt", "--tls-key", "/etc/msgbench/tls/tls.key")
+		mounts = append(mounts, corev1.VolumeMount{Name: "certs", MountPath: "/etc/msgbench/tls", ReadOnly: true})
+		volumes = append(volumes, corev1.Volume{Name: "certs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: TLSSecretName(mb), DefaultMode: ptr.To[int32](0o440)}}})
+	}
+	var cports []corev1.ContainerPort
+	for _, p := range ports {
+		cports = append(cports, corev1.ContainerPort{Name: p.Name, ContainerPort: p.Port, Protocol: p.Protocol})
+	}
+	var probe *corev1.Probe
+	if ports[0].Protocol == corev1.ProtocolTCP {
+		probe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString(ports[0].Name)}}, PeriodSeconds: 2}
+	}
+	pod := corev1.PodSpec{
+		AutomountServiceAccountToken: ptr.To(false),
+		EnableServiceLinks:           ptr.To(false),
+		SecurityContext:              restrictedPod(msgbenchUID),
+		Containers: []corev1.Container{{
+			Name:                     "gateway",
+			Image:                    cfg.MsgbenchImage,
+			ImagePullPolicy:          cfg.ImagePullPolicy,
+			Args:                     args,
+			Ports:                    cports,
+			ReadinessProbe:           probe,
+			Resources:                *mb.Spec.Gateway.Resources.DeepCopy(),
+			SecurityContext:          restrictedContainer(),
+			VolumeMounts:             mounts,
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		}},
+		Volumes: volumes,
+	}
+	pod.SecurityContext.FSGroup = ptr.To[int64](msgbenchUID)
+	return &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: meta(mb, names.Gateway, v1alpha1.ComponentGateway),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(mb.Spec.Gateway.Replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: Selector(mb, v1alpha1.ComponentGateway)},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: Labels(mb, v1alpha1.ComponentGateway)}, Spec: pod},
+		},
+	}
+}
+
+// GatewayService exposes the gateway to the workers.
+func GatewayService(mb *v1alpha1.MessagingBenchmark) *corev1.Service {
+	var ports []corev1.ServicePort
+	for _, p := range gatewayPorts[usesGateway(mb)] {
+		p.TargetPort = intstr.FromString(p.Name)
+		ports = append(ports, p)
+	}
+	return &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: meta(mb, NamesOf(mb).Gateway, v1alpha1.ComponentGateway),
+		Spec:       corev1.ServiceSpec{Selector: Selector(mb, v1alpha1.ComponentGateway), Ports: ports},
+	}
+}

@@ -1,0 +1,94 @@
+package resources
+
+import (
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+)
+
+const msgbenchUID = 65532 // the msgbench image's non-root user
+
+// WorkerClientAddress is where the workers' clients connect: the gateway for protocols that
+// need one, otherwise the broker.
+func WorkerClientAddress(mb *v1alpha1.MessagingBenchmark) string {
+	if mode := usesGateway(mb); mode != "" {
+		return fmt.Sprintf("%s.%s.svc:%d", NamesOf(mb).Gateway, mb.Namespace, gatewayPorts[mode][0].Port)
+	}
+	return BrokerAddress(mb)
+}
+
+// WorkersJob runs spec.workers.replicas load-generator pods as an Indexed Job. Each pod runs
+// `msgbench loadgen --control`: it connects its share of the clients, reports ready, waits for
+// the operator's start signal and keeps its result until the operator collected it. A failed
+// worker is not retried (backoffLimit 0): its share of the measurement is lost, so the run
+// fails instead of mixing two attempts.
+func WorkersJob(mb *v1alpha1.MessagingBenchmark, cfg Config) *batchv1.Job {
+	names := NamesOf(mb)
+	w := mb.Spec.Workers
+	args := []string{"loadgen", "-f", "/etc/msgbench/benchmark.yaml", "--broker", WorkerClientAddress(mb),
+		"--control", fmt.Sprintf(":%d", cfg.ControlPort), "--run-id", RunID(mb)}
+	mounts := []corev1.VolumeMount{{Name: "spec", MountPath: "/etc/msgbench", ReadOnly: true}}
+	volumes := []corev1.Volume{{Name: "spec", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: names.Spec}}}}}
+	if NeedsCertificate(mb) || (TLSEnabled(mb) && mb.Spec.Broker.Type == v1alpha1.BrokerExternal && mb.Spec.TLS.SecretRef != nil) {
+		// Only the CA: a worker never sees the server's private key.
+		args = append(args, "--ca", "/etc/msgbench/tls/ca.crt")
+		mounts = append(mounts, corev1.VolumeMount{Name: "ca", MountPath: "/etc/msgbench/tls", ReadOnly: true})
+		volumes = append(volumes, corev1.Volume{Name: "ca", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: TLSSecretName(mb), Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}}})
+	}
+	labels := Labels(mb, v1alpha1.ComponentWorker)
+	pod := corev1.PodSpec{
+		RestartPolicy:                corev1.RestartPolicyNever,
+		ServiceAccountName:           names.WorkerServiceAccount,
+		AutomountServiceAccountToken: ptr.To(false),
+		EnableServiceLinks:           ptr.To(false),
+		SecurityContext:              restrictedPod(msgbenchUID),
+		NodeSelector:                 w.NodeSelector,
+		Tolerations:                  w.Tolerations,
+		Affinity:                     w.Affinity,
+		Containers: []corev1.Container{{
+			Name:            "loadgen",
+			Image:           cfg.MsgbenchImage,
+			ImagePullPolicy: cfg.ImagePullPolicy,
+			Args:            args,
+			Env: []corev1.EnvVar{{Name: "MSGBENCH_CONTROL_TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: names.Control}, Key: "token"}}}},
+			Ports: []corev1.ContainerPort{{Name: "control", ContainerPort: cfg.ControlPort, Protocol: corev1.ProtocolTCP}},
+			ReadinessProbe: &corev1.Probe{
+				ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromString("control")}},
+				PeriodSeconds: 1, FailureThreshold: 1,
+			},
+			Resources:                *w.Resources.DeepCopy(),
+			SecurityContext:          restrictedContainer(),
+			VolumeMounts:             mounts,
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		}},
+		Volumes: volumes,
+	}
+	deadline := int64(mb.Spec.Timeout.Seconds())
+	if deadline <= 0 {
+		deadline = 900
+	}
+	return &batchv1.Job{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: meta(mb, names.Workers, v1alpha1.ComponentWorker),
+		Spec: batchv1.JobSpec{
+			Completions:           ptr.To(w.Replicas),
+			Parallelism:           ptr.To(w.Replicas),
+			CompletionMode:        ptr.To(batchv1.IndexedCompletion),
+			BackoffLimit:          ptr.To[int32](0),
+			ActiveDeadlineSeconds: ptr.To(deadline),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{AnnotationBenchmark: mb.Name}},
+				Spec:       pod,
+			},
+		},
+	}
+}

@@ -1,0 +1,62 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+)
+
+// Third-party kinds the operator drives.
+var (
+	networkChaosGVK = schema.GroupVersionKind{Group: "chaos-mesh.org", Version: "v1alpha1", Kind: "NetworkChaos"}
+	kafkaGVK        = schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1", Kind: "Kafka"}
+)
+
+// installed reports whether the API server serves gvk (its CRD is installed).
+func (r *Reconciler) installed(gvk schema.GroupVersionKind) (bool, error) {
+	_, err := r.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// network applies spec.network through Chaos Mesh.
+func (r *Reconciler) network(ctx context.Context, st *run) (bool, error) {
+	mb := st.mb
+	if mb.Spec.Network.Profile == "" || mb.Spec.Network.Profile == v1alpha1.ProfileNone {
+		r.setCondition(st, v1alpha1.ConditionNetworkImpaired, metav1.ConditionFalse, "NotRequested", "spec.network.profile is none")
+		return true, nil
+	}
+	ok, err := r.installed(networkChaosGVK)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		msg := fmt.Sprintf("spec.network.profile %s asks for network impairment, but Chaos Mesh is not installed "+
+			"(no chaos-mesh.org/v1alpha1 NetworkChaos CRD): install Chaos Mesh, or set spec.network.profile to none", mb.Spec.Network.Profile)
+		r.setCondition(st, v1alpha1.ConditionNetworkImpaired, metav1.ConditionFalse, "ChaosMeshNotInstalled", msg)
+		return false, fail("%s", msg)
+	}
+	return r.applyNetworkChaos(ctx, st)
+}
+
+// kafkaBroker provisions Kafka through Strimzi.
+func (r *Reconciler) kafkaBroker(ctx context.Context, st *run) (bool, error) {
+	ok, err := r.installed(kafkaGVK)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		msg := "spec.broker.type kafka provisions Kafka through Strimzi, but Strimzi is not installed " +
+			"(no kafka.strimzi.io/v1 Kafka CRD): install the Strimzi operator, or use spec.broker.type external"
+		r.setCondition(st, v1alpha1.ConditionBrokerReady, metav1.ConditionFalse, "StrimziNotInstalled", msg)
+		return false, fail("%s", msg)
+	}
+	return r.applyKafka(ctx, st)
+}

@@ -1,0 +1,268 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/controllers/resources"
+	"github.com/msgbench/msgbench/loadgen/control"
+)
+
+// worker is one load-generator pod as observed.
+type worker struct {
+	index int
+	pod   *corev1.Pod
+	addr  string // control host:port
+}
+
+// workerPods lists the workers' pods by completion index; a missing index has a nil pod.
+func (r *Reconciler) workerPods(ctx context.Context, st *run) ([]worker, error) {
+	mb := st.mb
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(mb.Namespace), client.MatchingLabels(resources.Selector(mb, v1alpha1.ComponentWorker))); err != nil {
+		return nil, err
+	}
+	ws := make([]worker, mb.Spec.Workers.Replicas)
+	for i := range ws {
+		ws[i].index = i
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		idx, err := strconv.Atoi(p.Annotations[batchv1.JobCompletionIndexAnnotation])
+		if err != nil || idx < 0 || idx >= len(ws) {
+			continue
+		}
+		// A replacement pod of the same index is newer; the newest one is the worker now.
+		if cur := ws[idx].pod; cur == nil || p.CreationTimestamp.After(cur.CreationTimestamp.Time) {
+			ws[idx].pod = p
+			ws[idx].addr = ""
+			if p.Status.PodIP != "" {
+				ws[idx].addr = net.JoinHostPort(p.Status.PodIP, strconv.Itoa(int(r.Config.ControlPort)))
+			}
+		}
+	}
+	return ws, nil
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// podFailure describes a failed pod from its containers' termination state.
+func podFailure(p *corev1.Pod) string {
+	for _, cs := range p.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil {
+			msg := strings.TrimSpace(t.Message)
+			if msg == "" {
+				msg = t.Reason
+			}
+			return fmt.Sprintf("container %s exited with code %d: %s", cs.Name, t.ExitCode, msg)
+		}
+	}
+	if p.Status.Message != "" {
+		return p.Status.Reason + ": " + p.Status.Message
+	}
+	return "pod phase Failed"
+}
+
+// workers runs the load-generator Job and waits until every worker connected its clients.
+func (r *Reconciler) workers(ctx context.Context, st *run) (bool, error) {
+	mb := st.mb
+	st.phase = v1alpha1.PhaseStarting
+	if err := r.apply(ctx, resources.WorkersJob(mb, r.Config)); err != nil {
+		return false, err
+	}
+	var job batchv1.Job
+	if err := r.Get(ctx, client.ObjectKey{Namespace: mb.Namespace, Name: st.names.Workers}, &job); err != nil {
+		return false, err
+	}
+	for _, c := range job.Status.Conditions {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+			return false, fail("worker Job %s failed: %s: %s", job.Name, c.Reason, c.Message)
+		}
+	}
+	ws, err := r.workerPods(ctx, st)
+	if err != nil {
+		return false, err
+	}
+	counts := v1alpha1.WorkerCounts{Desired: mb.Spec.Workers.Replicas, Succeeded: mb.Status.Workers.Succeeded}
+	var notReady []string
+	for _, w := range ws {
+		switch {
+		case w.pod == nil:
+			notReady = append(notReady, fmt.Sprintf("%d (no pod yet)", w.index))
+		case w.pod.Status.Phase == corev1.PodFailed:
+			counts.Failed++
+			mb.Status.Workers = counts
+			return false, fail("worker %d (pod %s) failed: %s", w.index, w.pod.Name, podFailure(w.pod))
+		case podReady(w.pod):
+			counts.Ready++
+		default:
+			why := string(w.pod.Status.Phase)
+			if p := r.describePod(w.pod); p != "" {
+				why = p
+			}
+			notReady = append(notReady, fmt.Sprintf("%d (%s)", w.index, why))
+		}
+	}
+	mb.Status.Workers = counts
+	if mb.Status.StartTime != nil {
+		return true, nil // started: readiness no longer gates anything
+	}
+	if len(notReady) > 0 {
+		msg := fmt.Sprintf("%d/%d workers have connected their clients; waiting for worker %s", counts.Ready, counts.Desired, strings.Join(notReady, ", "))
+		r.setCondition(st, v1alpha1.ConditionWorkersReady, metav1.ConditionFalse, "Connecting", msg)
+		st.waiting = msg
+		return false, nil
+	}
+	r.setCondition(st, v1alpha1.ConditionWorkersReady, metav1.ConditionTrue, "Ready", fmt.Sprintf("all %d workers connected and subscribed", counts.Desired))
+	return true, nil
+}
+
+func (r *Reconciler) describePod(p *corev1.Pod) string {
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" {
+			return strings.TrimSpace(w.Reason + " " + w.Message)
+		}
+	}
+	return ""
+}
+
+func (r *Reconciler) controlClient(st *run) *control.Client {
+	return &control.Client{HTTP: r.HTTP, Token: st.token}
+}
+
+// start agrees on a start time, writes it to the status first (so that an operator restarted
+// in the middle sends the same time), then tells every worker.
+func (r *Reconciler) start(ctx context.Context, st *run) (bool, error) {
+	mb := st.mb
+	if mb.Status.StartTime == nil {
+		mb.Status.StartTime = &metav1.Time{Time: r.Now().Add(r.StartDelay)}
+		st.requeue = true
+		st.waiting = "starting every worker at " + mb.Status.StartTime.UTC().Format("15:04:05.000")
+		return false, nil
+	}
+	ws, err := r.workerPods(ctx, st)
+	if err != nil {
+		return false, err
+	}
+	c := r.controlClient(st)
+	at := mb.Status.StartTime.Time
+	errs := forEachWorker(ws, func(w worker) error {
+		if w.addr == "" {
+			return fmt.Errorf("worker %d has no pod IP", w.index)
+		}
+		s, _, err := c.Status(ctx, w.addr)
+		if err != nil {
+			return err
+		}
+		switch s.State {
+		case control.StateStarted, control.StateDone:
+			return nil
+		case control.StateFailed:
+			return fail("worker %d failed: %s", w.index, s.Error)
+		}
+		_, _, err = c.Start(ctx, w.addr, at)
+		return err
+	})
+	if err := firstFailure(errs); err != nil {
+		return false, err
+	}
+	if len(errs) > 0 {
+		return false, errors.Join(errs...)
+	}
+	return true, nil
+}
+
+// wait follows the run until every worker finished.
+func (r *Reconciler) wait(ctx context.Context, st *run) (bool, error) {
+	mb := st.mb
+	st.phase = v1alpha1.PhaseRunning
+	ws, err := r.workerPods(ctx, st)
+	if err != nil {
+		return false, err
+	}
+	c := r.controlClient(st)
+	var mu sync.Mutex
+	done := 0
+	errs := forEachWorker(ws, func(w worker) error {
+		if w.pod == nil || w.addr == "" {
+			return fail("worker %d lost its pod during the run; its share of the measurement is gone", w.index)
+		}
+		s, _, err := c.Status(ctx, w.addr)
+		if err != nil {
+			return err
+		}
+		switch {
+		case s.State == control.StateFailed:
+			return fail("worker %d (pod %s) failed: %s", w.index, w.pod.Name, s.Error)
+		case s.State == control.StateReady || s.State == control.StateConnecting || !s.StartAt.Equal(mb.Status.StartTime.Time):
+			return fail("worker %d (pod %s) was replaced during the run (it has not started); its share of the measurement is gone", w.index, w.pod.Name)
+		case s.State == control.StateDone:
+			mu.Lock()
+			done++
+			mu.Unlock()
+		}
+		return nil
+	})
+	if err := firstFailure(errs); err != nil {
+		return false, err
+	}
+	if len(errs) > 0 {
+		return false, errors.Join(errs...)
+	}
+	mb.Status.Workers.Succeeded = int32(done)
+	if done < len(ws) {
+		st.waiting = fmt.Sprintf("%d/%d workers finished", done, len(ws))
+		return false, nil
+	}
+	return true, nil
+}
+
+// forEachWorker calls f for every worker concurrently and returns the errors.
+func forEachWorker(ws []worker, f func(worker) error) []error {
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(w); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	sort.Slice(errs, func(a, b int) bool { return errs[a].Error() < errs[b].Error() })
+	return errs
+}
+
+func firstFailure(errs []error) error {
+	for _, err := range errs {
+		var f *failure
+		if errors.As(err, &f) {
+			return f
+		}
+	}
+	return nil
+}
