@@ -9,13 +9,13 @@ import (
 
 // applyNetworkChaos creates the benchmark's NetworkChaos objects and waits until Chaos Mesh
 // confirms the injection. (Completed together with the netem package.)
-func (r *Reconciler) applyNetworkChaos(_ context.Context, st *run) (bool, error) {
+func (r *Reconciler) applyNetworkChaos(_ context.Context, _ *run) (bool, error) {
 	return false, fail("network impairment on Kubernetes is not available in this build")
 }
 
 // applyKafka creates the Strimzi Kafka, KafkaNodePool and KafkaTopics and waits until they are
 // ready. (Completed together with the Kafka driver.)
-func (r *Reconciler) applyKafka(_ context.Context, st *run) (bool, error) {
+func (r *Reconciler) applyKafka(_ context.Context, _ *run) (bool, error) {
 	return false, fail("broker type kafka on Kubernetes is not available in this build")
 }
 

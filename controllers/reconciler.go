@@ -76,6 +76,9 @@ type Reconciler struct {
 	Now func() time.Time
 	// Metrics, when set, records finished runs.
 	Metrics *Metrics
+	// APIReader reads the benchmark itself past the cache, so that a reconcile never acts on a
+	// status older than its own last write (default: the client).
+	APIReader client.Reader
 }
 
 // failure is a permanent error: the benchmark ends Failed with this message.
@@ -131,7 +134,11 @@ type step func(ctx context.Context, st *run) (done bool, err error)
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	r.defaults()
 	var mb v1alpha1.MessagingBenchmark
-	if err := r.Get(ctx, req.NamespacedName, &mb); err != nil {
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	if err := reader.Get(ctx, req.NamespacedName, &mb); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !mb.DeletionTimestamp.IsZero() {
@@ -163,6 +170,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.markFailed(st, fmt.Sprintf("timed out after %s in phase %s: %s", mb.Spec.Timeout.Duration, st.phase, st.waiting))
 		}
 	}
+	// Phases advance one at a time, each written and announced by an event, so users and
+	// tools see Pending → Provisioning → Starting → Running → Collecting → Succeeded even when
+	// the run could have skipped one.
+	if next := nextPhase(mb.Status.Phase); st.phase != v1alpha1.PhaseFailed && phaseOrder[st.phase] > phaseOrder[next] {
+		st.phase, st.requeue = next, true
+		if st.waiting == "" {
+			st.waiting = "phase " + string(next)
+		}
+	}
 	if perr := r.report(ctx, st, before); perr != nil {
 		return ctrl.Result{}, perr
 	}
@@ -180,6 +196,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		after = max(left, 10*time.Millisecond)
 	}
 	return ctrl.Result{RequeueAfter: after}, nil
+}
+
+var phaseOrder = map[v1alpha1.Phase]int{"": 0, v1alpha1.PhasePending: 1, v1alpha1.PhaseProvisioning: 2, v1alpha1.PhaseStarting: 3,
+	v1alpha1.PhaseRunning: 4, v1alpha1.PhaseCollecting: 5, v1alpha1.PhaseSucceeded: 6}
+
+// nextPhase is the phase after p on the way to Succeeded.
+func nextPhase(p v1alpha1.Phase) v1alpha1.Phase {
+	for next, i := range phaseOrder {
+		if i == phaseOrder[p]+1 {
+			return next
+		}
+	}
+	return v1alpha1.PhaseSucceeded
 }
 
 func (r *Reconciler) deadline(mb *v1alpha1.MessagingBenchmark) time.Time {

@@ -233,6 +233,11 @@ func (r *Reconciler) wait(ctx context.Context, st *run) (bool, error) {
 		st.waiting = fmt.Sprintf("%d/%d workers finished", done, len(ws))
 		return false, nil
 	}
+	if mb.Status.Phase != v1alpha1.PhaseCollecting {
+		// Say so before the (possibly slow) collection and upload.
+		st.phase, st.waiting, st.requeue = v1alpha1.PhaseCollecting, "collecting the workers' results", true
+		return false, nil
+	}
 	return true, nil
 }
 

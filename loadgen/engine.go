@@ -154,6 +154,14 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	r.drv = drv
 	defer r.closeAll()
 
+	// Publishers exist (unconnected) before any subscriber can receive: subscribers look them
+	// up by index, and the table is read-only from here on.
+	for _, cp := range r.plan.Publishers {
+		p := &publisher{r: r, plan: cp, shard: r.rec.shard(cp.Index), phase: float64(cp.Index) / float64(max(1, r.plan.TotalPublishers))}
+		r.pubs = append(r.pubs, p)
+		r.pubByIndex[cp.Index] = p
+	}
+
 	// 1. Subscribers connect and subscribe before anyone publishes.
 	r.logf("worker %d/%d: %d topics, %d publishers, %d subscribers", o.Worker, o.Workers, len(r.plan.Topics), len(r.plan.Publishers), len(r.plan.Subscribers))
 	ramp := newRamp(spec.Workload.ConnectRate)
@@ -191,10 +199,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	var wg sync.WaitGroup
 	pubErrs := make(chan error, len(r.plan.Publishers))
 	ramp.restart()
-	for i, cp := range r.plan.Publishers {
-		p := &publisher{r: r, plan: cp, shard: r.rec.shard(cp.Index), phase: float64(cp.Index) / float64(max(1, r.plan.TotalPublishers))}
-		r.pubs = append(r.pubs, p)
-		r.pubByIndex[cp.Index] = p
+	for i, p := range r.pubs {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()

@@ -56,7 +56,7 @@ func (r *recorder) shard(client int) *shard { return &r.shards[client%len(r.shar
 // bucketLocked returns the timeline bucket of engine time t (≥ window, the measured window's
 // start), growing the timeline as needed.
 func (s *shard) bucketLocked(interval, window, t int64) *bucket {
-	i := int((t - window) / interval)
+	i := max(0, int((t-window)/interval))
 	for len(s.timeline) <= i {
 		s.timeline = append(s.timeline, bucket{})
 	}

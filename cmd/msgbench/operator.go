@@ -81,11 +81,12 @@ func runOperator(cmd *cobra.Command, f operatorFlags) error {
 		return err
 	}
 	r := &controllers.Reconciler{
-		Client:   mgr.GetClient(),
-		Scheme:   mgr.GetScheme(),
-		Recorder: mgr.GetEventRecorder("msgbench-operator"),
-		Config:   f.cfg,
-		Metrics:  controllers.NewMetrics(mgr.GetClient()),
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Scheme:    mgr.GetScheme(),
+		Recorder:  mgr.GetEventRecorder("msgbench-operator"),
+		Config:    f.cfg,
+		Metrics:   controllers.NewMetrics(mgr.GetClient()),
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err

@@ -1,0 +1,382 @@
+package controllers_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/controllers"
+	"github.com/msgbench/msgbench/controllers/resources"
+	"github.com/msgbench/msgbench/internal/testenv"
+	"github.com/msgbench/msgbench/results"
+)
+
+const quickWorkload = `
+protocol: mqtt
+qos: 1
+workers: {replicas: 2}
+workload: {publishers: 2, subscribers: 2, topics: 2, payloadBytes: 64, rate: 200, duration: 2s, warmup: 500ms}
+`
+
+func createBenchmark(t *testing.T, ns, name, spec string) {
+	t.Helper()
+	doc := "apiVersion: msgbench.io/v1alpha1\nkind: MessagingBenchmark\nmetadata:\n  name: " + name + "\n  namespace: " + ns + "\nspec:\n  " +
+		strings.ReplaceAll(strings.TrimSpace(spec), "\n", "\n  ") + "\n"
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Create(context.Background(), obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func get(t *testing.T, ns, name string) *v1alpha1.MessagingBenchmark {
+	t.Helper()
+	var mb v1alpha1.MessagingBenchmark
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &mb); err != nil {
+		t.Fatal(err)
+	}
+	return &mb
+}
+
+// watchPhases records every phase a benchmark passes through until it finishes.
+func watchPhases(ns, name string) func() []v1alpha1.Phase {
+	var mu sync.Mutex
+	var seen []v1alpha1.Phase
+	stop := make(chan struct{})
+	go func() {
+		for {
+			var mb v1alpha1.MessagingBenchmark
+			if env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &mb) == nil {
+				mu.Lock()
+				if p := mb.Status.Phase; p != "" && (len(seen) == 0 || seen[len(seen)-1] != p) {
+					seen = append(seen, p)
+				}
+				mu.Unlock()
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}()
+	return func() []v1alpha1.Phase {
+		close(stop)
+		mu.Lock()
+		defer mu.Unlock()
+		return seen
+	}
+}
+
+func waitFinished(t *testing.T, ns, name string, timeout time.Duration) *v1alpha1.MessagingBenchmark {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		mb := get(t, ns, name)
+		if mb.Status.Phase == v1alpha1.PhaseSucceeded || mb.Status.Phase == v1alpha1.PhaseFailed {
+			return mb
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still %s after %s: %s", name, mb.Status.Phase, timeout, mb.Status.Message)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func condition(mb *v1alpha1.MessagingBenchmark, typ string) metav1.Condition {
+	if c := meta.FindStatusCondition(mb.Status.Conditions, typ); c != nil {
+		return *c
+	}
+	return metav1.Condition{Type: typ, Status: "Missing"}
+}
+
+func resultConfigMap(t *testing.T, ns string, mb *v1alpha1.MessagingBenchmark) *results.Result {
+	t.Helper()
+	var cm corev1.ConfigMap
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: resources.NamesOf(mb).Result}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(cm.BinaryData["result.json.gz"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(zr)
+	var r results.Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	return &r
+}
+
+// TestRunSucceedsEndToEnd drives one benchmark through every phase with two real workers.
+func TestRunSucceedsEndToEnd(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns)
+	startKubelet(t, ns, nil)
+	phases := watchPhases(ns, "ok")
+	createBenchmark(t, ns, "ok", quickWorkload)
+	mb := waitFinished(t, ns, "ok", 60*time.Second)
+	seen := phases()
+	if mb.Status.Phase != v1alpha1.PhaseSucceeded {
+		t.Fatalf("phase %s: %s", mb.Status.Phase, mb.Status.Message)
+	}
+	want := []v1alpha1.Phase{v1alpha1.PhaseProvisioning, v1alpha1.PhaseStarting, v1alpha1.PhaseRunning, v1alpha1.PhaseCollecting, v1alpha1.PhaseSucceeded}
+	if !inOrder(seen, want) {
+		t.Errorf("phases seen %v, want %v in order", seen, want)
+	}
+	for typ, status := range map[string]metav1.ConditionStatus{
+		v1alpha1.ConditionBrokerReady: "True", v1alpha1.ConditionGatewayReady: "True", v1alpha1.ConditionNetworkImpaired: "False",
+		v1alpha1.ConditionWorkersReady: "True", v1alpha1.ConditionCompleted: "True", v1alpha1.ConditionResultsStored: "True",
+	} {
+		if c := condition(mb, typ); c.Status != status || c.ObservedGeneration != mb.Generation {
+			t.Errorf("condition %s = %s (gen %d), want %s", typ, c.Status, c.ObservedGeneration, status)
+		}
+	}
+	if mb.Status.ObservedGeneration != mb.Generation || mb.Status.StartTime == nil || mb.Status.CompletionTime == nil {
+		t.Errorf("status bookkeeping: %+v", mb.Status)
+	}
+	s := mb.Status.Summary
+	if s == nil || s.Sent < 390 || s.Sent > 410 || s.Received != s.Sent || s.Lost != 0 || s.LatencyP99Micros == nil || s.ReceivedPerSecond < 190 {
+		t.Fatalf("summary %+v", s)
+	}
+	if mb.Status.Workers.Desired != 2 || mb.Status.Workers.Succeeded != 2 {
+		t.Errorf("workers %+v", mb.Status.Workers)
+	}
+	r := resultConfigMap(t, ns, mb)
+	if r.Sent != s.Sent || len(r.Workers) != 2 || r.Environment.Mode != "kubernetes" || r.Latency.EndToEnd.Count != r.Received {
+		t.Errorf("result ConfigMap: sent %d workers %d env %+v", r.Sent, len(r.Workers), r.Environment)
+	}
+	var minSkew, maxSkew int64 = 1 << 62, -1 << 62
+	for _, w := range r.Workers {
+		minSkew, maxSkew = min(minSkew, w.StartSkewMicros), max(maxSkew, w.StartSkewMicros)
+	}
+	if maxSkew-minSkew > 100_000 || maxSkew > 100_000 {
+		t.Errorf("workers started %d µs apart (skews %+v), want within 100 ms", maxSkew-minSkew, r.Workers)
+	}
+	// Events at each transition.
+	var events eventsv1.EventList
+	if err := env.Client.List(context.Background(), &events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]bool{}
+	for _, e := range events.Items {
+		reasons[e.Reason] = true
+	}
+	for _, p := range []string{"Provisioning", "Running", "Succeeded"} {
+		if !reasons[p] {
+			t.Errorf("no %s event (events: %v)", p, reasons)
+		}
+	}
+	// Cleanup OnCompletion: the run's objects go, the result ConfigMap stays.
+	waitGone(t, &appsv1.Deployment{}, ns, resources.NamesOf(mb).Broker)
+	waitGone(t, &batchv1.Job{}, ns, resources.NamesOf(mb).Workers)
+	waitGone(t, &corev1.Secret{}, ns, resources.NamesOf(mb).Control)
+}
+
+func inOrder(seen, want []v1alpha1.Phase) bool {
+	i := 0
+	for _, p := range seen {
+		if i < len(want) && p == want[i] {
+			i++
+		}
+	}
+	return i == len(want)
+}
+
+func waitGone(t *testing.T, obj client.Object, ns, name string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, obj)
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%T %s not cleaned up", obj, name)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestObjectStoreUpload(t *testing.T) {
+	s3, err := testenv.StartS3("msgbench-results")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s3.Stop() }()
+	ns := newNamespace(t)
+	startOperator(t, ns)
+	startKubelet(t, ns, nil)
+	creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s3", Namespace: ns},
+		StringData: map[string]string{"accessKeyID": s3.AccessKeyID, "secretAccessKey": s3.SecretAccessKey}}
+	if err := env.Client.Create(context.Background(), creds); err != nil {
+		t.Fatal(err)
+	}
+	createBenchmark(t, ns, "stored", quickWorkload+fmt.Sprintf("results: {objectStore: {url: 's3://msgbench-results/runs', endpoint: '%s', secretRef: {name: s3}}}\ncleanup: Never", s3.Endpoint))
+	mb := waitFinished(t, ns, "stored", 60*time.Second)
+	if mb.Status.Phase != v1alpha1.PhaseSucceeded || condition(mb, v1alpha1.ConditionResultsStored).Status != "True" {
+		t.Fatalf("phase %s, ResultsStored %+v", mb.Status.Phase, condition(mb, v1alpha1.ConditionResultsStored))
+	}
+	key := fmt.Sprintf("runs/%s/stored/%s", ns, mb.UID)
+	if mb.Status.ResultsURL != "s3://msgbench-results/"+key+"/result.json" {
+		t.Errorf("resultsURL %s", mb.Status.ResultsURL)
+	}
+	data, err := s3.Object(context.Background(), "msgbench-results", key+"/result.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r results.Result
+	if err := json.Unmarshal(data, &r); err != nil || r.Sent != mb.Status.Summary.Sent {
+		t.Errorf("uploaded result: %v, sent %d vs %d", err, r.Sent, mb.Status.Summary.Sent)
+	}
+	for i := 0; i < 2; i++ {
+		if _, err := s3.Object(context.Background(), "msgbench-results", fmt.Sprintf("%s/workers/%d.json", key, i)); err != nil {
+			t.Errorf("worker %d result not uploaded: %v", i, err)
+		}
+	}
+	// cleanup: Never keeps the broker.
+	var d appsv1.Deployment
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: resources.NamesOf(mb).Broker}, &d); err != nil {
+		t.Errorf("cleanup Never deleted the broker: %v", err)
+	}
+}
+
+func TestObjectStoreDownKeepsResultsInStatus(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns)
+	startKubelet(t, ns, nil)
+	createBenchmark(t, ns, "nostore", quickWorkload+"results: {objectStore: {url: 's3://msgbench-results/runs', endpoint: 'http://127.0.0.1:1'}}")
+	mb := waitFinished(t, ns, "nostore", 60*time.Second)
+	c := condition(mb, v1alpha1.ConditionResultsStored)
+	if mb.Status.Phase != v1alpha1.PhaseSucceeded || c.Status != "False" || c.Reason != "UploadFailed" || !strings.Contains(c.Message, "127.0.0.1:1") {
+		t.Fatalf("phase %s, ResultsStored %+v", mb.Status.Phase, c)
+	}
+	if mb.Status.Summary == nil || mb.Status.Summary.Received == 0 || mb.Status.ResultsURL != "" {
+		t.Errorf("summary %+v, resultsURL %q", mb.Status.Summary, mb.Status.ResultsURL)
+	}
+	if r := resultConfigMap(t, ns, mb); r.Received != mb.Status.Summary.Received {
+		t.Errorf("result ConfigMap received %d", r.Received)
+	}
+}
+
+func TestWorkerPodFailureFailsTheRun(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns)
+	startKubelet(t, ns, func(k *kubelet) { k.failWorker = 1 })
+	createBenchmark(t, ns, "crash", strings.Replace(quickWorkload, "duration: 2s", "duration: 10s", 1))
+	mb := waitFinished(t, ns, "crash", 60*time.Second)
+	if mb.Status.Phase != v1alpha1.PhaseFailed || !strings.Contains(mb.Status.Message, "worker 1") || !strings.Contains(mb.Status.Message, "worker ran out of memory") {
+		t.Errorf("phase %s message %q", mb.Status.Phase, mb.Status.Message)
+	}
+	if c := condition(mb, v1alpha1.ConditionCompleted); c.Status != "False" || c.Reason != "Failed" {
+		t.Errorf("Completed %+v", c)
+	}
+}
+
+func TestBrokerNeverReadyTimesOut(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns)
+	startKubelet(t, ns, func(k *kubelet) { k.brokerNeverReady = "ImagePullBackOff" })
+	createBenchmark(t, ns, "stuck", quickWorkload+"timeout: 4s")
+	mb := waitFinished(t, ns, "stuck", 30*time.Second)
+	msg := mb.Status.Message
+	if mb.Status.Phase != v1alpha1.PhaseFailed || !strings.Contains(msg, "timed out after 4s in phase Provisioning") ||
+		!strings.Contains(msg, "ImagePullBackOff") || !strings.Contains(msg, "0/1 replicas available") {
+		t.Errorf("phase %s message %q", mb.Status.Phase, msg)
+	}
+	if c := condition(mb, v1alpha1.ConditionBrokerReady); c.Status != "False" {
+		t.Errorf("BrokerReady %+v", c)
+	}
+}
+
+func TestExternalBroker(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns)
+	startKubelet(t, ns, nil)
+	createBenchmark(t, ns, "unreachable", quickWorkload+"broker: {type: external, external: {address: '127.0.0.1:1'}}")
+	createBenchmark(t, ns, "reachable", quickWorkload+"broker: {type: external, external: {address: '"+broker.Addr+"'}}")
+	mb := waitFinished(t, ns, "unreachable", 30*time.Second)
+	if mb.Status.Phase != v1alpha1.PhaseFailed || !strings.Contains(mb.Status.Message, "external broker 127.0.0.1:1 is not reachable") {
+		t.Errorf("unreachable: phase %s message %q", mb.Status.Phase, mb.Status.Message)
+	}
+	mb = waitFinished(t, ns, "reachable", 60*time.Second)
+	if mb.Status.Phase != v1alpha1.PhaseSucceeded || mb.Status.Summary.Lost != 0 || condition(mb, v1alpha1.ConditionBrokerReady).Reason != "Reachable" {
+		t.Errorf("reachable: phase %s message %q summary %+v", mb.Status.Phase, mb.Status.Message, mb.Status.Summary)
+	}
+	var d appsv1.DeploymentList
+	if err := env.Client.List(context.Background(), &d, client.InNamespace(ns)); err != nil || len(d.Items) != 0 {
+		t.Errorf("an external broker needs no Deployment, found %d", len(d.Items))
+	}
+}
+
+// TestOperatorRestartMidRun stops the operator while the workers run and starts a new one: it
+// must collect the complete results from the workers, which kept them.
+func TestOperatorRestartMidRun(t *testing.T) {
+	ns := newNamespace(t)
+	stop := startOperator(t, ns)
+	startKubelet(t, ns, nil)
+	createBenchmark(t, ns, "restart", strings.Replace(quickWorkload, "duration: 2s", "duration: 4s", 1))
+	deadline := time.Now().Add(30 * time.Second)
+	for get(t, ns, "restart").Status.Phase != v1alpha1.PhaseRunning {
+		if time.Now().After(deadline) {
+			t.Fatal("never reached Running")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	time.Sleep(5 * time.Second) // the run ends while no operator watches
+	startOperator(t, ns)
+	mb := waitFinished(t, ns, "restart", 60*time.Second)
+	if mb.Status.Phase != v1alpha1.PhaseSucceeded {
+		t.Fatalf("phase %s: %s", mb.Status.Phase, mb.Status.Message)
+	}
+	if s := mb.Status.Summary; s.Sent < 790 || s.Received != s.Sent || s.Lost != 0 {
+		t.Errorf("after the restart: summary %+v, want 800 sent and received", s)
+	}
+}
+
+// TestFiftyBenchmarksAtOnce creates 50 benchmarks together: all must run and succeed.
+func TestFiftyBenchmarksAtOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	ns := newNamespace(t)
+	startOperator(t, ns)
+	startKubelet(t, ns, nil)
+	const n = 50
+	for i := 0; i < n; i++ {
+		// Each benchmark would have its own broker in a cluster; here they share the suite's
+		// Mosquitto, so each gets its own topics.
+		createBenchmark(t, ns, fmt.Sprintf("many-%d", i), fmt.Sprintf("protocol: mqtt\nqos: 0\nworkload: {publishers: 1, subscribers: 1, payloadBytes: 32, rate: 20, duration: 3s, warmup: 0s, topicPrefix: many-%d-}", i))
+	}
+	for i := 0; i < n; i++ {
+		mb := waitFinished(t, ns, fmt.Sprintf("many-%d", i), 120*time.Second)
+		if mb.Status.Phase != v1alpha1.PhaseSucceeded || mb.Status.StartTime == nil || mb.Status.Summary.Received == 0 {
+			t.Errorf("many-%d: %s %q", i, mb.Status.Phase, mb.Status.Message)
+		}
+	}
+}
+
+var _ = controllers.FieldOwner

@@ -1,0 +1,340 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/brokers/mosquitto"
+	"github.com/msgbench/msgbench/controllers"
+	"github.com/msgbench/msgbench/controllers/resources"
+	"github.com/msgbench/msgbench/internal/manifest"
+	"github.com/msgbench/msgbench/internal/testenv"
+	"github.com/msgbench/msgbench/loadgen"
+	"github.com/msgbench/msgbench/loadgen/control"
+	_ "github.com/msgbench/msgbench/loadgen/drivers/all"
+)
+
+var (
+	env    *testenv.Env
+	broker *mosquitto.Process
+	scheme = runtime.NewScheme()
+	// controlPort is the workers' control port; each fake pod gets its own loopback address.
+	controlPort int32
+)
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.InfoLevel)))
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = v1alpha1.AddToScheme(scheme)
+	var err error
+	if env, err = testenv.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if broker, err = mosquitto.Start(context.Background(), mosquitto.Options{Host: "127.0.0.1", MaxInflight: 20}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		_ = env.Stop()
+		os.Exit(1)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err == nil {
+		controlPort = int32(l.Addr().(*net.TCPAddr).Port)
+		_ = l.Close()
+	}
+	code := m.Run()
+	_ = broker.Stop()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+var nsSeq atomic.Int32
+
+// newNamespace makes a namespace enforcing the restricted Pod Security Standard: every pod the
+// fake kubelet creates from the operator's templates must pass it.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	name := fmt.Sprintf("op-%d-%d", time.Now().UnixNano()%100000, nsSeq.Add(1))
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+		"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest"}}}
+	if err := env.Client.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// startOperator runs the reconciler in a manager watching only ns; stop ends it.
+func startOperator(t *testing.T, ns string) (stop func()) {
+	t.Helper()
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:     scheme,
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Cache:      cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		Client:     client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		Controller: config.Controller{SkipNameValidation: ptrTo(true), MaxConcurrentReconciles: 8},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := resources.DefaultConfig()
+	cfg.ControlPort = controlPort
+	r := &controllers.Reconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: scheme, Recorder: mgr.GetEventRecorder("msgbench-operator"), Config: cfg,
+		Poll: 200 * time.Millisecond, StartDelay: time.Second, UploadAttempts: 2, ExternalGrace: 2 * time.Second,
+		HTTP: &http.Client{Timeout: 5 * time.Second},
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+	}()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return stop
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// kubelet plays the parts of a cluster that envtest lacks: the Deployment and Job controllers
+// and the kubelet. Job pods are created from the operator's template (so the namespace's Pod
+// Security admission checks them) and "run" as in-process workers: the real load generator
+// with the real control protocol, on their own loopback address, against the suite's Mosquitto.
+type kubelet struct {
+	t  *testing.T
+	ns string
+	c  client.Client
+	// brokerNeverReady keeps the broker Deployment unavailable with this waiting reason.
+	brokerNeverReady string
+	// failWorker makes the worker with this index fail once it is ready (-1: none).
+	failWorker int
+
+	mu      sync.Mutex
+	running map[string]bool // pods with a worker
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+var ipSeq atomic.Int32
+
+func startKubelet(t *testing.T, ns string, tweak func(*kubelet)) {
+	k := &kubelet{t: t, ns: ns, c: env.Client, failWorker: -1, running: map[string]bool{}}
+	if tweak != nil {
+		tweak(k)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	k.cancel = cancel
+	k.wg.Add(1)
+	go func() {
+		defer k.wg.Done()
+		for ctx.Err() == nil {
+			k.tick(ctx)
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	t.Cleanup(func() { cancel(); k.wg.Wait() })
+}
+
+func (k *kubelet) tick(ctx context.Context) {
+	var deps appsv1.DeploymentList
+	if err := k.c.List(ctx, &deps, client.InNamespace(k.ns)); err == nil {
+		for i := range deps.Items {
+			k.deployment(ctx, &deps.Items[i])
+		}
+	}
+	var jobs batchv1.JobList
+	if err := k.c.List(ctx, &jobs, client.InNamespace(k.ns)); err == nil {
+		for i := range jobs.Items {
+			k.job(ctx, &jobs.Items[i])
+		}
+	}
+}
+
+func (k *kubelet) deployment(ctx context.Context, d *appsv1.Deployment) {
+	if k.brokerNeverReady != "" && d.Labels[v1alpha1.LabelComponent] == v1alpha1.ComponentBroker {
+		k.podFromTemplate(ctx, d.Name+"-0", &d.Spec.Template, nil, func(p *corev1.Pod) {
+			p.Status.Phase = corev1.PodPending
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "mosquitto", State: corev1.ContainerState{
+				Waiting: &corev1.ContainerStateWaiting{Reason: k.brokerNeverReady, Message: "back-off pulling image"}}}}
+		})
+		return
+	}
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	if d.Status.AvailableReplicas == want && d.Status.ObservedGeneration == d.Generation {
+		return
+	}
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: want, ReadyReplicas: want, AvailableReplicas: want, UpdatedReplicas: want}
+	_ = k.c.Status().Update(ctx, d)
+}
+
+// podFromTemplate creates a pod from a template unless it exists, then sets its status.
+func (k *kubelet) podFromTemplate(ctx context.Context, name string, tmpl *corev1.PodTemplateSpec, annotations map[string]string, status func(*corev1.Pod)) *corev1.Pod {
+	var p corev1.Pod
+	if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: name}, &p); err == nil {
+		return &p
+	}
+	p = corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: k.ns, Labels: tmpl.Labels, Annotations: map[string]string{}}, Spec: *tmpl.Spec.DeepCopy()}
+	for key, v := range tmpl.Annotations {
+		p.Annotations[key] = v
+	}
+	for key, v := range annotations {
+		p.Annotations[key] = v
+	}
+	if err := k.c.Create(ctx, &p); err != nil {
+		if !apierrors.IsAlreadyExists(err) && ctx.Err() == nil {
+			k.t.Errorf("creating pod %s from the operator's template: %v", name, err)
+		}
+		return nil
+	}
+	status(&p)
+	_ = k.c.Status().Update(ctx, &p)
+	return &p
+}
+
+func (k *kubelet) job(ctx context.Context, j *batchv1.Job) {
+	n := int(*j.Spec.Completions)
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("%s-%d", j.Name, i)
+		k.mu.Lock()
+		started := k.running[name]
+		k.mu.Unlock()
+		if started {
+			continue
+		}
+		seq := ipSeq.Add(1)
+		ip := fmt.Sprintf("127.0.%d.%d", 10+seq/250, 2+seq%250)
+		pod := k.podFromTemplate(ctx, name, &j.Spec.Template, map[string]string{batchv1.JobCompletionIndexAnnotation: strconv.Itoa(i)}, func(p *corev1.Pod) {
+			p.Status.Phase = corev1.PodRunning
+			p.Status.PodIP = ip
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
+		})
+		if pod == nil {
+			continue
+		}
+		k.mu.Lock()
+		k.running[name] = true
+		k.mu.Unlock()
+		k.wg.Add(1)
+		go func(i int, pod *corev1.Pod) {
+			defer k.wg.Done()
+			k.runWorker(ctx, i, pod)
+		}(i, pod)
+	}
+}
+
+// runWorker runs one worker pod's container: `msgbench loadgen --control` in-process.
+func (k *kubelet) runWorker(ctx context.Context, index int, pod *corev1.Pod) {
+	mbName := pod.Annotations[resources.AnnotationBenchmark]
+	var mb v1alpha1.MessagingBenchmark
+	if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: mbName}, &mb); err != nil {
+		return
+	}
+	names := resources.NamesOf(&mb)
+	var cm corev1.ConfigMap
+	var secret corev1.Secret
+	if k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: names.Spec}, &cm) != nil ||
+		k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: names.Control}, &secret) != nil {
+		return
+	}
+	parsed, err := manifest.Parse([]byte(cm.Data["benchmark.yaml"]))
+	if err != nil {
+		k.t.Errorf("the worker cannot parse the operator's spec ConfigMap: %v", err)
+		return
+	}
+	ctl := control.NewServer(string(secret.Data["token"]))
+	ln, err := net.Listen("tcp", net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(controlPort))))
+	if err != nil {
+		k.t.Errorf("worker listen: %v", err)
+		return
+	}
+	srv := &http.Server{Handler: ctl.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+
+	readyCh := make(chan struct{})
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	resultCh := make(chan error, 1)
+	go func() {
+		res, err := loadgen.Run(runCtx, loadgen.Options{Name: parsed.Name, Spec: &parsed.Spec, Worker: index, RunID: resources.RunID(&mb),
+			Address: broker.Addr, Ready: func() { ctl.Ready(); close(readyCh) }, Start: ctl.WaitStart})
+		ctl.Finish(res, err)
+		resultCh <- err
+	}()
+	select {
+	case <-readyCh:
+	case <-ctx.Done():
+		return
+	}
+	k.setPod(ctx, pod.Name, func(p *corev1.Pod) {
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	})
+	if index == k.failWorker {
+		time.Sleep(1500 * time.Millisecond) // mid-run
+		cancelRun()
+		k.setPod(ctx, pod.Name, func(p *corev1.Pod) {
+			p.Status.Phase = corev1.PodFailed
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "loadgen", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 137, Reason: "OOMKilled", Message: "worker ran out of memory"}}}}
+		})
+		return
+	}
+	runErr := <-resultCh
+	select {
+	case <-ctl.Exited():
+	case <-ctx.Done():
+		return
+	}
+	k.setPod(ctx, pod.Name, func(p *corev1.Pod) {
+		p.Status.Phase = corev1.PodSucceeded
+		if runErr != nil {
+			p.Status.Phase = corev1.PodFailed
+		}
+	})
+}
+
+func (k *kubelet) setPod(ctx context.Context, name string, f func(*corev1.Pod)) {
+	for i := 0; i < 20; i++ {
+		var p corev1.Pod
+		if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: name}, &p); err != nil {
+			return
+		}
+		f(&p)
+		if err := k.c.Status().Update(ctx, &p); err == nil || !apierrors.IsConflict(err) {
+			return
+		}
+	}
+}
