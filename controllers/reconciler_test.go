@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,12 +22,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/controllers"
 	"github.com/msgbench/msgbench/controllers/resources"
+	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/internal/testenv"
 	"github.com/msgbench/msgbench/results"
 )
@@ -380,3 +384,42 @@ func TestFiftyBenchmarksAtOnce(t *testing.T) {
 }
 
 var _ = controllers.FieldOwner
+
+// TestRenderedObjectsApply applies what `msgbench render` prints for every sample to the real
+// API server (server-side apply, dry run).
+func TestRenderedObjectsApply(t *testing.T) {
+	ns := newNamespace(t)
+	err := filepath.WalkDir(filepath.Join(testenv.RepoRoot(), "config", "samples"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
+			return err
+		}
+		mb, err := manifest.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if mb.Spec.Broker.Type == v1alpha1.BrokerKafka {
+			return nil // Strimzi objects are checked by the Kafka tests
+		}
+		mb.Namespace, mb.UID = ns, "7c6b3c1e-1111-4111-8111-000000000001"
+		objs, err := resources.Render(mb, resources.DefaultConfig())
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			return nil
+		}
+		for _, o := range objs {
+			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+			if err != nil {
+				return err
+			}
+			u := &unstructured.Unstructured{Object: m}
+			u.SetOwnerReferences(nil) // the owner does not exist in a dry run
+			if err := env.Client.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("test"), client.DryRunAll); err != nil {
+				t.Errorf("%s: %s %s refused: %v", filepath.Base(path), u.GetKind(), u.GetName(), err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -75,15 +75,18 @@ func NamesOf(mb *v1alpha1.MessagingBenchmark) Names {
 	}
 }
 
+// shortName makes a DNS label (Service names allow no dots) of name+suffix. Names that are too
+// long or contain dots get a hash of the full name, so two benchmarks never share one.
 func shortName(name, suffix string) string {
 	const limit = 63
-	if len(name)+len(suffix) <= limit {
+	if len(name)+len(suffix) <= limit && !strings.Contains(name, ".") {
 		return name + suffix
 	}
 	sum := sha256.Sum256([]byte(name))
 	h := hex.EncodeToString(sum[:])[:8]
-	keep := limit - len(suffix) - len(h) - 1
-	return strings.TrimRight(name[:keep], "-.") + "-" + h + suffix
+	keep := min(len(name), limit-len(suffix)-len(h)-1)
+	base := strings.Trim(strings.ReplaceAll(name[:keep], ".", "-"), "-")
+	return base + "-" + h + suffix
 }
 
 // Labels of every object of mb's component.

@@ -1,0 +1,39 @@
+package resources
+
+import (
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+)
+
+// Render returns every object the operator applies for mb, in the order it applies them.
+// Secrets whose content is generated at run time (the control token, a generated TLS
+// certificate) are left out: they differ on every run and hold keys.
+func Render(mb *v1alpha1.MessagingBenchmark, cfg Config) ([]client.Object, error) {
+	var objs []client.Object
+	spec, err := SpecConfigMap(mb)
+	if err != nil {
+		return nil, err
+	}
+	objs = append(objs, spec, WorkerServiceAccount(mb))
+	if mb.Spec.Broker.Type == v1alpha1.BrokerMosquitto {
+		cm, err := MosquittoConfigMap(mb)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, cm, MosquittoDeployment(mb, cfg), BrokerService(mb))
+	}
+	if GatewayMode(mb) != "" {
+		objs = append(objs, GatewayDeployment(mb, cfg), GatewayService(mb))
+	}
+	return append(objs, WorkersJob(mb, cfg)), nil
+}
+
+// GeneratedSecrets names the Secrets Render leaves out.
+func GeneratedSecrets(mb *v1alpha1.MessagingBenchmark) []string {
+	out := []string{NamesOf(mb).Control + " (control token)"}
+	if NeedsCertificate(mb) && (mb.Spec.TLS == nil || mb.Spec.TLS.SecretRef == nil) {
+		out = append(out, NamesOf(mb).TLS+" (CA and server certificate)")
+	}
+	return out
+}
