@@ -45,6 +45,10 @@ func (r *ramp) wait(ctx context.Context, i int) error {
 
 func (r *ramp) done() { <-r.slots }
 
+// connectTimeout bounds one client's connection set-up (dial, handshakes, CONNACK): a peer that
+// accepts TCP but never answers must not hang the run. Long enough for satellite links.
+const connectTimeout = 60 * time.Second
+
 func (r *run) clientID(role string, index int) string {
 	return fmt.Sprintf("mb%s-%s%d", r.o.RunID, role, index)
 }
@@ -53,6 +57,8 @@ func (r *run) clientID(role string, index int) string {
 func (r *run) connect(ctx context.Context, c drivers.Client, h drivers.Handler, dialStart *atomic.Int64) (drivers.Session, error) {
 	start := r.now()
 	dialStart.Store(start)
+	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
 	sess, err := r.drv.Connect(ctx, c, h)
 	if err != nil {
 		return nil, fmt.Errorf("%s %d: connect to %s: %w", c.Role, c.TopicIndex, r.o.Address, err)

@@ -22,8 +22,19 @@ import (
 // ErrNotInstalled means no mosquitto binary was found.
 var ErrNotInstalled = errors.New("mosquitto is not installed: run hack/apt-packages.sh (Debian package mosquitto) or put mosquitto on PATH")
 
-// Binary finds the mosquitto executable (PATH, then /usr/sbin where Debian puts it).
+// BinaryEnv names an environment variable that overrides where the mosquitto binary is
+// (set it to a missing path to make a machine without Mosquitto).
+const BinaryEnv = "MSGBENCH_MOSQUITTO"
+
+// Binary finds the mosquitto executable ($MSGBENCH_MOSQUITTO, PATH, then /usr/sbin where
+// Debian puts it).
 func Binary() (string, error) {
+	if p, ok := os.LookupEnv(BinaryEnv); ok {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+		return "", fmt.Errorf("%w ($%s=%s does not exist)", ErrNotInstalled, BinaryEnv, p)
+	}
 	if p, err := exec.LookPath("mosquitto"); err == nil {
 		return p, nil
 	}
@@ -52,6 +63,10 @@ type Options struct {
 	TLSVersion string
 	// Host is the address to listen on (default 127.0.0.1); also put in the certificate.
 	Host string
+	// Port pins the plain listener's port (0: a free one).
+	Port int
+	// Bundle is the TLS material to serve (default: generated for this broker).
+	Bundle *certs.Bundle
 	// MaxInflight and Extra as in Config.
 	MaxInflight int
 	Extra       map[string]string
@@ -88,6 +103,9 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	}
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ { // a free port can be taken between probe and bind
+		if attempt > 0 && o.Port != 0 {
+			break // a pinned port does not become free by retrying
+		}
 		p, err := start(ctx, bin, o)
 		if err == nil {
 			return p, nil
@@ -109,18 +127,24 @@ func start(ctx context.Context, bin string, o Options) (*Process, error) {
 		}
 		p.dir, p.ownDir = d, d
 	}
-	port, err := freePort(o.Host)
-	if err != nil {
-		p.cleanup()
-		return nil, err
+	port := o.Port
+	if port == 0 {
+		var err error
+		if port, err = freePort(o.Host); err != nil {
+			p.cleanup()
+			return nil, err
+		}
 	}
 	cfg := Config{Port: port, BindAddress: o.Host, MaxInflight: o.MaxInflight, Extra: o.Extra, RunAsRoot: os.Geteuid() == 0}
 	p.Addr = net.JoinHostPort(o.Host, strconv.Itoa(port))
 	if o.TLS {
-		b, err := certs.New("msgbench-mosquitto", []string{o.Host, "localhost", "127.0.0.1", "::1"}, 24*time.Hour)
-		if err != nil {
-			p.cleanup()
-			return nil, err
+		b := o.Bundle
+		if b == nil {
+			var err error
+			if b, err = certs.New("msgbench-mosquitto", []string{o.Host, "localhost", "127.0.0.1", "::1"}, 24*time.Hour); err != nil {
+				p.cleanup()
+				return nil, err
+			}
 		}
 		cfg.CAFile, cfg.CertFile, cfg.KeyFile = filepath.Join(p.dir, "ca.crt"), filepath.Join(p.dir, "tls.crt"), filepath.Join(p.dir, "tls.key")
 		for f, data := range map[string][]byte{cfg.CAFile: b.CACert, cfg.CertFile: b.ServerCert, cfg.KeyFile: b.ServerKey} {
@@ -129,6 +153,7 @@ func start(ctx context.Context, bin string, o Options) (*Process, error) {
 				return nil, err
 			}
 		}
+		var err error
 		if cfg.TLSPort, err = freePort(o.Host); err != nil {
 			p.cleanup()
 			return nil, err

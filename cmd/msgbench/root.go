@@ -15,7 +15,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newLoadgenCommand(), newGatewayCommand(), newOperatorCommand(), newRenderCommand())
+	root.AddCommand(newVersionCommand(), newLoadgenCommand(), newGatewayCommand(), newOperatorCommand(), newRenderCommand(), newRunCommand(), newReportCommand())
 	return root
 }
 

@@ -142,27 +142,17 @@ func restrictedContainer() *corev1.SecurityContext {
 	}
 }
 
-// TLSEnabled reports whether the clients of mb encrypt to the broker (MQTTS, Kafka TLS).
-func TLSEnabled(mb *v1alpha1.MessagingBenchmark) bool {
-	return mb.Spec.TLS != nil && mb.Spec.TLS.Enabled
-}
+// TLSEnabled reports whether the clients of mb encrypt.
+func TLSEnabled(mb *v1alpha1.MessagingBenchmark) bool { return mb.Spec.TLSEnabled() }
 
-// BrokerTLS reports whether the broker itself serves TLS: for mqtt and kafka clients with
-// spec.tls. Gateways terminate their clients' TLS and reach the broker in the clear.
-func BrokerTLS(mb *v1alpha1.MessagingBenchmark) bool {
-	return TLSEnabled(mb) && usesGateway(mb) == ""
-}
+// BrokerTLS reports whether the broker serves TLS (see MessagingBenchmarkSpec.BrokerTLS).
+func BrokerTLS(mb *v1alpha1.MessagingBenchmark) bool { return mb.Spec.BrokerTLS() }
 
-// GatewayTLS reports whether the gateway serves TLS (spec.tls, and always for QUIC).
-func GatewayTLS(mb *v1alpha1.MessagingBenchmark) bool {
-	return TLSEnabled(mb) || mb.Spec.Protocol == v1alpha1.ProtocolMQTTQUIC ||
-		(mb.Spec.Protocol == v1alpha1.ProtocolHTTP && mb.Spec.HTTP.Version == v1alpha1.HTTP3)
-}
+// GatewayTLS reports whether the gateway serves TLS.
+func GatewayTLS(mb *v1alpha1.MessagingBenchmark) bool { return mb.Spec.GatewayTLS() }
 
-// NeedsCertificate reports whether the benchmark needs a server certificate at all.
-func NeedsCertificate(mb *v1alpha1.MessagingBenchmark) bool {
-	return BrokerTLS(mb) || (usesGateway(mb) != "" && GatewayTLS(mb))
-}
+// NeedsCertificate reports whether the benchmark needs a server certificate.
+func NeedsCertificate(mb *v1alpha1.MessagingBenchmark) bool { return mb.Spec.NeedsCertificate() }
 
 // TLSSecretName is the Secret with the broker's certificate: the user's, or the generated one.
 func TLSSecretName(mb *v1alpha1.MessagingBenchmark) string {
@@ -185,14 +175,4 @@ func BrokerAddress(mb *v1alpha1.MessagingBenchmark) string {
 }
 
 // usesGateway returns the gateway mode a protocol needs, or "".
-func usesGateway(mb *v1alpha1.MessagingBenchmark) string {
-	switch mb.Spec.Protocol {
-	case v1alpha1.ProtocolMQTTSN:
-		return "mqtt-sn"
-	case v1alpha1.ProtocolHTTP:
-		return "http"
-	case v1alpha1.ProtocolMQTTQUIC:
-		return "quic"
-	}
-	return ""
-}
+func usesGateway(mb *v1alpha1.MessagingBenchmark) string { return mb.Spec.GatewayMode() }

@@ -1,0 +1,48 @@
+package v1alpha1
+
+// Decisions about a spec that the operator and the local runner both make; keeping them here
+// makes the two modes provision the same things.
+
+// GatewayMode is the msgbench gateway the protocol needs between clients and the MQTT broker
+// ("mqtt-sn", "http" or "quic"), or "" when clients talk to the broker directly.
+func (s *MessagingBenchmarkSpec) GatewayMode() string {
+	switch s.Protocol {
+	case ProtocolMQTTSN:
+		return "mqtt-sn"
+	case ProtocolHTTP:
+		return "http"
+	case ProtocolMQTTQUIC:
+		return "quic"
+	}
+	return ""
+}
+
+// TLSEnabled reports spec.tls.enabled.
+func (s *MessagingBenchmarkSpec) TLSEnabled() bool { return s.TLS != nil && s.TLS.Enabled }
+
+// BrokerTLS reports whether the broker itself serves TLS: for mqtt and kafka clients with
+// spec.tls. Gateways terminate their clients' TLS and reach the broker in the clear.
+func (s *MessagingBenchmarkSpec) BrokerTLS() bool { return s.TLSEnabled() && s.GatewayMode() == "" }
+
+// GatewayTLS reports whether the gateway serves TLS: with spec.tls, and always for QUIC.
+func (s *MessagingBenchmarkSpec) GatewayTLS() bool {
+	return s.TLSEnabled() || s.Protocol == ProtocolMQTTQUIC || (s.Protocol == ProtocolHTTP && s.HTTP.Version == HTTP3)
+}
+
+// NeedsCertificate reports whether a server certificate is needed at all.
+func (s *MessagingBenchmarkSpec) NeedsCertificate() bool {
+	return s.BrokerTLS() || (s.GatewayMode() != "" && s.GatewayTLS())
+}
+
+// ClientTLSVersion is the TLS version clients use ("1.2" or "1.3"); QUIC always uses 1.3.
+func (s *MessagingBenchmarkSpec) ClientTLSVersion() string {
+	if s.TLS == nil || s.TLS.Version == "" || s.Protocol == ProtocolMQTTQUIC || (s.Protocol == ProtocolHTTP && s.HTTP.Version == HTTP3) {
+		return string(TLS13)
+	}
+	return string(s.TLS.Version)
+}
+
+// Impaired reports whether spec.network asks for an emulated link.
+func (s *MessagingBenchmarkSpec) Impaired() bool {
+	return s.Network.Profile != "" && s.Network.Profile != ProfileNone
+}

@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"image/png"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/brokers/mosquitto"
+	"github.com/msgbench/msgbench/internal/manifest"
+	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/results"
+)
+
+// buildBinary builds bin/msgbench once for tests that run it as a process.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "msgbench")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runnable reports whether this build can run a sample locally, and why not.
+func runnable(mb *v1alpha1.MessagingBenchmark) (bool, string) {
+	if mb.Spec.Broker.Type == v1alpha1.BrokerExternal {
+		return false, "external broker address is a placeholder"
+	}
+	known := map[string]bool{}
+	for _, p := range drivers.Protocols() {
+		known[p] = true
+	}
+	if !known[string(mb.Spec.Protocol)] {
+		return false, "no driver for " + string(mb.Spec.Protocol) + " in this build"
+	}
+	if mb.Spec.Results.ObjectStore != nil && strings.HasPrefix(mb.Spec.Results.ObjectStore.URL, "s3://") {
+		return true, "" // the upload fails (no such endpoint) and is reported; the run itself must succeed
+	}
+	return true, ""
+}
+
+// TestEverySampleRunsLocally runs each top-level and network sample through `msgbench run` with
+// short overrides and checks the result: schema, received > 0, and no loss where the QoS and
+// transport guarantee it.
+func TestEverySampleRunsLocally(t *testing.T) {
+	var files []string
+	for _, dir := range []string{repo("config", "samples"), repo("config", "samples", "network")} {
+		fs, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		files = append(files, fs...)
+	}
+	out := t.TempDir()
+	ran := 0
+	for _, f := range files {
+		mb, err := manifest.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok, why := runnable(mb)
+		if !ok {
+			t.Logf("%s: skipped: %s", filepath.Base(f), why)
+			continue
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			args := []string{"run", "-f", f, "--out", out, "-q", "--set", "workload.warmup=200ms", "--set", "workload.duration=1s"}
+			if mb.Spec.Workload.Messages > 0 {
+				args = append(args, "--set", "workload.messages="+strconv.Itoa(int(min(mb.Spec.Workload.Messages, 40))))
+			}
+			if mb.Spec.Workload.Rate > 0 || mb.Spec.Workload.Messages == 0 {
+				args = append(args, "--set", "workload.rate="+strconv.Itoa(int(max(mb.Spec.Workload.Rate, 50))))
+			}
+			stdout, err := msgbench(t, args...)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, stdout)
+			}
+			r, err := results.ReadFile(filepath.Join(out, mb.Name, "result.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSanity(t, r)
+			if _, err := os.Stat(filepath.Join(out, mb.Name, "report.html")); err != nil {
+				t.Error(err)
+			}
+		})
+		ran++
+	}
+	if ran < 5 {
+		t.Errorf("only %d samples ran", ran)
+	}
+}
+
+func checkSanity(t *testing.T, r *results.Result) {
+	t.Helper()
+	if r.Kind != results.Kind || r.APIVersion != results.APIVersion || r.Spec == nil || r.Phase != "Succeeded" || r.Environment.Mode != "local" {
+		t.Errorf("result header: %+v", r)
+	}
+	if r.Received == 0 || r.Sent == 0 || r.MeasuredSeconds <= 0 || r.Environment.Broker == "" {
+		t.Errorf("nothing measured: sent %d received %d measured %v broker %q", r.Sent, r.Received, r.MeasuredSeconds, r.Environment.Broker)
+	}
+	tcp := r.Spec.Protocol != v1alpha1.ProtocolMQTTSN
+	guaranteed := r.Spec.QoS >= 1 || (tcp && !r.Spec.Impaired())
+	if guaranteed && (r.Lost == nil || *r.Lost != 0) {
+		t.Errorf("lost %v at QoS %d over %s", r.Lost, r.Spec.QoS, r.Spec.Protocol)
+	}
+	if r.Spec.QoS == 2 && r.Duplicates != nil && *r.Duplicates != 0 {
+		t.Errorf("%d duplicates at QoS 2", *r.Duplicates)
+	}
+	var tl int64
+	for _, p := range r.Timeline {
+		tl += p.Received
+	}
+	if tl != r.Received {
+		t.Errorf("timeline sums to %d, received %d", tl, r.Received)
+	}
+}
+
+// TestRunFailsClearly: each failure ends with a message naming the cause and a non-zero exit,
+// and leaves no broker process behind.
+func TestRunFailsClearly(t *testing.T) {
+	bin := buildBinary(t)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	port := busy.Addr().(*net.TCPAddr).Port
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	_ = os.WriteFile(bad, []byte("apiVersion: msgbench.io/v1alpha1\nkind: MessagingBenchmark\nmetadata: {name: bad}\nspec: {protocol: mqtt, qos: 5}\n"), 0o644)
+	sample := repo("config", "samples", "mqtt-qos0.yaml")
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  []string
+		want string
+	}{
+		{"malformed manifest", []string{"run", "-f", bad}, nil, "spec.qos"},
+		{"missing file", []string{"run", "-f", "/nonexistent/x.yaml"}, nil, "/nonexistent/x.yaml"},
+		{"no broker, no fallback", []string{"run", "-f", sample, "--no-embedded-broker"}, []string{mosquitto.BinaryEnv + "=/nonexistent/mosquitto"}, "mosquitto is not installed"},
+		{"port busy", []string{"run", "-f", sample, "--broker-port", strconv.Itoa(port)}, nil, fmt.Sprintf("port %d is busy", port)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := brokerProcesses(t)
+			cmd := exec.Command(bin, append(tc.args, "-q", "--out", t.TempDir(), "--set", "workload.duration=1s")...)
+			cmd.Env = append(os.Environ(), tc.env...)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("exit 0, want failure:\n%s", out)
+			}
+			if !strings.Contains(string(out), tc.want) {
+				t.Errorf("output lacks %q:\n%s", tc.want, out)
+			}
+			if after := brokerProcesses(t); after > before {
+				t.Errorf("%d broker processes left behind", after-before)
+			}
+		})
+	}
+}
+
+// TestEmbeddedBrokerFallback runs without Mosquitto: the embedded broker serves, and the
+// result names it.
+func TestEmbeddedBrokerFallback(t *testing.T) {
+	t.Setenv(mosquitto.BinaryEnv, "/nonexistent/mosquitto")
+	out := t.TempDir()
+	if _, err := msgbench(t, "run", "-f", repo("config", "samples", "mqtt-qos2.yaml"), "--out", out, "-q", "--set", "workload.duration=1s", "--set", "workload.warmup=0s"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := results.ReadFile(filepath.Join(out, "mqtt-qos2", "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.Environment.Broker, "embedded mochi-mqtt") {
+		t.Errorf("broker %q does not say it is the embedded one", r.Environment.Broker)
+	}
+	checkSanity(t, r)
+}
+
+// TestInterruptLeavesNothingBehind sends SIGINT in the middle of a run.
+func TestInterruptLeavesNothingBehind(t *testing.T) {
+	bin := buildBinary(t)
+	cmd := exec.Command(bin, "run", "-f", repo("config", "samples", "mqtt-qos1.yaml"), "--out", t.TempDir(), "--set", "workload.duration=30s")
+	var stderr bytes.Buffer
+	pr, pw, _ := os.Pipe()
+	cmd.Stderr = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	pidRe := regexp.MustCompile(`\(pid (\d+)\)`)
+	brokerPID := 0
+	sc := bufio.NewScanner(pr)
+	deadline := time.AfterFunc(20*time.Second, func() { _ = cmd.Process.Kill() })
+	defer deadline.Stop()
+	for sc.Scan() {
+		line := sc.Text()
+		stderr.WriteString(line + "\n")
+		if m := pidRe.FindStringSubmatch(line); m != nil {
+			brokerPID, _ = strconv.Atoi(m[1])
+		}
+		if strings.Contains(line, "Measuring") || strings.Contains(line, "Warmup") {
+			break
+		}
+	}
+	if brokerPID == 0 {
+		t.Fatalf("no broker pid in the log:\n%s", stderr.String())
+	}
+	time.Sleep(500 * time.Millisecond)
+	_ = cmd.Process.Signal(os.Interrupt)
+	go func() {
+		for sc.Scan() {
+			stderr.WriteString(sc.Text() + "\n")
+		}
+	}()
+	err := cmd.Wait()
+	if err == nil {
+		t.Fatal("exit 0 after SIGINT")
+	}
+	time.Sleep(100 * time.Millisecond)
+	if syscall.Kill(brokerPID, 0) == nil {
+		t.Errorf("broker pid %d still runs after the interrupt", brokerPID)
+	}
+}
+
+// brokerProcesses counts Mosquitto processes this package's runs started (their config lives in
+// a msgbench-mosquitto- folder).
+func brokerProcesses(t *testing.T) int {
+	t.Helper()
+	out, _ := exec.Command("pgrep", "-f", "msgbench-mosquitto-").Output()
+	return len(strings.Fields(string(out)))
+}
+
+// TestReportInHeadlessBrowser opens a run's report.html in Debian's Chromium: it must load
+// without console errors, and a screenshot must show the charts (coloured lines and bars).
+func TestReportInHeadlessBrowser(t *testing.T) {
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("chromium not installed: run hack/apt-packages.sh (Debian package chromium)")
+	}
+	out := t.TempDir()
+	if _, err := msgbench(t, "run", "-f", repo("config", "samples", "mqtt-qos1.yaml"), "--out", out, "-q", "--set", "workload.duration=2s", "--set", "workload.warmup=0s"); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(out, "mqtt-qos1", "report.html")
+	shot := filepath.Join(t.TempDir(), "shot.png")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--user-data-dir="+t.TempDir(),
+		"--enable-logging=stderr", "--v=0", "--window-size=1200,3000", "--screenshot="+shot, "file://"+page)
+	logs, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("chromium: %v\n%s", err, logs)
+	}
+	for _, line := range strings.Split(string(logs), "\n") {
+		if strings.Contains(line, "CONSOLE") && (strings.Contains(line, "Uncaught") || strings.Contains(line, "Error")) {
+			t.Errorf("browser console: %s", line)
+		}
+	}
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Charts are drawn in colour; text and table are grey. Count strongly coloured pixels.
+	colored := 0
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			hi, lo := max(r, g, bl)>>8, min(r, g, bl)>>8
+			if hi-lo > 80 {
+				colored++
+			}
+		}
+	}
+	if colored < 2000 {
+		t.Errorf("screenshot has %d coloured pixels: the charts did not render", colored)
+	}
+	data, _ := os.ReadFile(page)
+	for _, id := range []string{`id="throughput"`, `id="latency"`, `id="delivery"`, `id="wire"`, "<svg"} {
+		if !bytes.Contains(data, []byte(id)) {
+			t.Errorf("report lacks %s", id)
+		}
+	}
+}

@@ -1,0 +1,267 @@
+// Package localrun runs a whole MessagingBenchmark on one machine — `msgbench run`: the broker
+// as a local process (Mosquitto, a local Kafka, or an embedded broker when Mosquitto is not
+// installed), the protocol gateway in-process, the user-space link emulator for spec.network,
+// and the workers in-process with a synchronized start. It walks the operator's steps with
+// processes instead of pods and shares its parts: the spec decisions (v1alpha1), the broker
+// configuration (brokers/), the gateways (gateway/), the worker engine (loadgen/) and the exact
+// merge (results/). Everything it starts is torn down when Run returns, also on cancellation.
+package localrun
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/internal/proc"
+	"github.com/msgbench/msgbench/internal/version"
+	"github.com/msgbench/msgbench/loadgen"
+	"github.com/msgbench/msgbench/results"
+	"github.com/msgbench/msgbench/results/report"
+)
+
+// Options of a local run.
+type Options struct {
+	// OutDir receives <name>/result.json and <name>/report.html.
+	OutDir string
+	// NoEmbedded refuses the embedded broker: without Mosquitto the run fails instead.
+	NoEmbedded bool
+	// BrokerPort pins the local broker's port (0: a free one).
+	BrokerPort int
+	// Progress receives the run's progress: one updating line on a terminal, log lines otherwise.
+	Progress ProgressFunc
+	// Logf receives what the runner does (nil: silent).
+	Logf func(format string, args ...any)
+}
+
+// ProgressFunc is called with the run's state: every 250 ms on a terminal, every few seconds
+// otherwise (the caller decides how to show it).
+type ProgressFunc func(p Progress)
+
+// Progress is a moment of a run.
+type Progress struct {
+	Phase                  string
+	Elapsed, Total         time.Duration // publishing time so far and planned (0: messages mode)
+	Sent, Received, Errors int64
+	// RecentPerSecond is the received rate over the last interval.
+	RecentPerSecond float64
+}
+
+// Run runs mb locally and returns its merged result. The result is also written under
+// o.OutDir when set.
+func Run(ctx context.Context, mb *v1alpha1.MessagingBenchmark, o Options) (*results.Result, error) {
+	r := &runner{mb: mb, spec: &mb.Spec, o: o}
+	if t := mb.Spec.Timeout.Duration; t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, t, fmt.Errorf("spec.timeout of %s passed", t))
+		defer cancel()
+	}
+	res, err := r.run(ctx)
+	if err != nil && context.Cause(ctx) != nil && ctx.Err() == context.DeadlineExceeded {
+		err = fmt.Errorf("%w: %w", context.Cause(ctx), err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.OutDir != "" {
+		if err := Write(res, o.OutDir); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// runner holds what one run started, to stop it again.
+type runner struct {
+	mb   *v1alpha1.MessagingBenchmark
+	spec *v1alpha1.MessagingBenchmarkSpec
+	o    Options
+
+	net      *network
+	bundle   *certs.Bundle
+	broker   string // host:port the gateway or the clients use
+	brokerCA []byte
+	// client side
+	address   string // host:port the clients connect to
+	clientTLS *tls.Config
+	env       results.Environment
+	usage     func() (proc.Usage, error)
+
+	mu       sync.Mutex
+	teardown []func()
+}
+
+func (r *runner) logf(format string, args ...any) {
+	if r.o.Logf != nil {
+		r.o.Logf(format, args...)
+	}
+}
+
+func (r *runner) onTeardown(f func()) {
+	r.mu.Lock()
+	r.teardown = append(r.teardown, f)
+	r.mu.Unlock()
+}
+
+func (r *runner) teardownAll() {
+	r.mu.Lock()
+	fs := r.teardown
+	r.teardown = nil
+	r.mu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
+}
+
+func (r *runner) run(ctx context.Context) (*results.Result, error) {
+	defer r.teardownAll()
+	r.env = results.Environment{Mode: "local", MsgbenchVersion: version.Version}
+	r.env.Host, _ = os.Hostname()
+	steps := []struct {
+		name string
+		f    func(context.Context) error
+	}{
+		{"network", r.startNetwork},
+		{"certificates", r.makeCertificates},
+		{"broker", r.startBroker},
+		{"gateway", r.startGateway},
+	}
+	for _, s := range steps {
+		if err := s.f(ctx); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return r.runWorkers(ctx)
+}
+
+// runWorkers runs spec.workers.replicas workers in-process with one start time, and merges
+// their results exactly like the operator does.
+func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
+	n := int(r.spec.Workers.Replicas)
+	start := newStartGate(n)
+	monitors := make([]*loadgen.Monitor, n)
+	parts := make([]*results.Result, n)
+	errs := make([]error, n)
+	stopProgress := r.progress(ctx, monitors)
+	defer stopProgress()
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		monitors[i] = &loadgen.Monitor{}
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			parts[i], errs[i] = loadgen.Run(ctx, loadgen.Options{
+				Name: r.mb.Name, Spec: r.spec, Worker: i, Workers: n,
+				Address: r.address, TLS: r.clientTLS, Dial: r.net.dial,
+				Ready: start.ready, Start: start.wait,
+				BrokerUsage: r.usage, Environment: r.env, Network: r.net.applied(),
+				Monitor: monitors[i],
+			})
+			if errs[i] != nil {
+				start.abort(errs[i])
+			}
+		}(i)
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	merged, err := results.Merge(parts)
+	if err != nil {
+		return nil, err
+	}
+	// In-process workers share one process: its CPU was counted by each of them.
+	merged.Resources.LoadgenCPUSeconds = parts[0].Resources.LoadgenCPUSeconds
+	for _, p := range parts[1:] {
+		merged.Resources.LoadgenCPUSeconds = max(merged.Resources.LoadgenCPUSeconds, p.Resources.LoadgenCPUSeconds)
+	}
+	merged.Environment = r.env
+	return merged, nil
+}
+
+// makeCertificates generates the run's CA and server certificate when TLS is needed.
+func (r *runner) makeCertificates(context.Context) error {
+	if !r.spec.NeedsCertificate() {
+		return nil
+	}
+	b, err := certs.New("msgbench-local", append([]string{"localhost", "127.0.0.1", "::1"}, r.net.serverHosts()...), 24*time.Hour)
+	if err != nil {
+		return err
+	}
+	r.bundle = b
+	return nil
+}
+
+// Write writes result.json and report.html into dir/<name>/.
+func Write(res *results.Result, dir string) error {
+	d := filepath.Join(dir, res.Name)
+	if err := res.WriteFile(filepath.Join(d, "result.json")); err != nil {
+		return err
+	}
+	return writeReport(res, filepath.Join(d, "report.html"))
+}
+
+// startGate releases every worker at one start time once all are ready.
+type startGate struct {
+	mu      sync.Mutex
+	waiting int
+	at      time.Time
+	err     error
+	done    chan struct{}
+}
+
+func newStartGate(n int) *startGate { return &startGate{waiting: n, done: make(chan struct{})} }
+
+func (g *startGate) ready() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.waiting--
+	if g.waiting == 0 {
+		g.at = time.Now().Add(100 * time.Millisecond)
+		close(g.done)
+	}
+}
+
+func (g *startGate) abort(err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.err == nil && g.waiting > 0 {
+		g.err = err
+		g.waiting = -1 << 30
+		close(g.done)
+	}
+}
+
+func (g *startGate) wait(ctx context.Context) (time.Time, error) {
+	select {
+	case <-g.done:
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.err != nil {
+			return time.Time{}, fmt.Errorf("another worker failed: %w", g.err)
+		}
+		return g.at, nil
+	case <-ctx.Done():
+		return time.Time{}, ctx.Err()
+	}
+}
+
+func hostPort(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
+
+var _ = tls.VersionTLS13
+
+func writeReport(res *results.Result, path string) error {
+	_, err := report.WriteFiles(filepath.Dir(path), []*results.Result{res}, false)
+	return err
+}

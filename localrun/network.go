@@ -1,0 +1,52 @@
+package localrun
+
+import (
+	"context"
+	"net"
+	"os/exec"
+
+	"github.com/msgbench/msgbench/loadgen/drivers"
+)
+
+// network is where the run's two sides meet: loopback, or the user-space link emulator's two
+// network namespaces when spec.network asks for impairment.
+type network struct {
+	// serverHost is the address the broker and gateway listen on.
+	serverHost string
+	// dial opens the clients' connections (from the device side of an emulated link).
+	dial drivers.DialFunc
+	// listenTCP and listenUDP open server-side sockets.
+	listenTCP func(ctx context.Context, address string) (net.Listener, error)
+	listenUDP func(ctx context.Context, address string) (net.PacketConn, error)
+	// command starts a server-side process (the broker).
+	command func(name string, args ...string) *exec.Cmd
+	// link describes the emulated link for the result (nil: none).
+	link any
+}
+
+func loopback() *network {
+	return &network{
+		serverHost: "127.0.0.1",
+		listenTCP: func(ctx context.Context, address string) (net.Listener, error) {
+			var lc net.ListenConfig
+			return lc.Listen(ctx, "tcp", address)
+		},
+		listenUDP: func(ctx context.Context, address string) (net.PacketConn, error) {
+			var lc net.ListenConfig
+			return lc.ListenPacket(ctx, "udp", address)
+		},
+	}
+}
+
+func (n *network) applied() any { return n.link }
+
+func (n *network) serverHosts() []string { return []string{n.serverHost} }
+
+// startNetwork sets up the emulated link when spec.network asks for one.
+func (r *runner) startNetwork(ctx context.Context) error {
+	if !r.spec.Impaired() {
+		r.net = loopback()
+		return nil
+	}
+	return r.startLink(ctx)
+}

@@ -1,0 +1,214 @@
+package results
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Finalize derives every computed figure from r's raw counts and the given histograms: latency
+// summaries and encodings, throughput, wire ratios. Workers call it on their own result; Merge
+// calls it on the merged one, so both follow one definition.
+func (r *Result) Finalize(hists map[string]*hdrhistogram.Histogram) error {
+	r.APIVersion, r.Kind = APIVersion, Kind
+	r.Histograms = map[string]string{}
+	r.Latency = Latencies{}
+	for _, name := range HistogramNames {
+		h := hists[name]
+		s := Summarize(h)
+		if s == nil {
+			continue
+		}
+		enc, err := EncodeHistogram(h)
+		if err != nil {
+			return err
+		}
+		r.Histograms[name] = enc
+		switch name {
+		case HistEndToEnd:
+			r.Latency.EndToEnd = s
+		case HistPublishAck:
+			r.Latency.PublishAck = s
+		case HistPublishDelay:
+			r.Latency.PublishDelay = s
+		case HistConnect:
+			r.Latency.Connect = s
+		case HistFirstMessage:
+			r.Latency.FirstMessage = s
+		}
+	}
+	var payload float64
+	if r.Spec != nil {
+		payload = float64(r.Spec.Workload.PayloadBytes)
+	}
+	r.Throughput = Throughput{}
+	if r.MeasuredSeconds > 0 {
+		r.Throughput.SentPerSecond = float64(r.Sent) / r.MeasuredSeconds
+		r.Throughput.ReceivedPerSecond = float64(r.Received) / r.MeasuredSeconds
+		r.Throughput.SentBytesPerSecond = float64(r.Sent) * payload / r.MeasuredSeconds
+		r.Throughput.ReceivedBytesPerSecond = float64(r.Received) * payload / r.MeasuredSeconds
+	}
+	w := &r.Wire
+	w.BytesPerMessage, w.ConnectBytes, w.PublishBytesPerMessage = nil, nil, nil
+	if r.Received > 0 {
+		w.BytesPerMessage = Float64(float64(w.BytesSent+w.BytesReceived) / float64(r.Received))
+	}
+	if w.Connections > 0 {
+		w.ConnectBytes = Float64(float64(w.ConnectBytesTotal) / float64(w.Connections))
+	}
+	if w.PublishMessageCount > 0 {
+		w.PublishBytesPerMessage = Float64(float64(w.PublishBytesTotal) / float64(w.PublishMessageCount))
+	}
+	return nil
+}
+
+// Merge combines the results of a run's workers exactly: counts and raw wire sums are added,
+// histograms merged (so percentiles equal those of one histogram fed every sample), timelines
+// aligned by interval, then every derived figure is computed once more by Finalize.
+func Merge(parts []*Result) (*Result, error) {
+	if len(parts) == 0 {
+		return nil, errors.New("merge: no worker results")
+	}
+	first := parts[0]
+	m := &Result{
+		Name:        first.Name,
+		Spec:        first.Spec,
+		Environment: first.Environment,
+		Network:     first.Network,
+		Phase:       "Succeeded",
+		StartTime:   first.StartTime,
+		EndTime:     first.EndTime,
+	}
+	hists := map[string]*hdrhistogram.Histogram{}
+	var messages []string
+	dupKnown, oooKnown := true, true
+	var lost, dups, ooo int64
+	timeline := map[int]*TimelinePoint{}
+	for i, p := range parts {
+		if p.Name != first.Name {
+			return nil, fmt.Errorf("merge: part %d is of benchmark %q, not %q", i, p.Name, first.Name)
+		}
+		if p.Phase == "Failed" {
+			m.Phase = "Failed"
+		}
+		if p.Message != "" {
+			messages = append(messages, p.Message)
+		}
+		if p.StartTime.Before(m.StartTime) {
+			m.StartTime = p.StartTime
+		}
+		if p.EndTime.After(m.EndTime) {
+			m.EndTime = p.EndTime
+		}
+		m.MeasuredSeconds = max(m.MeasuredSeconds, p.MeasuredSeconds)
+		m.Sent += p.Sent
+		m.Acked += p.Acked
+		m.Received += p.Received
+		m.Expected += p.Expected
+		m.Errors += p.Errors
+		if p.Lost != nil {
+			lost += *p.Lost
+		}
+		if p.Duplicates == nil {
+			dupKnown = false
+		} else {
+			dups += *p.Duplicates
+		}
+		if p.OutOfOrder == nil {
+			oooKnown = false
+		} else {
+			ooo += *p.OutOfOrder
+		}
+		mergeWire(&m.Wire, &p.Wire)
+		m.Resources.LoadgenCPUSeconds += p.Resources.LoadgenCPUSeconds
+		m.Resources.LoadgenMaxRSSBytes = max(m.Resources.LoadgenMaxRSSBytes, p.Resources.LoadgenMaxRSSBytes)
+		if p.Resources.BrokerCPUSeconds != nil {
+			m.Resources.BrokerCPUSeconds = Float64(max(deref(m.Resources.BrokerCPUSeconds), *p.Resources.BrokerCPUSeconds))
+		}
+		if p.Resources.BrokerMaxRSSBytes != nil {
+			m.Resources.BrokerMaxRSSBytes = Int64(max(derefInt(m.Resources.BrokerMaxRSSBytes), *p.Resources.BrokerMaxRSSBytes))
+		}
+		for j, tp := range p.Timeline {
+			agg := timeline[j]
+			if agg == nil {
+				agg = &TimelinePoint{T: tp.T}
+				timeline[j] = agg
+			}
+			agg.Sent += tp.Sent
+			agg.Received += tp.Received
+			agg.Errors += tp.Errors
+		}
+		m.Workers = append(m.Workers, p.Workers...)
+		ph, err := p.DecodeHistograms()
+		if err != nil {
+			return nil, fmt.Errorf("merge: worker part %d: %w", i, err)
+		}
+		for name, h := range ph {
+			if hists[name] == nil {
+				hists[name] = NewHistogram()
+			}
+			if dropped := hists[name].Merge(h); dropped > 0 {
+				return nil, fmt.Errorf("merge: histogram %s dropped %d samples", name, dropped)
+			}
+		}
+	}
+	m.Lost = Int64(lost)
+	if dupKnown {
+		m.Duplicates = Int64(dups)
+	}
+	if oooKnown {
+		m.OutOfOrder = Int64(ooo)
+	}
+	m.Message = strings.Join(messages, "; ")
+	idx := make([]int, 0, len(timeline))
+	for j := range timeline {
+		idx = append(idx, j)
+	}
+	sort.Ints(idx)
+	for _, j := range idx {
+		m.Timeline = append(m.Timeline, *timeline[j])
+	}
+	sort.Slice(m.Workers, func(a, b int) bool { return m.Workers[a].Index < m.Workers[b].Index })
+	return m, m.Finalize(hists)
+}
+
+func mergeWire(dst, src *Wire) {
+	dst.BytesSent += src.BytesSent
+	dst.BytesReceived += src.BytesReceived
+	dst.Connections += src.Connections
+	dst.ConnectBytesTotal += src.ConnectBytesTotal
+	dst.PublishBytesTotal += src.PublishBytesTotal
+	dst.PublishMessageCount += src.PublishMessageCount
+	addPtr(&dst.SegmentsSent, src.SegmentsSent)
+	addPtr(&dst.SegmentsReceived, src.SegmentsReceived)
+	addPtr(&dst.Retransmits, src.Retransmits)
+	addPtr(&dst.DatagramsSent, src.DatagramsSent)
+	addPtr(&dst.DatagramsReceived, src.DatagramsReceived)
+}
+
+func addPtr(dst **int64, src *int64) {
+	if src == nil {
+		return
+	}
+	if *dst == nil {
+		*dst = Int64(0)
+	}
+	**dst += *src
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func derefInt(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}

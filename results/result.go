@@ -1,0 +1,208 @@
+// Package results is msgbench's result document (result.json, docs/results.md): its types, JSON
+// encoding, latency histograms, and the exact merge of several workers' results.
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+)
+
+// Kind and APIVersion of a result document.
+const (
+	Kind       = "MessagingBenchmarkResult"
+	APIVersion = "msgbench.io/v1alpha1"
+)
+
+// Result is one benchmark run's result: one worker's, or the merge of all workers'. Figures that
+// could not be measured are nil (null in JSON), never zero-as-unknown.
+type Result struct {
+	APIVersion  string                           `json:"apiVersion"`
+	Kind        string                           `json:"kind"`
+	Name        string                           `json:"name"`
+	Spec        *v1alpha1.MessagingBenchmarkSpec `json:"spec,omitempty"`
+	Environment Environment                      `json:"environment"`
+	Phase       string                           `json:"phase"`
+	Message     string                           `json:"message"`
+	StartTime   time.Time                        `json:"startTime"`
+	EndTime     time.Time                        `json:"endTime"`
+	// MeasuredSeconds is the length of the measured window: workload.duration, or with
+	// workload.messages from the end of warm-up to the last send or delivery.
+	MeasuredSeconds float64 `json:"measuredSeconds"`
+
+	// Sent counts messages published in the measured window; Acked those the broker
+	// acknowledged (QoS>0); Received every delivery to a subscriber, duplicates included;
+	// Expected the deliveries the subscriptions call for (each subscriber of a topic expects
+	// every message published to it).
+	Sent     int64 `json:"sent"`
+	Acked    int64 `json:"acked"`
+	Received int64 `json:"received"`
+	Expected int64 `json:"expected"`
+	// Lost = Expected − unique deliveries; Duplicates are deliveries of a message already
+	// received; OutOfOrder arrived after a later message of the same publisher. Nil for
+	// payloads under 16 bytes, which carry no sequence header (Lost is then Expected −
+	// Received, floored at 0).
+	Lost       *int64 `json:"lost"`
+	Duplicates *int64 `json:"duplicates"`
+	OutOfOrder *int64 `json:"outOfOrder"`
+	// Errors counts failed operations (refused publishes, dropped connections).
+	Errors int64 `json:"errors"`
+
+	Throughput Throughput `json:"throughput"`
+	Latency    Latencies  `json:"latency"`
+	Wire       Wire       `json:"wire"`
+	Resources  Resources  `json:"resources"`
+	// Network is the link as applied (profile and per-direction parameters), nil without
+	// emulation.
+	Network  any             `json:"network,omitempty"`
+	Timeline []TimelinePoint `json:"timeline"`
+	Workers  []WorkerSummary `json:"workers"`
+	// Histograms holds each latency figure's HdrHistogram (microseconds), base64 of the
+	// compressed V2 encoding, keyed like Latency's fields; merging them is exact.
+	Histograms map[string]string `json:"histograms"`
+}
+
+// Environment says where and with what the run happened.
+type Environment struct {
+	Mode            string `json:"mode"` // local or kubernetes
+	MsgbenchVersion string `json:"msgbenchVersion"`
+	Broker          string `json:"broker"`
+	Gateway         string `json:"gateway,omitempty"`
+	Host            string `json:"host"`
+	GoVersion       string `json:"goVersion,omitempty"`
+	CPUs            int    `json:"cpus,omitempty"`
+}
+
+// Throughput over the measured window.
+type Throughput struct {
+	SentPerSecond          float64 `json:"sentPerSecond"`
+	ReceivedPerSecond      float64 `json:"receivedPerSecond"`
+	SentBytesPerSecond     float64 `json:"sentBytesPerSecond"`     // payload bytes
+	ReceivedBytesPerSecond float64 `json:"receivedBytesPerSecond"` // payload bytes
+}
+
+// Latencies are the latency figures of measurement.md; nil when not measured.
+type Latencies struct {
+	EndToEnd     *LatencySummary `json:"endToEnd"`
+	PublishAck   *LatencySummary `json:"publishAck"`
+	PublishDelay *LatencySummary `json:"publishDelay"`
+	Connect      *LatencySummary `json:"connect"`
+	FirstMessage *LatencySummary `json:"firstMessage"`
+}
+
+// LatencySummary summarises one histogram, in microseconds.
+type LatencySummary struct {
+	Count      int64   `json:"count"`
+	MinMicros  int64   `json:"minMicros"`
+	MeanMicros float64 `json:"meanMicros"`
+	P50Micros  int64   `json:"p50Micros"`
+	P90Micros  int64   `json:"p90Micros"`
+	P95Micros  int64   `json:"p95Micros"`
+	P99Micros  int64   `json:"p99Micros"`
+	P999Micros int64   `json:"p999Micros"`
+	MaxMicros  int64   `json:"maxMicros"`
+}
+
+// Wire figures: what the clients' sockets carried, below TLS.
+type Wire struct {
+	BytesSent     int64 `json:"bytesSent"`
+	BytesReceived int64 `json:"bytesReceived"`
+	// BytesPerMessage = (BytesSent + BytesReceived) / Received: the whole cost of moving one
+	// message, set-up included.
+	BytesPerMessage *float64 `json:"bytesPerMessage"`
+	// ConnectBytes is the mean bytes per client exchanged until its session was usable.
+	ConnectBytes *float64 `json:"connectBytes"`
+	// PublishBytesPerMessage is bytes written by publisher sockets in the measured window per
+	// message sent: the steady-state cost on the device's uplink.
+	PublishBytesPerMessage *float64 `json:"publishBytesPerMessage"`
+	SegmentsSent           *int64   `json:"segmentsSent"`
+	SegmentsReceived       *int64   `json:"segmentsReceived"`
+	Retransmits            *int64   `json:"retransmits"`
+	DatagramsSent          *int64   `json:"datagramsSent"`
+	DatagramsReceived      *int64   `json:"datagramsReceived"`
+
+	// Raw sums the ratios are computed from, kept so that merging workers is exact.
+	Connections         int64 `json:"connections"`
+	ConnectBytesTotal   int64 `json:"connectBytesTotal"`
+	PublishBytesTotal   int64 `json:"publishBytesTotal"`
+	PublishMessageCount int64 `json:"publishMessageCount"`
+}
+
+// Resources used. The load generator's CPU is counted over the measured window; RSS is the
+// process's peak. Merged: CPU summed over workers, RSS the largest worker's.
+type Resources struct {
+	LoadgenCPUSeconds  float64  `json:"loadgenCPUSeconds"`
+	LoadgenMaxRSSBytes int64    `json:"loadgenMaxRSSBytes"`
+	BrokerCPUSeconds   *float64 `json:"brokerCPUSeconds"`
+	BrokerMaxRSSBytes  *int64   `json:"brokerMaxRSSBytes"`
+}
+
+// TimelinePoint counts one interval; T is the interval's end in seconds since the measured
+// window began.
+type TimelinePoint struct {
+	T        float64 `json:"t"`
+	Sent     int64   `json:"sent"`
+	Received int64   `json:"received"`
+	Errors   int64   `json:"errors"`
+}
+
+// WorkerSummary is one worker's share.
+type WorkerSummary struct {
+	Index    int   `json:"index"`
+	Sent     int64 `json:"sent"`
+	Received int64 `json:"received"`
+	// StartSkewMicros is how far the worker's actual start was from the agreed start time.
+	StartSkewMicros int64  `json:"startSkewMicros"`
+	Phase           string `json:"phase,omitempty"`
+	Message         string `json:"message,omitempty"`
+}
+
+// Histogram names, the keys of Result.Histograms.
+const (
+	HistEndToEnd     = "endToEnd"
+	HistPublishAck   = "publishAck"
+	HistPublishDelay = "publishDelay"
+	HistConnect      = "connect"
+	HistFirstMessage = "firstMessage"
+)
+
+// HistogramNames lists every latency figure.
+var HistogramNames = []string{HistEndToEnd, HistPublishAck, HistPublishDelay, HistConnect, HistFirstMessage}
+
+// WriteFile writes r as indented JSON, creating the folder.
+func (r *Result) WriteFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// ReadFile reads a result document.
+func ReadFile(path string) (*Result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if r.Kind != Kind {
+		return nil, fmt.Errorf("%s: kind %q, want %s", path, r.Kind, Kind)
+	}
+	return &r, nil
+}
+
+// Int64 returns a pointer to v.
+func Int64(v int64) *int64 { return &v }
+
+// Float64 returns a pointer to v.
+func Float64(v float64) *float64 { return &v }

@@ -1,0 +1,130 @@
+// Package store uploads result documents to where spec.results.objectStore says: an
+// S3-compatible bucket (through minio-go, a maintained S3 client that works with AWS S3, MinIO,
+// Ceph, versitygw, …) or a local folder (file:// URLs).
+package store
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+)
+
+// Store puts objects under a base URL.
+type Store interface {
+	// Put stores data under key (a slash-separated path below the store's base).
+	Put(ctx context.Context, key string, data []byte) error
+	// URL is the address of key, as users see it (s3://bucket/prefix/key or file:///…).
+	URL(key string) string
+}
+
+// Credentials for an S3 store.
+type Credentials struct {
+	AccessKeyID, SecretAccessKey string
+}
+
+// New opens the store of spec; creds are needed for s3:// URLs unless the endpoint allows
+// anonymous writes.
+func New(spec *v1alpha1.ObjectStoreSpec, creds Credentials) (Store, error) {
+	u, err := url.Parse(spec.URL)
+	if err != nil {
+		return nil, fmt.Errorf("spec.results.objectStore.url: %w", err)
+	}
+	switch u.Scheme {
+	case "file":
+		return &fileStore{root: u.Path}, nil
+	case "s3":
+		return newS3(u, spec, creds)
+	default:
+		return nil, fmt.Errorf("spec.results.objectStore.url: scheme %q, want s3 or file", u.Scheme)
+	}
+}
+
+// PutWithRetry retries Put with exponential backoff (1 s, 2 s, 4 s …) up to attempts times.
+func PutWithRetry(ctx context.Context, s Store, key string, data []byte, attempts int) error {
+	var err error
+	wait := time.Second
+	for i := 0; i < attempts; i++ {
+		if err = s.Put(ctx, key, data); err == nil {
+			return nil
+		}
+		if i == attempts-1 {
+			break
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last error: %w)", ctx.Err(), err)
+		}
+		wait *= 2
+	}
+	return fmt.Errorf("upload %s failed %d times: %w", s.URL(key), attempts, err)
+}
+
+type fileStore struct{ root string }
+
+func (f *fileStore) Put(_ context.Context, key string, data []byte) error {
+	p := filepath.Join(f.root, filepath.FromSlash(key))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+func (f *fileStore) URL(key string) string { return "file://" + path.Join(f.root, key) }
+
+type s3Store struct {
+	client         *minio.Client
+	bucket, prefix string
+}
+
+func newS3(u *url.URL, spec *v1alpha1.ObjectStoreSpec, creds Credentials) (*s3Store, error) {
+	endpoint, secure := "s3.amazonaws.com", true
+	if spec.Endpoint != "" {
+		e, err := url.Parse(spec.Endpoint)
+		if err != nil {
+			return nil, fmt.Errorf("spec.results.objectStore.endpoint: %w", err)
+		}
+		endpoint, secure = e.Host, e.Scheme == "https"
+	}
+	var cr *credentials.Credentials
+	if creds.AccessKeyID != "" {
+		cr = credentials.NewStaticV4(creds.AccessKeyID, creds.SecretAccessKey, "")
+	} else {
+		cr = credentials.NewStatic("", "", "", credentials.SignatureAnonymous)
+	}
+	c, err := minio.New(endpoint, &minio.Options{Creds: cr, Secure: secure, Region: spec.Region, BucketLookup: minio.BucketLookupPath})
+	if err != nil {
+		return nil, fmt.Errorf("spec.results.objectStore: %w", err)
+	}
+	return &s3Store{client: c, bucket: u.Host, prefix: strings.Trim(u.Path, "/")}, nil
+}
+
+func (s *s3Store) key(k string) string {
+	if s.prefix == "" {
+		return k
+	}
+	return s.prefix + "/" + k
+}
+
+func (s *s3Store) Put(ctx context.Context, key string, data []byte) error {
+	_, err := s.client.PutObject(ctx, s.bucket, s.key(key), bytes.NewReader(data), int64(len(data)),
+		minio.PutObjectOptions{ContentType: "application/json"})
+	return err
+}
+
+func (s *s3Store) URL(key string) string { return "s3://" + s.bucket + "/" + s.key(key) }
