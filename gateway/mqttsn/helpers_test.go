@@ -129,14 +129,14 @@ type mqttClient struct {
 	msgs chan mqtt.Publish
 }
 
-func dialMQTT(t testing.TB, broker, id string, o mqtt.ConnectOptions) *mqttClient {
+func dialMQTT(t testing.TB, broker, id string) *mqttClient {
 	t.Helper()
 	nc, err := net.Dial("tcp", broker)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := &mqttClient{msgs: make(chan mqtt.Publish, 1000)}
-	o.ClientID, o.CleanSession = id, true
+	o := mqtt.ConnectOptions{ClientID: id, CleanSession: true}
 	m.conn, err = mqtt.Connect(context.Background(), nc, mqtt.Options{Connect: o, OnPublish: func(p *mqtt.Publish) {
 		cp := *p
 		cp.Topic, cp.Payload = bytes.Clone(p.Topic), bytes.Clone(p.Payload)

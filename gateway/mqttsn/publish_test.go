@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/msgbench/msgbench/internal/mqtt"
 	sn "github.com/msgbench/msgbench/internal/mqttsn"
 )
 
@@ -36,7 +35,7 @@ func TestPublishEveryQoSAndTopicType(t *testing.T) {
 	for _, mode := range []Mode{Transparent, Aggregating} {
 		for _, listen := range []string{"127.0.0.1:0", "[::1]:0"} {
 			g := startGateway(t, b.Addr, listen, Config{Mode: mode})
-			sub := dialMQTT(t, b.Addr, fmt.Sprintf("sub-%s-%d", mode, len(listen)), mqtt.ConnectOptions{})
+			sub := dialMQTT(t, b.Addr, fmt.Sprintf("sub-%s-%d", mode, len(listen)))
 			sub.subscribe(t, "#", 2)
 			for _, typ := range []sn.TopicIDType{sn.TopicNormal, sn.TopicPredefined, sn.TopicShort} {
 				for _, qos := range []int8{-1, 0, 1, 2} {
@@ -90,7 +89,7 @@ func TestPublishEveryQoSAndTopicType(t *testing.T) {
 // QoS, in both modes, and checks the PUBLISH it receives when an MQTT client publishes.
 func TestSubscribeEveryQoSAndTopicType(t *testing.T) {
 	b := startBroker(t)
-	pub := dialMQTT(t, b.Addr, "publisher", mqtt.ConnectOptions{})
+	pub := dialMQTT(t, b.Addr, "publisher")
 	for _, mode := range []Mode{Transparent, Aggregating} {
 		for _, listen := range []string{"127.0.0.1:0", "[::1]:0"} {
 			g := startGateway(t, b.Addr, listen, Config{Mode: mode})
