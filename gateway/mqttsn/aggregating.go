@@ -62,7 +62,7 @@ func (a *aggregating) open(_ context.Context, c *client) error {
 }
 
 func (a *aggregating) publishNoSession(topic string, data []byte, qos byte, retain bool) error {
-	return a.pool[0].publish(topic, data, qos, retain, 0)
+	return a.pool[0].publish(topic, data, qos, retain, 0, true)
 }
 
 func (a *aggregating) connFor(filter string) *brokerConn {

@@ -47,19 +47,28 @@ type brokerConn struct {
 	mu      sync.Mutex
 	token   int64
 	closing atomic.Bool
+	dirty   bool // unflushed publishes of the UDP reader (reader goroutine only)
 }
 
 // publish writes a PUBLISH without ever blocking on the inflight window (the caller may be the
-// UDP reader, which must keep reading to let acknowledgements through).
-func (b *brokerConn) publish(topic string, data []byte, qos byte, retain bool, tok int64) error {
+// UDP reader, which must keep reading to let acknowledgements through). With flush false the
+// PUBLISH stays in the connection's buffer until flush: the UDP reader flushes when no datagram
+// is waiting, so a burst of datagrams becomes one TCP write.
+func (b *brokerConn) publish(topic string, data []byte, qos byte, retain bool, tok int64, flush bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if qos > 0 && b.conn.Inflight() >= b.conn.Window() {
 		return errWindowFull
 	}
 	b.token = tok
-	_, err := b.conn.Publish(topic, data, qos, retain, true)
+	_, err := b.conn.Publish(topic, data, qos, retain, flush)
 	return err
+}
+
+func (b *brokerConn) flush() {
+	b.mu.Lock()
+	_ = b.conn.Flush() // a failed connection ends itself; its watcher cleans up
+	b.mu.Unlock()
 }
 
 func (b *brokerConn) now() int64 { return b.token } // under b.mu, called inside Publish
@@ -203,7 +212,7 @@ func (t *transparent) open(ctx context.Context, c *client) error {
 }
 
 func (t *transparent) publishNoSession(topic string, data []byte, qos byte, retain bool) error {
-	return t.anon.publish(topic, data, qos, retain, 0)
+	return t.anon.publish(topic, data, qos, retain, 0, true)
 }
 
 func (t *transparent) subscribe(ctx context.Context, c *client, filter string, qos byte) (byte, error) {
@@ -232,7 +241,7 @@ func (t *transparent) close(c *client, _ []clientSub, graceful bool) {
 		_ = b.conn.Close()
 	}
 	if !graceful && c.willUpdate && c.will.set {
-		if t.anon.publish(c.will.topic, c.will.msg, c.will.qos, c.will.retain, 0) == nil {
+		if t.anon.publish(c.will.topic, c.will.msg, c.will.qos, c.will.retain, 0, true) == nil {
 			t.g.st.willsPublished.Add(1)
 		}
 	}

@@ -182,8 +182,9 @@ type Gateway struct {
 	err       error
 	wg        sync.WaitGroup
 
-	rbuf  []byte // read buffer (reader goroutine)
-	reply []byte // scratch for replies to addresses without a session (reader goroutine)
+	rbuf  []byte        // read buffer (reader goroutine)
+	dirty []*brokerConn // connections with buffered publishes (reader goroutine)
+	reply []byte        // scratch for replies to addresses without a session (reader goroutine)
 	pub   sn.Publish
 	fan   atomic.Uint64 // fan-out sequence (aggregating)
 }
@@ -306,16 +307,27 @@ func (g *Gateway) send(to netip.AddrPort, b []byte) {
 	g.st.bytesOut.Add(uint64(len(b)))
 }
 
+// maxBatch bounds how many datagrams' publishes wait in a broker connection's buffer.
+const maxBatch = 64
+
+// readLoop reads datagrams until the socket closes. While publishes wait in broker
+// connections' buffers it reads with an expired deadline, which returns a waiting datagram or
+// at once a timeout: then nothing is waiting, and it flushes before it blocks again.
 func (g *Gateway) readLoop() {
 	defer g.wg.Done()
+	polling, batch := false, 0
 	for {
 		n, from, err := g.pc.ReadFromUDPAddrPort(g.rbuf)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) || g.ctx.Err() != nil {
+				g.flushDirty()
 				return
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
+				g.flushDirty()
+				batch, polling = 0, false
+				_ = g.pc.SetReadDeadline(time.Time{})
 				continue
 			}
 			// ICMP errors surface on unconnected sockets on some systems; they are not fatal.
@@ -323,5 +335,31 @@ func (g *Gateway) readLoop() {
 			continue
 		}
 		g.handle(from, g.rbuf[:n])
+		if len(g.dirty) > 0 {
+			if batch++; batch >= maxBatch {
+				g.flushDirty()
+				batch = 0
+			} else if !polling {
+				_ = g.pc.SetReadDeadline(time.Unix(1, 0))
+				polling = true
+			}
+		}
 	}
+}
+
+// markDirty notes a broker connection with a buffered publish (reader goroutine).
+func (g *Gateway) markDirty(b *brokerConn) {
+	if !b.dirty {
+		b.dirty = true
+		g.dirty = append(g.dirty, b)
+	}
+}
+
+func (g *Gateway) flushDirty() {
+	for i, b := range g.dirty {
+		b.flush()
+		b.dirty = false
+		g.dirty[i] = nil
+	}
+	g.dirty = g.dirty[:0]
 }

@@ -76,7 +76,7 @@ func (c *client) onPublish(p *sn.Publish) {
 		tok = c.token(p.MsgID)
 	}
 	c.mu.Unlock() // never hold a client's lock while writing to the broker
-	if err := bc.publish(tp.name, p.Data, qos, p.Flags.Retain(), tok); err != nil {
+	if err := bc.publish(tp.name, p.Data, qos, p.Flags.Retain(), tok, false); err != nil {
 		if e != nil {
 			c.mu.Lock()
 			if e.msgID == p.MsgID && e.state == inAwaitBroker {
@@ -87,6 +87,7 @@ func (c *client) onPublish(p *sn.Publish) {
 		g.st.drop(DropInflightExceeded)
 		return
 	}
+	g.markDirty(bc)
 	g.st.publishesIn.Add(1)
 }
 
