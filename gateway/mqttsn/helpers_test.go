@@ -31,18 +31,24 @@ var testTopics = map[uint16]string{1: "t/0", 2: "t/1", 3: "t/2"}
 // startGateway starts a gateway in front of broker on listen (127.0.0.1:0 or [::1]:0).
 func startGateway(t testing.TB, broker, listen string, cfg Config) *Gateway {
 	t.Helper()
+	var logMu sync.Mutex
+	return startGatewayLog(t, broker, listen, cfg, func(f string, a ...any) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		t.Logf(f, a...)
+	})
+}
+
+// startGatewayLog starts a gateway that logs to logf (nil: silent).
+func startGatewayLog(t testing.TB, broker, listen string, cfg Config, logf func(string, ...any)) *Gateway {
+	t.Helper()
 	if cfg.Predefined == nil {
 		cfg.Predefined = testTopics
 	}
 	if cfg.RetryInterval == 0 {
 		cfg.RetryInterval = 200 * time.Millisecond
 	}
-	var logMu sync.Mutex
-	g, err := Start(context.Background(), gateway.Options{Listen: listen, Broker: broker, Logf: func(f string, a ...any) {
-		logMu.Lock()
-		defer logMu.Unlock()
-		t.Logf(f, a...)
-	}}, cfg)
+	g, err := Start(context.Background(), gateway.Options{Listen: listen, Broker: broker, Logf: logf}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
