@@ -1,0 +1,365 @@
+// Package mqttsn is msgbench's MQTT-SN 1.2 gateway: it serves MQTT-SN clients over UDP (IPv4 and
+// IPv6) and bridges them to an MQTT broker, either with one MQTT connection per client
+// (transparent mode) or over a small pool of shared connections (aggregating mode). It is
+// registered as gateway mode "mqtt-sn" (`msgbench gateway --mode mqtt-sn`).
+//
+// It is built so that the gateway is not what a benchmark measures: topic ids are indexes into
+// one array shared by all clients, message ids are counters, per-client state sits in fixed-size
+// tables, and a PUBLISH crosses the gateway without an allocation, goroutine or channel hop. See
+// docs/mqtt-sn.md.
+package mqttsn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/gateway"
+	"github.com/msgbench/msgbench/internal/mqtt"
+	sn "github.com/msgbench/msgbench/internal/mqttsn"
+)
+
+func init() {
+	gateway.Register("mqtt-sn", func(ctx context.Context, o gateway.Options) (gateway.Gateway, error) {
+		return Start(ctx, o, ConfigFromSpec(o.Spec))
+	})
+}
+
+// Mode is how clients map to MQTT connections.
+type Mode string
+
+// Modes.
+const (
+	// Transparent gives every MQTT-SN client its own MQTT connection, with the client's id,
+	// clean-session flag and will.
+	Transparent Mode = "transparent"
+	// Aggregating multiplexes all clients over PoolSize MQTT connections: the gateway
+	// subscribes once per topic filter and fans messages out to its clients, and publishes
+	// their wills itself.
+	Aggregating Mode = "aggregating"
+)
+
+// Config tunes the gateway. Zero fields take the defaults listed.
+type Config struct {
+	// Mode is transparent (default) or aggregating.
+	Mode Mode
+	// GatewayID is sent in ADVERTISE and GWINFO (default 1).
+	GatewayID byte
+	// RetryInterval is T_retry: how long the gateway waits for a client's acknowledgement of a
+	// PUBLISH, PUBREL or REGISTER before sending it again (default 10 s).
+	RetryInterval time.Duration
+	// MaxRetries is N_retry: retransmissions before the client is considered lost (default 5).
+	MaxRetries int
+	// MaxClients bounds sessions; a CONNECT beyond it is answered "rejected: congestion"
+	// (default 10000).
+	MaxClients int
+	// PoolSize is the number of MQTT connections in aggregating mode (default 4).
+	PoolSize int
+	// MaxQueuedMessages and MaxQueuedBytes bound the messages waiting for one client: behind
+	// its unacknowledged QoS 1/2 PUBLISH, or buffered while it sleeps (defaults 1000 and 1 MiB).
+	MaxQueuedMessages int
+	MaxQueuedBytes    int
+	// MaxSubscriptions per client (default 64).
+	MaxSubscriptions int
+	// MaxTopics bounds the topic table shared by all clients (default 65535).
+	MaxTopics int
+	// Predefined maps predefined topic ids to names (default: benchmark topic i has id i+1).
+	Predefined map[uint16]string
+	// AdvertiseAddress, when set, receives an ADVERTISE every AdvertiseInterval (a broadcast
+	// or multicast host:port, default interval 15 minutes as MQTT-SN 1.2 suggests).
+	AdvertiseAddress  string
+	AdvertiseInterval time.Duration
+	// MQTTVersion (mqtt.V311 or mqtt.V5) and KeepAlive of the gateway's MQTT connections.
+	MQTTVersion byte
+	KeepAlive   time.Duration
+	// BrokerTimeout bounds dialling the broker and its CONNACK, SUBACK and UNSUBACK (default 10 s).
+	BrokerTimeout time.Duration
+
+	// benchmark topic naming, for the topic table's fast path
+	topicPrefix string
+	topicCount  int
+}
+
+// ConfigFromSpec derives the gateway's configuration from a benchmark spec: spec.mqttsn's mode
+// and timers, spec.mqtt's version and keep-alive, and the benchmark's topics as predefined
+// topics (topic i, named topicPrefix + i, has id i+1).
+func ConfigFromSpec(spec *v1alpha1.MessagingBenchmarkSpec) Config {
+	var c Config
+	if spec == nil {
+		return c
+	}
+	c.Mode = Mode(spec.MQTTSN.GatewayMode)
+	c.RetryInterval = spec.MQTTSN.RetryInterval.Duration
+	c.MaxRetries = int(spec.MQTTSN.MaxRetries)
+	if c.MaxRetries == 0 {
+		c.MaxRetries = -1 // explicit zero: never retransmit
+	}
+	if spec.MQTT.Version == v1alpha1.MQTT5 {
+		c.MQTTVersion = mqtt.V5
+	}
+	c.KeepAlive = time.Duration(spec.MQTT.KeepAliveSeconds) * time.Second
+	n := min(int(spec.Workload.Topics), 0xFFFE)
+	c.Predefined = make(map[uint16]string, n)
+	for i := range n {
+		c.Predefined[uint16(i+1)] = spec.Workload.TopicPrefix + strconv.Itoa(i) // = loadgen.TopicName
+	}
+	c.topicPrefix, c.topicCount = spec.Workload.TopicPrefix, n
+	return c
+}
+
+func (c *Config) defaults() error {
+	if c.Mode == "" {
+		c.Mode = Transparent
+	}
+	if c.Mode != Transparent && c.Mode != Aggregating {
+		return fmt.Errorf("spec.mqttsn.gatewayMode: %q is neither transparent nor aggregating", c.Mode)
+	}
+	if c.GatewayID == 0 {
+		c.GatewayID = 1
+	}
+	if c.RetryInterval <= 0 {
+		c.RetryInterval = 10 * time.Second
+	}
+	switch {
+	case c.MaxRetries == 0:
+		c.MaxRetries = 5
+	case c.MaxRetries < 0:
+		c.MaxRetries = 0
+	}
+	setDefault(&c.MaxClients, 10000)
+	setDefault(&c.PoolSize, 4)
+	setDefault(&c.MaxQueuedMessages, 1000)
+	setDefault(&c.MaxQueuedBytes, 1<<20)
+	setDefault(&c.MaxSubscriptions, 64)
+	setDefault(&c.MaxTopics, 0xFFFF)
+	if c.AdvertiseInterval <= 0 {
+		c.AdvertiseInterval = 15 * time.Minute
+	}
+	if c.MQTTVersion == 0 {
+		c.MQTTVersion = mqtt.V311
+	}
+	if c.BrokerTimeout <= 0 {
+		c.BrokerTimeout = 10 * time.Second
+	}
+	return nil
+}
+
+func setDefault(v *int, d int) {
+	if *v <= 0 {
+		*v = d
+	}
+}
+
+// Gateway is a running MQTT-SN gateway.
+type Gateway struct {
+	cfg    Config
+	o      gateway.Options
+	pc     *net.UDPConn
+	topics *topicTable
+	up     upstream
+	st     counters
+
+	mu     sync.RWMutex // guards byAddr, byID, free
+	byAddr map[netip.AddrPort]*client
+	byID   map[string]*client
+	slots  []atomic.Pointer[client] // by client slot: completions find their client by index
+	free   []int32
+	gen    uint32
+
+	opening chan struct{} // bounds concurrent broker connects
+
+	ctx       context.Context
+	cancel    context.CancelFunc
+	closeOnce sync.Once
+	done      chan struct{}
+	err       error
+	wg        sync.WaitGroup
+
+	rbuf  []byte        // read buffer (reader goroutine)
+	dirty []*brokerConn // connections with buffered publishes (reader goroutine)
+	reply []byte        // scratch for replies to addresses without a session (reader goroutine)
+	pub   sn.Publish
+	fan   atomic.Uint64 // fan-out sequence (aggregating)
+}
+
+// Start serves MQTT-SN on o.Listen and returns once the gateway is serving and, in aggregating
+// mode, its broker connections are up. ctx bounds the start only; Close stops the gateway.
+func Start(ctx context.Context, o gateway.Options, cfg Config) (*Gateway, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	pc, err := o.ListenUDPOrDefault(ctx, o.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("mqtt-sn gateway: listen on %s: %w", o.Listen, err)
+	}
+	udp, ok := pc.(*net.UDPConn)
+	if !ok {
+		_ = pc.Close()
+		return nil, fmt.Errorf("mqtt-sn gateway: listener on %s is a %T, not a UDP socket", o.Listen, pc)
+	}
+	_ = udp.SetReadBuffer(4 << 20) // absorb bursts; the kernel caps it at net.core.rmem_max
+	_ = udp.SetWriteBuffer(4 << 20)
+	g := &Gateway{
+		cfg: cfg, o: o, pc: udp,
+		topics:  newTopicTable(cfg.Predefined, cfg.MaxTopics, cfg.topicPrefix, cfg.topicCount),
+		byAddr:  map[netip.AddrPort]*client{},
+		byID:    map[string]*client{},
+		slots:   make([]atomic.Pointer[client], cfg.MaxClients),
+		opening: make(chan struct{}, 64),
+		done:    make(chan struct{}),
+		rbuf:    make([]byte, 65536),
+	}
+	g.free = make([]int32, cfg.MaxClients)
+	for i := range g.free {
+		g.free[i] = int32(cfg.MaxClients - 1 - i) // pop from the end: slot 0 first
+	}
+	g.ctx, g.cancel = context.WithCancel(context.Background())
+	if cfg.Mode == Aggregating {
+		g.up, err = newAggregating(ctx, g)
+	} else {
+		g.up, err = newTransparent(ctx, g)
+	}
+	if err != nil {
+		_ = udp.Close()
+		g.cancel()
+		return nil, fmt.Errorf("mqtt-sn gateway: broker %s: %w", o.Broker, err)
+	}
+	g.wg.Add(1)
+	go g.readLoop()
+	if cfg.AdvertiseAddress != "" {
+		if err := g.startAdvertising(); err != nil {
+			_ = g.Close()
+			return nil, err
+		}
+	}
+	o.Log("mqtt-sn gateway: %s mode on %s, broker %s, %d predefined topics", cfg.Mode, udp.LocalAddr(), o.Broker, len(cfg.Predefined))
+	return g, nil
+}
+
+// Addr implements gateway.Gateway.
+func (g *Gateway) Addr() net.Addr { return g.pc.LocalAddr() }
+
+// Done implements gateway.Gateway.
+func (g *Gateway) Done() <-chan struct{} { return g.done }
+
+// Err implements gateway.Gateway.
+func (g *Gateway) Err() error {
+	select {
+	case <-g.done:
+		return g.err
+	default:
+		return nil
+	}
+}
+
+// Close implements gateway.Gateway: clients are dropped (transparent connections end with
+// DISCONNECT, so no will is published) and the broker connections closed.
+func (g *Gateway) Close() error {
+	g.stop(nil)
+	return nil
+}
+
+// Stats returns the gateway's counters.
+func (g *Gateway) Stats() Stats { return g.st.snapshot() }
+
+// Config returns the configuration in use, defaults filled in.
+func (g *Gateway) Config() Config { return g.cfg }
+
+func (g *Gateway) stop(err error) {
+	g.closeOnce.Do(func() {
+		g.err = err
+		if err != nil {
+			g.o.Log("mqtt-sn gateway: stopping: %v", err)
+		}
+		g.cancel()
+		_ = g.pc.Close()
+		g.mu.Lock()
+		all := make([]*client, 0, len(g.byID))
+		for _, c := range g.byAddr {
+			all = append(all, c)
+		}
+		g.mu.Unlock()
+		for _, c := range all {
+			g.remove(c, endShutdown)
+		}
+		g.up.shutdown()
+		g.wg.Wait()
+		close(g.done)
+	})
+}
+
+// send writes one datagram.
+func (g *Gateway) send(to netip.AddrPort, b []byte) {
+	if _, err := g.pc.WriteToUDPAddrPort(b, to); err != nil {
+		if !errors.Is(err, net.ErrClosed) {
+			g.o.Log("mqtt-sn gateway: send to %s: %v", to, err)
+		}
+		return
+	}
+	g.st.datagramsOut.Add(1)
+	g.st.bytesOut.Add(uint64(len(b)))
+}
+
+// maxBatch bounds how many datagrams' publishes wait in a broker connection's buffer.
+const maxBatch = 64
+
+// readLoop reads datagrams until the socket closes. While publishes wait in broker
+// connections' buffers it reads with an expired deadline, which returns a waiting datagram or
+// at once a timeout: then nothing is waiting, and it flushes before it blocks again.
+func (g *Gateway) readLoop() {
+	defer g.wg.Done()
+	polling, batch := false, 0
+	for {
+		n, from, err := g.pc.ReadFromUDPAddrPort(g.rbuf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) || g.ctx.Err() != nil {
+				g.flushDirty()
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				g.flushDirty()
+				batch, polling = 0, false
+				_ = g.pc.SetReadDeadline(time.Time{})
+				continue
+			}
+			// ICMP errors surface on unconnected sockets on some systems; they are not fatal.
+			g.o.Log("mqtt-sn gateway: read: %v", err)
+			continue
+		}
+		g.handle(from, g.rbuf[:n])
+		if len(g.dirty) > 0 {
+			if batch++; batch >= maxBatch {
+				g.flushDirty()
+				batch = 0
+			} else if !polling {
+				_ = g.pc.SetReadDeadline(time.Unix(1, 0))
+				polling = true
+			}
+		}
+	}
+}
+
+// markDirty notes a broker connection with a buffered publish (reader goroutine).
+func (g *Gateway) markDirty(b *brokerConn) {
+	if !b.dirty {
+		b.dirty = true
+		g.dirty = append(g.dirty, b)
+	}
+}
+
+func (g *Gateway) flushDirty() {
+	for i, b := range g.dirty {
+		b.flush()
+		b.dirty = false
+		g.dirty[i] = nil
+	}
+	g.dirty = g.dirty[:0]
+}

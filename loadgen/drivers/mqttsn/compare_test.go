@@ -1,0 +1,98 @@
+package mqttsn_test
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	_ "github.com/msgbench/msgbench/loadgen/drivers/mqtt"
+	"github.com/msgbench/msgbench/results"
+)
+
+// TestCompareWithDirectMQTT is the side-by-side benchmark of docs/benchmarks-mqttsn.md: on one
+// Mosquitto, MQTT-SN through the gateway against MQTT straight to the broker, 255-byte payloads,
+// QoS 0/1/2, 1/4/16 publisher–subscriber pairs (one topic each), closed loop. It runs only with
+// MSGBENCH_COMPARE=1 (about three minutes):
+//
+//	MSGBENCH_COMPARE=1 go test -run TestCompareWithDirectMQTT -v -timeout 20m ./loadgen/drivers/mqttsn/
+//
+// MSGBENCH_COMPARE_SECONDS sets each run's measured duration (default 3).
+func TestCompareWithDirectMQTT(t *testing.T) {
+	if os.Getenv("MSGBENCH_COMPARE") == "" {
+		t.Skip("set MSGBENCH_COMPARE=1 to run the MQTT-SN vs MQTT benchmark")
+	}
+	secs := 3
+	if v := os.Getenv("MSGBENCH_COMPARE_SECONDS"); v != "" {
+		_, _ = fmt.Sscan(v, &secs)
+	}
+	b := startBroker(t)
+	var table strings.Builder
+	fmt.Fprintf(&table, "| QoS | clients | MQTT direct (inflight 20) | MQTT direct (inflight 1) | MQTT-SN via gateway | SN / MQTT (20) | SN / MQTT (1) | SN lost | SN publish-ack p50 µs |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, qos := range []int32{0, 1, 2} {
+		for _, n := range []int32{1, 4, 16} {
+			direct20 := compareRun(t, b.Addr, "mqtt", qos, n, 20, secs)
+			direct1 := direct20
+			if qos > 0 {
+				direct1 = compareRun(t, b.Addr, "mqtt", qos, n, 1, secs)
+			}
+			s := compareSpec("mqtt-sn", qos, n, 20, secs)
+			if qos == 0 {
+				// UDP has no flow control: a closed-loop QoS 0 publisher floods the gateway and
+				// measures how much the receivers drop. Offer 80 % of what direct MQTT received
+				// instead, open loop: the gateway path meets the target when it delivers that.
+				s.Workload.Rate = int32(0.8 * direct20.Throughput.ReceivedPerSecond)
+			}
+			g := startGateway(t, b.Addr, "127.0.0.1:0", s)
+			snRes := runResult(t, s, g.Addr().String())
+			_ = g.Close()
+			d20, d1, sr := direct20.Throughput.ReceivedPerSecond, direct1.Throughput.ReceivedPerSecond, snRes.Throughput.ReceivedPerSecond
+			lost := 0.0
+			if snRes.Expected > 0 {
+				lost = 100 * float64(*snRes.Lost) / float64(snRes.Expected)
+			}
+			one := "—"
+			if qos > 0 {
+				one = fmt.Sprintf("%.0f", d1)
+			}
+			ack := "—"
+			if snRes.Latency.PublishAck != nil && qos > 0 {
+				ack = fmt.Sprint(snRes.Latency.PublishAck.P50Micros)
+			}
+			fmt.Fprintf(&table, "| %d | %d | %.0f | %s | %.0f | %.0f %% | %.0f %% | %.1f %% | %s |\n", qos, n, d20, one, sr, 100*sr/d20, 100*sr/d1, lost, ack)
+		}
+	}
+	t.Logf("received messages per second, %d s closed loop each, GOMAXPROCS %d, Mosquitto %s:\n%s", secs, runtime.GOMAXPROCS(0), b.Version, table.String())
+	if out := os.Getenv("MSGBENCH_COMPARE_OUT"); out != "" {
+		_ = os.WriteFile(out, []byte(table.String()), 0o644)
+	}
+}
+
+func compareSpec(protocol string, qos, n, inflight int32, secs int) *v1alpha1.MessagingBenchmarkSpec {
+	s := spec(qos, v1alpha1.TopicIDNormal, v1alpha1.GatewayTransparent)
+	s.Protocol = v1alpha1.Protocol(protocol)
+	s.MQTT.Inflight = inflight
+	s.MQTTSN.RetryInterval.Duration = time.Second
+	s.MQTTSN.MaxRetries = 5
+	s.Workload.Publishers, s.Workload.Subscribers, s.Workload.Topics = n, n, n
+	s.Workload.PayloadBytes, s.Workload.Rate = 255, 0
+	s.Workload.Duration.Duration = time.Duration(secs) * time.Second
+	s.Workload.Warmup.Duration = 500 * time.Millisecond
+	s.Workload.TimelineInterval.Duration = time.Second
+	return s
+}
+
+func compareRun(t *testing.T, broker, protocol string, qos, n, inflight int32, secs int) *results.Result {
+	return runResult(t, compareSpec(protocol, qos, n, inflight, secs), broker)
+}
+
+// runResult runs the engine and returns the result even when a figure disappoints.
+func runResult(t *testing.T, s *v1alpha1.MessagingBenchmarkSpec, addr string) *results.Result {
+	t.Helper()
+	res := run(t, s, addr)
+	t.Logf("%s qos %d clients %d inflight %d: sent %d received %d (%.0f/s) lost %d dups %d", s.Protocol, s.QoS, s.Workload.Publishers, s.MQTT.Inflight, res.Sent, res.Received, res.Throughput.ReceivedPerSecond, *res.Lost, *res.Duplicates)
+	return res
+}
