@@ -2,10 +2,12 @@
 # Installs the Debian packages msgbench's tests and local runs use, when they are missing:
 #   etcd-server   etcd for the envtest kube-apiserver
 #   mosquitto     the real MQTT broker of tests and `msgbench run`
+#   chromium      headless browser that checks the HTML report renders
+#   iproute2      ip netns / ip link for the user-space link emulator
 # Needs root (or sudo). Prints what it installs; does nothing when all are present.
 set -euo pipefail
 
-want=(etcd-server:etcd mosquitto:mosquitto)
+want=(etcd-server:etcd mosquitto:mosquitto chromium:chromium iproute2:ip)
 missing=()
 for pair in "${want[@]}"; do
   pkg=${pair%%:*} bin=${pair#*:}
