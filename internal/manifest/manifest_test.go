@@ -102,3 +102,23 @@ func FuzzParse(f *testing.F) {
 		_, _ = manifest.Parse(data, set)
 	})
 }
+
+// TestSamplesAreDocumented keeps docs/samples.md listing every hand-written sample.
+func TestSamplesAreDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "docs", "samples.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pattern := range []string{"*.yaml", "network/*.yaml"} {
+		files, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", pattern))
+		for _, f := range files {
+			name := filepath.Base(f)
+			if strings.HasPrefix(pattern, "network/") {
+				name = "network/" + name
+			}
+			if !strings.Contains(string(doc), "`"+name+"`") {
+				t.Errorf("docs/samples.md does not explain %s", name)
+			}
+		}
+	}
+}
