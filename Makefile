@@ -28,6 +28,10 @@ all: build
 build: ## Build bin/msgbench.
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/msgbench ./cmd/msgbench
 
+.PHONY: demo
+demo: ## Install Mosquitto (where possible), build, and run a real benchmark locally.
+	hack/demo.sh
+
 ##@ Code generation
 
 .PHONY: generate
@@ -61,14 +65,20 @@ lint: $(GOLANGCI_LINT) ## golangci-lint (pinned, built from the Go module proxy)
 ##@ Test
 
 .PHONY: setup
-setup: ## Install the Debian packages and build the Kubernetes binaries the tests need.
+setup: ## Install the Debian packages and build the Kubernetes binaries and tools the tests need.
 	hack/apt-packages.sh
 	hack/envtest-assets.sh >/dev/null
+	hack/versitygw.sh >/dev/null
 
 .PHONY: test
-test: verify-generated vet lint ## The full test suite CI runs: generated files, vet, lint, go test with a real API server.
+test: setup verify-generated vet lint ## The full test suite CI runs: generated files, vet, lint, go test with a real API server, brokers and browser.
 	export KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)"; \
 	go test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+.PHONY: bench
+bench: ## Performance runs (not part of make test); numbers go to docs/benchmarks.md.
+	go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./loadgen/
+	MSGBENCH_COMPARE=1 go test -count=1 -run TestCompareWithDirectMQTT -v -timeout 30m ./loadgen/drivers/mqttsn/
 
 ##@ Tools
 

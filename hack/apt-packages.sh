@@ -5,9 +5,22 @@
 #   chromium      headless browser that checks the HTML report renders
 #   iproute2      ip netns / ip link for the user-space link emulator
 # Needs root (or sudo). Prints what it installs; does nothing when all are present.
+#
+#   hack/apt-packages.sh            everything the tests need
+#   hack/apt-packages.sh mosquitto  only the named packages
 set -euo pipefail
 
-want=(etcd-server:etcd mosquitto:mosquitto chromium:chromium iproute2:ip)
+all=(etcd-server:etcd mosquitto:mosquitto chromium:chromium iproute2:ip)
+want=()
+if [ $# -eq 0 ]; then
+  want=("${all[@]}")
+else
+  for name in "$@"; do
+    for pair in "${all[@]}"; do
+      [ "${pair%%:*}" = "$name" ] && want+=("$pair")
+    done
+  done
+fi
 missing=()
 for pair in "${want[@]}"; do
   pkg=${pair%%:*} bin=${pair#*:}
@@ -16,7 +29,10 @@ done
 [ ${#missing[@]} -gt 0 ] || exit 0
 
 sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 || { echo "apt-packages: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
 echo "apt-packages: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq >&2
