@@ -71,7 +71,7 @@ func runGateway(cmd *cobra.Command, f gatewayFlags) error {
 		if err != nil {
 			return fmt.Errorf("--broker-ca: %w", err)
 		}
-		if o.BrokerTLS, err = clientTLS(true, tlsVersion(spec.TLS), f.broker, "", ""); err != nil {
+		if o.BrokerTLS, err = clientTLS(true, spec.ClientTLSVersion(), f.broker, "", ""); err != nil {
 			return err
 		}
 		if o.BrokerTLS.RootCAs, err = certs.CertPool(ca); err != nil {

@@ -71,7 +71,7 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 	if err != nil {
 		return err
 	}
-	tlsCfg, err := clientTLS(mb.Spec.TLS != nil && mb.Spec.TLS.Enabled, tlsVersion(mb.Spec.TLS), f.broker, f.caFile, f.serverName)
+	tlsCfg, err := clientTLS(mb.Spec.BrokerTLS() || (mb.Spec.GatewayMode() != "" && mb.Spec.GatewayTLS()), mb.Spec.ClientTLSVersion(), f.broker, f.caFile, f.serverName)
 	if err != nil {
 		return err
 	}
@@ -164,11 +164,6 @@ func emitResult(cmd *cobra.Command, res *results.Result, out string, asJSON bool
 	return nil
 }
 
-// tlsVersion is spec.tls.version, "1.3" when unset.
-func tlsVersion(t *v1alpha1.TLSSpec) string {
-	if t == nil || t.Version == "" {
-		return string(v1alpha1.TLS13)
-	}
 	return string(t.Version)
 }
 

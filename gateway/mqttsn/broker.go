@@ -38,14 +38,12 @@ var (
 )
 
 // brokerConn is one MQTT connection of the gateway. Its publish lock makes the connection's
-// single-publisher rule hold when several clients share it, and carries the completion token:
-// the connection stamps each QoS 1/2 PUBLISH with what Options.Now returns and hands that back to
-// OnComplete, so the gateway passes the client slot and message id through that stamp instead
-// of keeping a map from MQTT packet ids to clients.
+// single-publisher rule hold when several clients share it. Each QoS 1/2 PUBLISH carries a
+// completion token (client slot and message id) as its stamp, which OnComplete hands back, so
+// the gateway keeps no map from MQTT packet ids to clients.
 type brokerConn struct {
 	conn    *mqtt.Conn
 	mu      sync.Mutex
-	token   int64
 	closing atomic.Bool
 	dirty   bool // unflushed publishes of the UDP reader (reader goroutine only)
 }
@@ -60,8 +58,7 @@ func (b *brokerConn) publish(topic string, data []byte, qos byte, retain bool, t
 	if qos > 0 && b.conn.Inflight() >= b.conn.Window() {
 		return errWindowFull
 	}
-	b.token = tok
-	_, err := b.conn.Publish(topic, data, qos, retain, flush)
+	_, err := b.conn.PublishStamped(topic, data, qos, retain, flush, tok)
 	return err
 }
 
@@ -70,8 +67,6 @@ func (b *brokerConn) flush() {
 	_ = b.conn.Flush() // a failed connection ends itself; its watcher cleans up
 	b.mu.Unlock()
 }
-
-func (b *brokerConn) now() int64 { return b.token } // under b.mu, called inside Publish
 
 // dial connects one MQTT connection to the broker.
 func (g *Gateway) dial(ctx context.Context, o mqtt.ConnectOptions, inflight int, onPublish func(*mqtt.Publish)) (*brokerConn, error) {
@@ -99,7 +94,6 @@ func (g *Gateway) dial(ctx context.Context, o mqtt.ConnectOptions, inflight int,
 		MaxPacketSize:   1 << 20,
 		OnPublish:       onPublish,
 		OnComplete:      func(_ uint16, tok int64, reason byte) { g.completed(tok, reason) },
-		Now:             b.now,
 		ReadBufferSize:  16 << 10,
 		WriteBufferSize: 16 << 10,
 	})

@@ -30,7 +30,8 @@ type Options struct {
 	OnPublish func(p *Publish)
 
 	// OnComplete is called on the reader goroutine when an outgoing QoS 1 publish is acknowledged
-	// (PUBACK) or a QoS 2 publish completes (PUBCOMP), with the time Publish wrote it (Now).
+	// (PUBACK) or a QoS 2 publish completes (PUBCOMP), with the time Publish wrote it (Now), or
+	// the stamp given to PublishStamped.
 	// reason is the broker's reason code (0 = success).
 	OnComplete func(id uint16, sentAt int64, reason byte)
 
@@ -234,6 +235,17 @@ func (c *Conn) Window() int { return cap(c.window) }
 // and a full window then waits until half of it is free again: a closed-loop publisher so
 // writes bursts of window/2 packets per system call instead of one packet per acknowledgement.
 func (c *Conn) Publish(topic string, payload []byte, qos byte, retain, flush bool) (uint16, error) {
+	return c.publish(topic, payload, qos, retain, flush, 0, true)
+}
+
+// PublishStamped is Publish with a caller's stamp instead of the clock: OnComplete hands it
+// back, so a gateway can tell which of its clients' messages completed without a map from
+// packet ids.
+func (c *Conn) PublishStamped(topic string, payload []byte, qos byte, retain, flush bool, stamp int64) (uint16, error) {
+	return c.publish(topic, payload, qos, retain, flush, stamp, false)
+}
+
+func (c *Conn) publish(topic string, payload []byte, qos byte, retain, flush bool, stamp int64, useClock bool) (uint16, error) {
 	if qos > 0 {
 		select {
 		case c.window <- struct{}{}:
@@ -256,7 +268,10 @@ func (c *Conn) Publish(topic string, payload []byte, qos byte, retain, flush boo
 	if qos > 0 {
 		c.smu.Lock()
 		id = c.allocLocked(slotAwaitAck)
-		c.slots[id&c.mask].sentAt = c.opts.Now()
+		if useClock {
+			stamp = c.opts.Now()
+		}
+		c.slots[id&c.mask].sentAt = stamp
 		c.smu.Unlock()
 		c.inflight.Add(1)
 	}
