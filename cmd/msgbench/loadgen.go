@@ -164,9 +164,6 @@ func emitResult(cmd *cobra.Command, res *results.Result, out string, asJSON bool
 	return nil
 }
 
-	return string(t.Version)
-}
-
 // clientTLS builds the clients' TLS configuration for spec.tls.
 func clientTLS(enabled bool, version, address, caFile, serverName string) (*tls.Config, error) {
 	if !enabled {
