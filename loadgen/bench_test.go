@@ -132,4 +132,3 @@ func BenchmarkVersusMQTTBenchmark(b *testing.B) {
 		})
 	}
 }
-
