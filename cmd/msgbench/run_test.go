@@ -299,3 +299,44 @@ func TestReportInHeadlessBrowser(t *testing.T) {
 		}
 	}
 }
+
+// TestReportComparesRuns runs a small grid (clients × QoS) and compares it: the page has the
+// study charts and every chart is written as PNG and SVG.
+func TestReportComparesRuns(t *testing.T) {
+	out := t.TempDir()
+	for _, pubs := range []string{"1", "2"} {
+		for _, qos := range []string{"0", "1"} {
+			_, err := msgbench(t, "run", "-f", repo("config", "samples", "mqtt-qos0.yaml"), "--out", filepath.Join(out, "p"+pubs+"q"+qos), "-q",
+				"--set", "workload.duration=1s", "--set", "workload.warmup=0s", "--set", "workload.rate=200",
+				"--set", "qos="+qos, "--set", "workload.publishers="+pubs, "--set", "workload.subscribers="+pubs, "--set", "workload.topics="+pubs)
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "cmp")
+	stdout, err := msgbench(t, "report", out, "--out", dir, "--images")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`id="handled-by-clients"`, `id="received-rate"`, `id="wire-bytes"`, "mqtt QoS 0", "mqtt QoS 1"} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("comparison lacks %s", want)
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, "handled-by-clients.png"))
+	if err != nil {
+		t.Fatalf("%v (written: %s)", err, stdout)
+	}
+	defer f.Close()
+	if img, err := png.Decode(f); err != nil || img.Bounds().Dx() < 400 {
+		t.Errorf("PNG chart: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "handled-by-clients.svg")); err != nil {
+		t.Error(err)
+	}
+}
