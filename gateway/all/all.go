@@ -1,2 +1,6 @@
 // Package all registers every gateway mode; import it for its side effect.
 package all
+
+import (
+	_ "github.com/msgbench/msgbench/gateway/quic" // quic
+)
