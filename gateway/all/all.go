@@ -2,5 +2,6 @@
 package all
 
 import (
+	_ "github.com/msgbench/msgbench/gateway/http" // http
 	_ "github.com/msgbench/msgbench/gateway/quic" // quic
 )

@@ -1,0 +1,266 @@
+package http_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/quic-go/quic-go/http3"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/brokers/mosquitto"
+	"github.com/msgbench/msgbench/gateway"
+	gwhttp "github.com/msgbench/msgbench/gateway/http"
+	"github.com/msgbench/msgbench/gateway/http/stream"
+	"github.com/msgbench/msgbench/internal/certs"
+)
+
+type env struct {
+	broker    *mosquitto.Process
+	plain     *gwhttp.Gateway // cleartext HTTP/1.1 + h2c
+	secure    *gwhttp.Gateway // HTTPS + HTTP/3
+	clientTLS *tls.Config
+}
+
+func start(t *testing.T, l gwhttp.Limits) *env {
+	t.Helper()
+	b, err := mosquitto.Start(context.Background(), mosquitto.Options{MaxInflight: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Stop() })
+	bundle, err := certs.New("gw", []string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := bundle.ServerTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := &v1alpha1.MessagingBenchmarkSpec{QoS: 1, MQTT: v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20}}
+	e := &env{broker: b}
+	if e.plain, err = gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, Spec: spec}, l); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.plain.Close() })
+	if e.secure, err = gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, Spec: spec, TLS: srv}, l); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.secure.Close() })
+	if e.clientTLS, err = certs.ClientTLS(bundle.CACert, "127.0.0.1", "1.3"); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// client is an HTTP client of one version and its base URL.
+func (e *env) client(t *testing.T, version string) (*http.Client, string) {
+	var p http.Protocols
+	switch version {
+	case "1.1":
+		p.SetHTTP1(true)
+		return &http.Client{Transport: &http.Transport{Protocols: &p}}, "http://" + e.plain.Addr().String()
+	case "2":
+		p.SetUnencryptedHTTP2(true)
+		return &http.Client{Transport: &http.Transport{Protocols: &p}}, "http://" + e.plain.Addr().String()
+	case "1.1-tls":
+		p.SetHTTP1(true)
+		return &http.Client{Transport: &http.Transport{Protocols: &p, TLSClientConfig: e.clientTLS.Clone()}}, "https://" + e.secure.Addr().String()
+	case "2-tls":
+		p.SetHTTP2(true)
+		return &http.Client{Transport: &http.Transport{Protocols: &p, TLSClientConfig: e.clientTLS.Clone()}}, "https://" + e.secure.Addr().String()
+	case "3":
+		tr := &http3.Transport{TLSClientConfig: e.clientTLS.Clone()}
+		t.Cleanup(func() { _ = tr.Close() })
+		return &http.Client{Transport: tr}, "https://" + e.secure.HTTP3Addr().String()
+	}
+	t.Fatalf("version %s", version)
+	return nil, ""
+}
+
+// TestPublishSubscribe: for every HTTP version and QoS, a streaming GET receives what a POST
+// published, byte for byte (binary payloads with CR, LF, NUL), and the POST answers 204 only
+// after the broker accepted the message.
+func TestPublishSubscribe(t *testing.T) {
+	e := start(t, gwhttp.Limits{})
+	for _, version := range []string{"1.1", "2", "1.1-tls", "2-tls", "3"} {
+		c, base := e.client(t, version)
+		for qos := 0; qos <= 2; qos++ {
+			topic := fmt.Sprintf("it/%s/%d", version, qos)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/topics/"+topic+fmt.Sprintf("?qos=%d", qos), nil)
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatalf("%s qos %d: subscribe: %v", version, qos, err)
+			}
+			if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != stream.ContentType || resp.Header.Get(gwhttp.QoSHeader) != fmt.Sprint(qos) {
+				t.Fatalf("%s qos %d: subscribe answered %s %v", version, qos, resp.Status, resp.Header)
+			}
+			wantProto := map[string]int{"1.1": 1, "2": 2, "1.1-tls": 1, "2-tls": 2, "3": 3}[version]
+			if resp.ProtoMajor != wantProto {
+				t.Errorf("%s: response over HTTP/%d", version, resp.ProtoMajor)
+			}
+			frames := stream.NewReader(resp.Body, 1<<20)
+			for i, payload := range [][]byte{{0, 0, 0, 1, 0xff, '\r', '\n', 0, 'x'}, bytes.Repeat([]byte{7}, 70_000), {}} {
+				preq, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/topics/"+topic, bytes.NewReader(payload))
+				preq.Header.Set(gwhttp.QoSHeader, fmt.Sprint(qos))
+				presp, err := c.Do(preq)
+				if err != nil {
+					t.Fatalf("%s qos %d: publish: %v", version, qos, err)
+				}
+				_, _ = io.Copy(io.Discard, presp.Body)
+				_ = presp.Body.Close()
+				if presp.StatusCode != http.StatusNoContent {
+					t.Fatalf("%s qos %d: publish answered %s", version, qos, presp.Status)
+				}
+				got, err := frames.Next()
+				if err != nil || !bytes.Equal(got, payload) {
+					t.Fatalf("%s qos %d message %d: got %d bytes (%v), want %d", version, qos, i, len(got), err, len(payload))
+				}
+			}
+			cancel()
+			_ = resp.Body.Close()
+		}
+	}
+}
+
+// rawRequest sends raw bytes to the cleartext listener and returns the status code of the answer.
+func rawRequest(t *testing.T, addr, request string) int {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, request); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("%q: %v", request, err)
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestMalformedRequests: every bad request gets a clear 4xx and the gateway keeps serving.
+func TestMalformedRequests(t *testing.T) {
+	e := start(t, gwhttp.Limits{MaxBodyBytes: 1000})
+	addr := e.plain.Addr().String()
+	post := func(path, headers, body string) string {
+		return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n%s\r\n%s", path, len(body), headers, body)
+	}
+	for _, tc := range []struct {
+		name, request string
+		want          int
+	}{
+		{"not under /topics", post("/other", "", "x"), 404},
+		{"empty topic", post("/topics/", "", "x"), 400},
+		{"wildcard +", post("/topics/a/+/b", "", "x"), 400},
+		{"wildcard # escaped", post("/topics/a/%23", "", "x"), 400},
+		{"NUL escaped", post("/topics/a%00b", "", "x"), 400},
+		{"invalid UTF-8", post("/topics/%ff%fe", "", "x"), 400},
+		{"QoS 3 in header", post("/topics/a", "Mqtt-Qos: 3\r\n", "x"), 400},
+		{"QoS not a number", post("/topics/a?qos=one", "", "x"), 400},
+		{"bad query", post("/topics/a?qos=%zz", "", "x"), 400},
+		{"PUT", "PUT /topics/a HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 405},
+		{"DELETE", "DELETE /topics/a HTTP/1.1\r\nHost: x\r\n\r\n", 405},
+		{"bearer token", post("/topics/a", "Authorization: Bearer abc\r\n", "x"), 401},
+		{"basic not base64", post("/topics/a", "Authorization: Basic !!!\r\n", "x"), 401},
+		{"basic without colon", post("/topics/a", "Authorization: Basic dXNlcg==\r\n", "x"), 401},
+		{"declared too large", "POST /topics/a HTTP/1.1\r\nHost: x\r\nContent-Length: 1001\r\n\r\n", 413},
+		{"chunked too large", "POST /topics/a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n7d0\r\n" + strings.Repeat("a", 2000) + "\r\n0\r\n\r\n", 413},
+		{"garbage request line", "THIS IS NOT AN HTTP REQUEST LINE\r\n\r\n", 400},
+		{"huge header", "GET /topics/a HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("b", 64<<10) + "\r\n\r\n", 431},
+		{"chunked within limit", "POST /topics/ok HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", 204},
+		{"exactly the limit", post("/topics/ok", "", strings.Repeat("z", 1000)), 204},
+	} {
+		if got := rawRequest(t, addr, tc.request); got != tc.want {
+			t.Errorf("%s: status %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	select {
+	case <-e.plain.Done():
+		t.Fatal("gateway stopped")
+	default:
+	}
+	if got := rawRequest(t, addr, post("/topics/still/alive", "", "x")); got != 204 {
+		t.Errorf("after the bad requests a good publish got %d", got)
+	}
+}
+
+// TestBounds: a full subscription table answers 503, a full publish table 429 (the broker is
+// paused so the first publish waits for its PUBACK).
+func TestBounds(t *testing.T) {
+	e := start(t, gwhttp.Limits{MaxSubscriptions: 1, MaxPublishes: 1})
+	c, base := e.client(t, "1.1")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	get := func() *http.Response {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/topics/bounded", nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	first := get()
+	defer first.Body.Close()
+	second := get()
+	_ = second.Body.Close()
+	if second.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("second subscription: %s, want 503", second.Status)
+	}
+
+	if err := syscall.Kill(e.broker.PID(), syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = syscall.Kill(e.broker.PID(), syscall.SIGCONT) }()
+	slow := make(chan int, 1)
+	go func() {
+		resp, err := c.Post(base+"/topics/bounded?qos=1", "application/octet-stream", strings.NewReader("one"))
+		if err != nil {
+			slow <- 0
+			return
+		}
+		_ = resp.Body.Close()
+		slow <- resp.StatusCode
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	got := 0
+	for time.Now().Before(deadline) && got != http.StatusTooManyRequests {
+		time.Sleep(20 * time.Millisecond)
+		resp, err := c.Post(base+"/topics/bounded?qos=1", "application/octet-stream", strings.NewReader("two"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		got = resp.StatusCode
+	}
+	if got != http.StatusTooManyRequests {
+		t.Errorf("publish while another waits for the paused broker: %d, want 429", got)
+	}
+	_ = syscall.Kill(e.broker.PID(), syscall.SIGCONT)
+	if s := <-slow; s != http.StatusNoContent {
+		t.Errorf("the waiting publish ended with %d once the broker resumed, want 204", s)
+	}
+}
+
+// TestHTTP3NeedsTLS: spec.http.version 3 without a certificate is refused with a clear error.
+func TestHTTP3NeedsTLS(t *testing.T) {
+	spec := &v1alpha1.MessagingBenchmarkSpec{HTTP: v1alpha1.HTTPSpec{Version: v1alpha1.HTTP3}}
+	_, err := gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: "127.0.0.1:1", Spec: spec}, gwhttp.Limits{})
+	if err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("HTTP/3 without TLS: %v", err)
+	}
+}
