@@ -6,7 +6,6 @@ require (
 	github.com/mochi-mqtt/server/v2 v2.7.9
 	github.com/quic-go/quic-go v0.65.0
 	github.com/spf13/cobra v1.10.2
-	golang.org/x/net v0.57.0
 	golang.org/x/sys v0.49.0
 	k8s.io/api v0.37.0
 	k8s.io/apimachinery v0.37.0
@@ -91,6 +90,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.54.0 // indirect
 	golang.org/x/exp v0.0.0-20260410095643-746e56fc9e2f // indirect
+	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/term v0.45.0 // indirect

@@ -2,6 +2,7 @@
 package all
 
 import (
+	_ "github.com/msgbench/msgbench/loadgen/drivers/http"     // http
 	_ "github.com/msgbench/msgbench/loadgen/drivers/mqtt"     // mqtt
 	_ "github.com/msgbench/msgbench/loadgen/drivers/mqttquic" // mqtt-quic
 )

@@ -1,0 +1,68 @@
+package http
+
+import (
+	"context"
+	"net"
+	"net/http"
+
+	"github.com/quic-go/quic-go/http3"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/wire"
+	"github.com/msgbench/msgbench/loadgen/drivers/mqttquic/quicconn"
+)
+
+// clientConn is one HTTP connection that carries requests: net/http's for HTTP/1.1 and HTTP/2,
+// quic-go's for HTTP/3.
+type clientConn interface {
+	RoundTrip(*http.Request) (*http.Response, error)
+	Close() error
+}
+
+// open connects one HTTP connection of the run's version and returns once it is usable (TCP and
+// TLS, or the QUIC handshake, done), with its wire counters.
+func (d *driver) open(ctx context.Context) (clientConn, func() wire.Counters, error) {
+	if d.version == v1alpha1.HTTP3 {
+		qc, err := quicconn.Dial(ctx, d.cfg.Dialer(), d.cfg.Address, d.tls, d.quic, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		return h3Conn{(&http3.Transport{}).NewClientConn(qc.Conn), qc}, qc.Counters, nil
+	}
+	var p http.Protocols
+	switch {
+	case d.version == v1alpha1.HTTP11:
+		p.SetHTTP1(true)
+	case d.tls == nil:
+		p.SetUnencryptedHTTP2(true) // h2c with prior knowledge
+	default:
+		p.SetHTTP2(true)
+	}
+	var counted *wire.Conn
+	tr := &http.Transport{
+		Protocols:       &p,
+		TLSClientConfig: d.tls,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			raw, err := d.cfg.Dialer()(ctx, "tcp", d.cfg.Address)
+			if err != nil {
+				return nil, err
+			}
+			counted = wire.NewConn(raw)
+			return counted, nil
+		},
+		DisableCompression: true,
+	}
+	cc, err := tr.NewClientConn(ctx, d.scheme, d.cfg.Address)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cc, counted.Counters, nil
+}
+
+// h3Conn closes the QUIC connection and its socket with the HTTP/3 connection.
+type h3Conn struct {
+	*http3.ClientConn
+	qc *quicconn.Conn
+}
+
+func (c h3Conn) Close() error { return c.qc.Close() }
