@@ -122,11 +122,10 @@ func requestQoS(r *http.Request, def byte) (byte, bool) {
 	if hv := r.Header[QoSHeader]; len(hv) > 0 {
 		v = hv[0]
 	} else if r.URL.RawQuery != "" {
-		q, err := url.ParseQuery(r.URL.RawQuery)
-		if err != nil {
+		var ok bool
+		if v, ok = queryValue(r.URL.RawQuery, "qos"); !ok {
 			return 0, false
 		}
-		v = q.Get("qos")
 	}
 	if v == "" {
 		return def, true
@@ -136,6 +135,25 @@ func requestQoS(r *http.Request, def byte) (byte, bool) {
 		return 0, false
 	}
 	return byte(n), true
+}
+
+// queryValue finds one parameter in a raw query without building url.Values (a map and
+// strings per request on the publish path); ok is false for a bad escape in its value.
+func queryValue(raw, key string) (string, bool) {
+	for raw != "" {
+		var kv string
+		kv, raw, _ = strings.Cut(raw, "&")
+		k, v, _ := strings.Cut(kv, "=")
+		if k != key {
+			continue
+		}
+		if strings.ContainsAny(v, "%+") {
+			u, err := url.QueryUnescape(v)
+			return u, err == nil
+		}
+		return v, true
+	}
+	return "", true
 }
 
 // credentials returns Basic credentials (empty without an Authorization header); ok is false
