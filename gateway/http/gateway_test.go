@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -262,5 +263,62 @@ func TestHTTP3NeedsTLS(t *testing.T) {
 	_, err := gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: "127.0.0.1:1", Spec: spec}, gwhttp.Limits{})
 	if err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("HTTP/3 without TLS: %v", err)
+	}
+}
+
+// TestCredentials: with a broker that requires a password, Basic credentials in the request
+// reach the broker's CONNECT: right ones publish and subscribe, wrong or missing ones get 401.
+func TestCredentials(t *testing.T) {
+	dir := t.TempDir()
+	pwfile := dir + "/passwd"
+	if out, err := exec.Command("mosquitto_passwd", "-c", "-b", pwfile, "sensor7", "s3cret").CombinedOutput(); err != nil {
+		t.Skipf("mosquitto_passwd: %v %s", err, out)
+	}
+	b, err := mosquitto.Start(context.Background(), mosquitto.Options{Extra: map[string]string{"password_file": pwfile, "allow_anonymous": "false"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Stop() })
+	gw, err := gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr}, gwhttp.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = gw.Close() })
+	base := "http://" + gw.Addr().String() + "/topics/secured"
+	do := func(method, user, pass string) *http.Response {
+		req, _ := http.NewRequest(method, base, strings.NewReader("payload"))
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	sub := do(http.MethodGet, "sensor7", "s3cret")
+	defer sub.Body.Close()
+	if sub.StatusCode != http.StatusOK {
+		t.Fatalf("subscribe with the right password: %s", sub.Status)
+	}
+	for _, tc := range []struct {
+		user, pass string
+		want       int
+	}{{"", "", 401}, {"sensor7", "wrong", 401}, {"nobody", "s3cret", 401}, {"sensor7", "s3cret", 204}} {
+		resp := do(http.MethodPost, tc.user, tc.pass)
+		_ = resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("publish as %q/%q: %s, want %d", tc.user, tc.pass, resp.Status, tc.want)
+		}
+	}
+	got, err := stream.NewReader(sub.Body, 1024).Next()
+	if err != nil || string(got) != "payload" {
+		t.Errorf("subscriber got %q, %v", got, err)
+	}
+	if resp := do(http.MethodGet, "sensor7", "wrong"); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("subscribe with a wrong password: %s", resp.Status)
+		_ = resp.Body.Close()
+	} else {
+		_ = resp.Body.Close()
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -15,7 +16,9 @@ import (
 	gwhttp "github.com/msgbench/msgbench/gateway/http"
 	"github.com/msgbench/msgbench/internal/certs"
 	"github.com/msgbench/msgbench/loadgen"
-	_ "github.com/msgbench/msgbench/loadgen/drivers/http"
+	"github.com/msgbench/msgbench/loadgen/drivers"
+	httpdrv "github.com/msgbench/msgbench/loadgen/drivers/http"
+	"github.com/msgbench/msgbench/loadgen/drivers/http/roundtrip"
 )
 
 func spec(version v1alpha1.HTTPVersion, tlsOn, keepAlive bool, qos int32) *v1alpha1.MessagingBenchmarkSpec {
@@ -136,6 +139,45 @@ func TestEndToEnd(t *testing.T) {
 			}
 			if !v.keep && res.Wire.Connections != 4 {
 				t.Errorf("%s: %d sessions", name, res.Wire.Connections)
+			}
+		}
+	}
+}
+
+// TestCredentials: the driver's Basic credentials reach a broker that requires them, for a
+// publisher and a subscriber of every HTTP version.
+func TestCredentials(t *testing.T) {
+	pwfile := t.TempDir() + "/passwd"
+	if out, err := exec.Command("mosquitto_passwd", "-c", "-b", pwfile, "dev", "pw").CombinedOutput(); err != nil {
+		t.Skipf("mosquitto_passwd: %v %s", err, out)
+	}
+	b, err := mosquitto.Start(context.Background(), mosquitto.Options{Extra: map[string]string{"password_file": pwfile, "allow_anonymous": "false"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Stop() })
+	bundle, err := certs.New("gw", []string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := bundle.ServerTLS()
+	gw, err := gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, TLS: srv}, gwhttp.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = gw.Close() })
+	clientTLS, _ := certs.ClientTLS(bundle.CACert, "127.0.0.1", "1.3")
+	for _, version := range []v1alpha1.HTTPVersion{v1alpha1.HTTP11, v1alpha1.HTTP2, v1alpha1.HTTP3} {
+		for _, pw := range []string{"pw", "bad"} {
+			cfg := drivers.Config{Spec: spec(version, true, true, 1), Address: gw.Addr().String(), TLS: clientTLS}
+			factory := func(cfg drivers.Config) (drivers.Driver, error) {
+				return httpdrv.New(cfg, httpdrv.Options{Username: "dev", Password: pw})
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_, err := roundtrip.Measure(ctx, factory, cfg, "cred/"+string(version), 1)
+			cancel()
+			if (err == nil) != (pw == "pw") {
+				t.Errorf("HTTP/%s with password %q: %v", version, pw, err)
 			}
 		}
 	}
