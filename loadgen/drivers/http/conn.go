@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"net/http"
 
@@ -39,9 +40,13 @@ func (d *driver) open(ctx context.Context) (clientConn, func() wire.Counters, er
 		p.SetHTTP2(true)
 	}
 	var counted *wire.Conn
+	var tlsConf *tls.Config
+	if d.tls != nil {
+		tlsConf = d.tls.Clone() // net/http edits its Transport's NextProtos: never share one
+	}
 	tr := &http.Transport{
 		Protocols:       &p,
-		TLSClientConfig: d.tls,
+		TLSClientConfig: tlsConf,
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			raw, err := d.cfg.Dialer()(ctx, "tcp", d.cfg.Address)
 			if err != nil {

@@ -151,7 +151,8 @@ func spawn(t *testing.T, role string, env ...string) (*exec.Cmd, string) {
 // TestStudyNBIoT is study 2's comparison on an NB-IoT-like delay (200 ms up, 400 ms down, no
 // loss or rate limit): MQTT over TCP, MQTT over QUIC and HTTP/3 at 1, 2, 5 and 10 KB, the
 // sample's workload (5 publishers started 1 s apart, 100 QoS 1 messages). It prints a table;
-// run it with MSGBENCH_STUDY=1 (docs/benchmarks-http.md).
+// run it with MSGBENCH_STUDY=1 (docs/benchmarks-http.md). MSGBENCH_STUDY_UP/_DOWN (durations),
+// _SIZES (bytes, comma-separated) and _INFLIGHT (spec.mqtt.inflight, default 20) change it.
 func TestStudyNBIoT(t *testing.T) {
 	if os.Getenv("MSGBENCH_STUDY") == "" {
 		t.Skip("a benchmark: set MSGBENCH_STUDY=1")
@@ -207,6 +208,10 @@ func runStudy(t *testing.T, dir, protocol string, size int32, up, down time.Dura
 		Workload: v1alpha1.WorkloadSpec{Publishers: 5, Subscribers: 5, Topics: 5, TopicPrefix: "nbiot-", PayloadBytes: size,
 			Messages: 100, ConnectRate: 1, Duration: metav1.Duration{Duration: time.Minute},
 			TimelineInterval: metav1.Duration{Duration: 200 * time.Millisecond}},
+	}
+	if v := os.Getenv("MSGBENCH_STUDY_INFLIGHT"); v != "" {
+		n, _ := strconv.Atoi(v)
+		spec.MQTT.Inflight = int32(n)
 	}
 	target, udp, ca := b.Addr, false, ""
 	var gw *exec.Cmd
