@@ -45,6 +45,9 @@ type Limits struct {
 	// MaxCredentials is how many distinct credentials may have a publish pool at once (503 for
 	// a new one above it). Default 1024.
 	MaxCredentials int
+	// IdleTimeout closes keep-alive connections without a request for this long (HTTP/1.1 and
+	// HTTP/2 connections, HTTP/3 and its QUIC connection). Default 2 minutes.
+	IdleTimeout time.Duration
 }
 
 func (l Limits) withDefaults(spec *v1alpha1.MessagingBenchmarkSpec) Limits {
@@ -65,6 +68,9 @@ func (l Limits) withDefaults(spec *v1alpha1.MessagingBenchmarkSpec) Limits {
 	}
 	if l.MaxCredentials <= 0 {
 		l.MaxCredentials = 1024
+	}
+	if l.IdleTimeout <= 0 {
+		l.IdleTimeout = 2 * time.Minute
 	}
 	return l
 }
@@ -106,7 +112,7 @@ func Start(ctx context.Context, o gateway.Options, l Limits) (*Gateway, error) {
 		Handler:           a,
 		Protocols:         &protocols,
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       a.limits.IdleTimeout,
 		MaxHeaderBytes:    16 << 10,
 		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: 1000},
 		ErrorLog:          nil,
@@ -151,9 +157,9 @@ func (g *Gateway) listen(ctx context.Context, o gateway.Options) error {
 		Handler:        g.api,
 		TLSConfig:      http3.ConfigureTLSConfig(o.TLS.Clone()),
 		MaxHeaderBytes: 16 << 10,
-		IdleTimeout:    2 * time.Minute,
+		IdleTimeout:    g.api.limits.IdleTimeout,
 		QUICConfig: &quic.Config{
-			MaxIdleTimeout:     2 * time.Minute,
+			MaxIdleTimeout:     g.api.limits.IdleTimeout,
 			MaxIncomingStreams: 1000,
 		},
 	}

@@ -3,6 +3,7 @@ package http
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net"
 	"net/http"
 
@@ -18,6 +19,9 @@ import (
 type clientConn interface {
 	RoundTrip(*http.Request) (*http.Response, error)
 	Close() error
+	// Err is non-nil once the connection can take no more requests (closed by either side,
+	// or told to go away).
+	Err() error
 }
 
 // open connects one HTTP connection of the run's version and returns once it is usable (TCP and
@@ -61,7 +65,23 @@ func (d *driver) open(ctx context.Context) (clientConn, func() wire.Counters, er
 	if err != nil {
 		return nil, nil, err
 	}
-	return cc, counted.Counters, nil
+	return stdConn{cc}, counted.Counters, nil
+}
+
+// stdConn is net/http's connection; Err also reports one the server told to go away (HTTP/2
+// GOAWAY after its idle timeout), which takes no new request but has no fatal error.
+type stdConn struct{ *http.ClientConn }
+
+var errGone = errors.New("the server closed the connection to new requests")
+
+func (c stdConn) Err() error {
+	if err := c.ClientConn.Err(); err != nil {
+		return err
+	}
+	if c.Available() == 0 && c.InFlight() == 0 {
+		return errGone
+	}
+	return nil
 }
 
 // h3Conn closes the QUIC connection and its socket with the HTTP/3 connection.
@@ -71,3 +91,5 @@ type h3Conn struct {
 }
 
 func (c h3Conn) Close() error { return c.qc.Close() }
+
+func (c h3Conn) Err() error { return context.Cause(c.Context()) }

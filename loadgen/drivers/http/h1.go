@@ -10,6 +10,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"syscall"
 
 	"github.com/msgbench/msgbench/internal/wire"
 	"github.com/msgbench/msgbench/loadgen/drivers"
@@ -27,6 +28,7 @@ type h1Publisher struct {
 	mu sync.Mutex // Publish vs Close
 
 	nc     net.Conn
+	served int // responses read on nc
 	retire func()
 	br     *bufio.Reader
 	head   []byte // request head up to and including "Content-Length: "
@@ -62,7 +64,7 @@ func (p *h1Publisher) dial(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.nc = nc
+	p.nc, p.served = nc, 0
 	p.retire = p.t.add(counted.Counters)
 	if p.br == nil {
 		p.br = bufio.NewReaderSize(nc, 4096)
@@ -98,18 +100,50 @@ func (p *h1Publisher) Publish(payload []byte, _ bool) error {
 	p.wbuf = strconv.AppendInt(p.wbuf, int64(len(payload)), 10)
 	p.wbuf = append(p.wbuf, "\r\n\r\n"...)
 	p.wbuf = append(p.wbuf, payload...)
-	if _, err := p.nc.Write(p.wbuf); err != nil {
-		return p.fail(fmt.Errorf("send POST: %w", err))
+	status, keep, err := p.roundTrip()
+	if errors.Is(err, errStale) {
+		// The gateway closed the idle connection as the request left: it never read it, so
+		// sending it again on a new connection cannot duplicate the message.
+		p.hangUp()
+		if err = p.dial(context.Background()); err == nil {
+			status, keep, err = p.roundTrip()
+		}
 	}
-	status, keep, err := readResponse(p.br)
 	if err != nil {
-		return p.fail(fmt.Errorf("read response: %w", err))
+		return p.fail(err)
 	}
+	p.served++
 	if !keep || !p.d.cfg.Spec.HTTP.KeepAlive {
 		p.hangUp()
 	}
 	p.h.Completed(sentAt, status >= 200 && status < 300)
 	return nil
+}
+
+// errStale marks a failure on a reused connection before any byte of the response arrived:
+// what a server closing an idle keep-alive connection looks like.
+var errStale = errors.New("idle connection closed by the server")
+
+// roundTrip writes p.wbuf and reads the response.
+func (p *h1Publisher) roundTrip() (status int, keep bool, err error) {
+	reused := p.served > 0
+	if _, err := p.nc.Write(p.wbuf); err != nil {
+		if reused {
+			return 0, false, fmt.Errorf("%w: send POST: %w", errStale, err)
+		}
+		return 0, false, fmt.Errorf("send POST: %w", err)
+	}
+	if _, err := p.br.Peek(1); err != nil { // nothing of a response arrived
+		if reused && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {
+			return 0, false, fmt.Errorf("%w: read response: %w", errStale, err)
+		}
+		return 0, false, fmt.Errorf("read response: %w", err)
+	}
+	status, keep, err = readResponse(p.br)
+	if err != nil {
+		return 0, false, fmt.Errorf("read response: %w", err)
+	}
+	return status, keep, nil
 }
 
 var errClosed = errors.New("session closed")

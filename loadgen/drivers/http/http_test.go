@@ -182,3 +182,53 @@ func TestCredentials(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleReconnect: a gateway that closes idle keep-alive connections does not end a
+// publisher's session; its next message goes out on a new connection, once, for every version.
+func TestIdleReconnect(t *testing.T) {
+	b, err := mosquitto.Start(context.Background(), mosquitto.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Stop() })
+	bundle, err := certs.New("gw", []string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := bundle.ServerTLS()
+	gw, err := gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, TLS: srv}, gwhttp.Limits{IdleTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = gw.Close() })
+	clientTLS, _ := certs.ClientTLS(bundle.CACert, "127.0.0.1", "1.3")
+	for _, version := range []v1alpha1.HTTPVersion{v1alpha1.HTTP11, v1alpha1.HTTP2, v1alpha1.HTTP3} {
+		for _, inflight := range []int32{1, 4} {
+			s := spec(version, true, true, 1)
+			s.MQTT.Inflight = inflight
+			start := time.Now()
+			drv, err := httpdrv.New(drivers.Config{Spec: s, Address: gw.Addr().String(), TLS: clientTLS, Now: func() int64 { return int64(time.Since(start)) }}, httpdrv.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := &counting{}
+			sess, err := drv.Connect(context.Background(), drivers.Client{ID: "idle", Role: drivers.Publisher, Topic: "idle"}, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 3 {
+				if err := sess.Publish([]byte("x"), true); err != nil {
+					t.Fatalf("HTTP/%s inflight %d: publish %d: %v", version, inflight, i, err)
+				}
+				if err := sess.Drain(context.Background()); err != nil {
+					t.Fatalf("HTTP/%s inflight %d: drain %d: %v", version, inflight, i, err)
+				}
+				time.Sleep(600 * time.Millisecond) // past the gateway's idle timeout
+			}
+			if h.ok.Load() != 3 || sess.Err() != nil {
+				t.Errorf("HTTP/%s inflight %d: %d of 3 publishes answered 2xx, session error %v", version, inflight, h.ok.Load(), sess.Err())
+			}
+			_ = sess.Close()
+		}
+	}
+}
