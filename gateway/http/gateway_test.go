@@ -322,3 +322,56 @@ func TestCredentials(t *testing.T) {
 		_ = resp.Body.Close()
 	}
 }
+
+// TestErrorsOverEveryVersion: the same bad requests get the same answers over HTTP/2 and
+// HTTP/3 as over HTTP/1.1, and random datagrams at the HTTP/3 port change nothing.
+func TestErrorsOverEveryVersion(t *testing.T) {
+	e := start(t, gwhttp.Limits{MaxBodyBytes: 100})
+	for _, version := range []string{"2", "2-tls", "3"} {
+		c, base := e.client(t, version)
+		for _, tc := range []struct {
+			method, path string
+			body         string
+			want         int
+		}{
+			{http.MethodPut, "/topics/a", "x", 405},
+			{http.MethodPost, "/topics/a/%2B", "x", 400},
+			{http.MethodPost, "/topics/a?qos=7", "x", 400},
+			{http.MethodPost, "/nope", "x", 404},
+			{http.MethodPost, "/topics/a", strings.Repeat("y", 101), 413},
+			{http.MethodPost, "/topics/a", strings.Repeat("y", 100), 204},
+		} {
+			req, _ := http.NewRequest(tc.method, base+tc.path, strings.NewReader(tc.body))
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatalf("%s %s %s: %v", version, tc.method, tc.path, err)
+			}
+			_ = resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Errorf("HTTP/%s %s %s: %d, want %d", version, tc.method, tc.path, resp.StatusCode, tc.want)
+			}
+		}
+	}
+	udp, err := net.Dial("udp", e.secure.HTTP3Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	junk := make([]byte, 1500)
+	for i := range 200 {
+		for j := range junk {
+			junk[j] = byte(i*31 + j*7)
+		}
+		junk[0] = byte(i) // long and short header forms, every version field
+		_, _ = udp.Write(junk[:1+i*7%1400])
+	}
+	c, base := e.client(t, "3")
+	resp, err := c.Post(base+"/topics/after-junk", "application/octet-stream", strings.NewReader("ok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Errorf("HTTP/3 after junk datagrams: %s", resp.Status)
+	}
+}

@@ -16,8 +16,7 @@ var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b
 // it at the QoS (PUBACK, PUBCOMP; QoS 0: written to the broker's socket).
 func (a *api) publish(w http.ResponseWriter, r *http.Request, topic string, qos byte, user, pass string) {
 	if r.ContentLength > a.limits.MaxBodyBytes {
-		// Close rather than read (and throw away) a body the gateway refused.
-		w.Header().Set("Connection", "close")
+		closeAfter(w, r)
 		fail(w, http.StatusRequestEntityTooLarge, "body of "+strconv.FormatInt(r.ContentLength, 10)+" bytes exceeds the gateway's limit of "+strconv.FormatInt(a.limits.MaxBodyBytes, 10))
 		return
 	}
@@ -33,7 +32,7 @@ func (a *api) publish(w http.ResponseWriter, r *http.Request, topic string, qos 
 	*bp = payload[:0]
 	if err != nil {
 		if errors.Is(err, errTooLarge) {
-			w.Header().Set("Connection", "close")
+			closeAfter(w, r)
 			fail(w, http.StatusRequestEntityTooLarge, "body exceeds the gateway's limit of "+strconv.FormatInt(a.limits.MaxBodyBytes, 10)+" bytes")
 		} else {
 			fail(w, http.StatusBadRequest, "reading the body: "+err.Error())
@@ -64,6 +63,15 @@ func (a *api) publish(w http.ResponseWriter, r *http.Request, topic string, qos 
 	}
 	w.Header()["Date"] = noDate
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// closeAfter makes an HTTP/1.x connection close after the response rather than read (and throw
+// away) a body the gateway refused. HTTP/2 and HTTP/3 reset the request's stream instead, and
+// forbid the Connection header.
+func closeAfter(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor == 1 {
+		w.Header().Set("Connection", "close")
+	}
 }
 
 // brokerFailure maps a broker connection error to a status.

@@ -138,9 +138,28 @@ func TestRefusals(t *testing.T) {
 	if _, err := io.ReadAll(s); errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("session with a garbage stream did not end: %v", err)
 	}
+	// Random datagrams: dropped, nothing else changes.
+	udp, err := net.Dial("udp", gw.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	junk := make([]byte, 1500)
+	for i := range 200 {
+		for j := range junk {
+			junk[j] = byte(i*13 + j*5)
+		}
+		junk[0] = byte(i)
+		_, _ = udp.Write(junk[:1+i*7%1400])
+	}
 	select {
 	case <-gw.Done():
 		t.Fatal("gateway stopped after a bad client")
 	default:
 	}
+	qc2, err := quic.DialAddr(ctx, gw.Addr().String(), clientTLS(t, b, "mqtt"), nil)
+	if err != nil {
+		t.Fatalf("a good client after the bad ones: %v", err)
+	}
+	_ = qc2.CloseWithError(0, "")
 }
