@@ -182,23 +182,32 @@ func TestRoundTrips(t *testing.T) {
 				addr = p.Addr()
 			}
 			cfg := drivers.Config{Spec: st.spec, Address: addr, TLS: st.tls, Dial: roundtrip.Dialer(link)}
+			// Three repetitions, checked by their minimum; on a busy machine up to two more sets
+			// of three (noise only adds time, so more samples can only bring the minimum closer
+			// to the protocol's own latency, never below it).
 			var ms []roundtrip.Measurement
-			for i := range 3 {
-				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-				m, err := roundtrip.Measure(ctx, st.factory, cfg, "rt/"+c.Name, 2)
-				cancel()
-				if err != nil {
-					t.Fatalf("repetition %d: %v", i, err)
-				}
-				t.Logf("repetition %d: %+v", i, m)
-				ms = append(ms, m)
-			}
-			m := roundtrip.Min(ms)
 			rtt := link.RTT()
-			t.Logf("sub connect %.2f RTT, pub connect %.2f RTT, first message %.2f RTT, acks %.2f/%.2f RTT",
-				float64(m.SubscriberConnect)/float64(rtt), float64(m.PublisherConnect)/float64(rtt), float64(m.FirstMessage)/float64(rtt),
-				float64(m.Acks[0])/float64(rtt), float64(m.Acks[1])/float64(rtt))
-			if err := c.Check(m, rtt, roundtrip.DefaultTolerance(rtt)); err != nil {
+			var err error
+			for set := 0; set < 3; set++ {
+				for range 3 {
+					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+					m, merr := roundtrip.Measure(ctx, st.factory, cfg, "rt/"+c.Name, 2)
+					cancel()
+					if merr != nil {
+						t.Fatalf("repetition %d: %v", len(ms), merr)
+					}
+					t.Logf("repetition %d: %+v", len(ms), m)
+					ms = append(ms, m)
+				}
+				m := roundtrip.Min(ms)
+				t.Logf("minimum of %d: sub connect %.2f RTT, pub connect %.2f RTT, first message %.2f RTT, acks %.2f/%.2f RTT", len(ms),
+					float64(m.SubscriberConnect)/float64(rtt), float64(m.PublisherConnect)/float64(rtt), float64(m.FirstMessage)/float64(rtt),
+					float64(m.Acks[0])/float64(rtt), float64(m.Acks[1])/float64(rtt))
+				if err = c.Check(m, rtt, roundtrip.DefaultTolerance(rtt)); err == nil {
+					break
+				}
+			}
+			if err != nil {
 				t.Error(err)
 			}
 		})
@@ -214,31 +223,45 @@ func TestEngineFigures(t *testing.T) {
 	}
 	s := startServers(t)
 	for _, name := range []string{"http3", "mqtt-quic qos1"} {
-		st := s.setup(t, name)
-		p, err := roundtrip.NewUDPProxy(st.target, link)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sp := st.spec
-		sp.Workers.Replicas = 1
-		sp.Workload = v1alpha1.WorkloadSpec{Publishers: 2, Subscribers: 2, Topics: 2, TopicPrefix: "engine/", PayloadBytes: 64, Messages: 20,
-			Duration: metav1.Duration{Duration: time.Second}, TimelineInterval: metav1.Duration{Duration: time.Second}}
-		sp.MQTT.Inflight = 20
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		res, err := loadgen.Run(ctx, loadgen.Options{Name: "rt", Spec: sp, Address: p.Addr(), TLS: st.tls, Dial: roundtrip.Dialer(link)})
-		cancel()
-		_ = p.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
 		c, _ := roundtrip.Lookup(name)
-		fm := time.Duration(res.Latency.FirstMessage.P50Micros) * time.Microsecond
-		t.Logf("%s: first message p50 %v = %.2f RTT, lost %d", name, fm, float64(fm)/float64(link.RTT()), *res.Lost)
-		if err := c.Check(roundtrip.Measurement{FirstMessage: fm, SubscriberConnect: -1, PublisherConnect: -1}, link.RTT(), roundtrip.DefaultTolerance(link.RTT())); err != nil {
+		var err error
+		best := time.Duration(1 << 62)
+		for attempt := 0; attempt < 3; attempt++ { // on a busy machine, the best of up to three runs
+			fm, lost, count := engineFirstMessage(t, s, name)
+			best = min(best, fm)
+			t.Logf("%s: first message p50 %v = %.2f RTT, lost %d", name, fm, float64(fm)/float64(link.RTT()), lost)
+			if count != 2 || lost != 0 {
+				t.Fatalf("%s: %d first messages, lost %d", name, count, lost)
+			}
+			if err = c.Check(roundtrip.Measurement{FirstMessage: best, SubscriberConnect: -1, PublisherConnect: -1}, link.RTT(), roundtrip.DefaultTolerance(link.RTT())); err == nil {
+				break
+			}
+		}
+		if err != nil {
 			t.Error(err)
 		}
-		if res.Latency.FirstMessage.Count != 2 || *res.Lost != 0 {
-			t.Errorf("%s: %d first messages, lost %d", name, res.Latency.FirstMessage.Count, *res.Lost)
-		}
 	}
+}
+
+// engineFirstMessage runs 2 publishers and 2 subscribers of a case through loadgen.Run over the
+// proxy and returns the first-message p50, messages lost and first messages recorded.
+func engineFirstMessage(t *testing.T, s *servers, name string) (time.Duration, int64, int64) {
+	st := s.setup(t, name)
+	p, err := roundtrip.NewUDPProxy(st.target, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	sp := st.spec
+	sp.Workers.Replicas = 1
+	sp.Workload = v1alpha1.WorkloadSpec{Publishers: 2, Subscribers: 2, Topics: 2, TopicPrefix: "engine/", PayloadBytes: 64, Messages: 20,
+		Duration: metav1.Duration{Duration: time.Second}, TimelineInterval: metav1.Duration{Duration: time.Second}}
+	sp.MQTT.Inflight = 20
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := loadgen.Run(ctx, loadgen.Options{Name: "rt", Spec: sp, Address: p.Addr(), TLS: st.tls, Dial: roundtrip.Dialer(link)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(res.Latency.FirstMessage.P50Micros) * time.Microsecond, *res.Lost, res.Latency.FirstMessage.Count
 }
