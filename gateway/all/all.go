@@ -2,5 +2,7 @@
 package all
 
 import (
+	_ "github.com/msgbench/msgbench/gateway/http"   // http
 	_ "github.com/msgbench/msgbench/gateway/mqttsn" // mqtt-sn
+	_ "github.com/msgbench/msgbench/gateway/quic"   // quic
 )

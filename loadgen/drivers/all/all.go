@@ -2,6 +2,8 @@
 package all
 
 import (
-	_ "github.com/msgbench/msgbench/loadgen/drivers/mqtt"   // mqtt
-	_ "github.com/msgbench/msgbench/loadgen/drivers/mqttsn" // mqtt-sn
+	_ "github.com/msgbench/msgbench/loadgen/drivers/http"     // http
+	_ "github.com/msgbench/msgbench/loadgen/drivers/mqtt"     // mqtt
+	_ "github.com/msgbench/msgbench/loadgen/drivers/mqttquic" // mqtt-quic
+	_ "github.com/msgbench/msgbench/loadgen/drivers/mqttsn"   // mqtt-sn
 )

@@ -1,0 +1,186 @@
+package http
+
+import (
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/msgbench/msgbench/gateway"
+)
+
+// Prefix is the path under which topics live: /topics/<topic>, the topic percent-encoded.
+const Prefix = "/topics/"
+
+// QoSHeader selects the MQTT QoS of a request (or the query parameter "qos"); the benchmark's
+// spec.qos is the default.
+const QoSHeader = "Mqtt-Qos"
+
+// api is the gateway's HTTP handler, shared by every HTTP version.
+type api struct {
+	o          gateway.Options
+	limits     Limits
+	defaultQoS byte
+	pools      *pools
+	publishing chan struct{} // publish requests in flight (bounded)
+	streams    chan struct{} // subscription streams open (bounded)
+	closing    chan struct{}
+	closeOnce  sync.Once
+	subs       sync.WaitGroup
+}
+
+func newAPI(o gateway.Options, l Limits) *api {
+	a := &api{
+		o:          o,
+		limits:     l,
+		publishing: make(chan struct{}, l.MaxPublishes),
+		streams:    make(chan struct{}, l.MaxSubscriptions),
+		closing:    make(chan struct{}),
+	}
+	if q := o.Spec.QoS; q > 0 && q <= 2 {
+		a.defaultQoS = byte(q)
+	}
+	a.pools = newPools(o, l)
+	return a
+}
+
+func (a *api) close() {
+	a.closeOnce.Do(func() { close(a.closing) })
+	a.subs.Wait()
+	a.pools.close()
+}
+
+// noDate suppresses the Date header net/http adds: 37 bytes per response that say nothing here.
+var noDate = []string(nil)
+
+// fail answers with a status and a one-line reason.
+func fail(w http.ResponseWriter, status int, msg string) {
+	h := w.Header()
+	h["Date"] = noDate
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(msg + "\n"))
+}
+
+// ServeHTTP routes /topics/<topic> by method.
+func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	if !strings.HasPrefix(path, Prefix) {
+		fail(w, http.StatusNotFound, "not found: topics live under /topics/<topic>")
+		return
+	}
+	topic := path[len(Prefix):]
+	if msg := checkTopic(topic); msg != "" {
+		fail(w, http.StatusBadRequest, msg)
+		return
+	}
+	if r.Method != http.MethodPost && r.Method != http.MethodGet {
+		w.Header().Set("Allow", "GET, POST")
+		fail(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed: POST publishes, GET subscribes")
+		return
+	}
+	qos, ok := requestQoS(r, a.defaultQoS)
+	if !ok {
+		fail(w, http.StatusBadRequest, "bad QoS: the "+QoSHeader+" header or qos parameter must be 0, 1 or 2")
+		return
+	}
+	user, pass, ok := credentials(r)
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Basic realm="msgbench"`)
+		fail(w, http.StatusUnauthorized, "malformed Authorization header: only Basic credentials are passed to the broker")
+		return
+	}
+	if r.Method == http.MethodPost {
+		a.publish(w, r, topic, qos, user, pass)
+	} else {
+		a.subscribe(w, r, topic, qos, user, pass)
+	}
+}
+
+// checkTopic returns why a topic name cannot be used, or "".
+func checkTopic(t string) string {
+	switch {
+	case t == "":
+		return "empty topic: use /topics/<topic>"
+	case len(t) > 65535:
+		return "topic longer than 65535 bytes"
+	case !utf8.ValidString(t):
+		return "topic is not valid UTF-8"
+	case strings.ContainsAny(t, "+#\x00"):
+		return "topic must not contain '+', '#' or NUL: publish and subscribe name one exact topic"
+	}
+	return ""
+}
+
+// requestQoS reads the QoS header, then the qos query parameter, else def.
+func requestQoS(r *http.Request, def byte) (byte, bool) {
+	v := ""
+	if hv := r.Header[QoSHeader]; len(hv) > 0 {
+		v = hv[0]
+	} else if r.URL.RawQuery != "" {
+		var ok bool
+		if v, ok = queryValue(r.URL.RawQuery, "qos"); !ok {
+			return 0, false
+		}
+	}
+	if v == "" {
+		return def, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 2 {
+		return 0, false
+	}
+	return byte(n), true
+}
+
+// queryValue finds one parameter in a raw query without building url.Values (a map and
+// strings per request on the publish path); ok is false for a bad escape in its value.
+func queryValue(raw, key string) (string, bool) {
+	for raw != "" {
+		var kv string
+		kv, raw, _ = strings.Cut(raw, "&")
+		k, v, _ := strings.Cut(kv, "=")
+		if k != key {
+			continue
+		}
+		if strings.ContainsAny(v, "%+") {
+			u, err := url.QueryUnescape(v)
+			return u, err == nil
+		}
+		return v, true
+	}
+	return "", true
+}
+
+// credentials returns Basic credentials (empty without an Authorization header); ok is false
+// for an Authorization header that is not well-formed Basic.
+func credentials(r *http.Request) (user, pass string, ok bool) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return "", "", true
+	}
+	const prefix = "Basic "
+	if len(h) < len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
+		return "", "", false
+	}
+	raw, err := base64.StdEncoding.DecodeString(h[len(prefix):])
+	if err != nil {
+		return "", "", false
+	}
+	user, pass, found := strings.Cut(string(raw), ":")
+	return user, pass, found && user != ""
+}
+
+// acquire takes a slot of sem without waiting.
+func acquire(sem chan struct{}) bool {
+	select {
+	case sem <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}

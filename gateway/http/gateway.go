@@ -1,0 +1,219 @@
+// Package http is msgbench's HTTP publish/subscribe gateway (mode "http"): HTTP clients publish
+// with `POST /topics/<topic>` and subscribe with a streaming `GET /topics/<topic>`, and the gateway
+// bridges both to the MQTT broker. It serves HTTP/1.1 and HTTP/2 on TCP — cleartext (h2c with
+// prior knowledge) without a certificate, TLS with ALPN h2/http/1.1 with one — and HTTP/3 on the
+// UDP port of the same number when it has a certificate. docs/http-api.md describes the API.
+package http
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/gateway"
+)
+
+func init() {
+	gateway.Register("http", func(ctx context.Context, o gateway.Options) (gateway.Gateway, error) {
+		return Start(ctx, o, Limits{})
+	})
+}
+
+// Limits bound what the gateway accepts; zero fields take the defaults below.
+type Limits struct {
+	// MaxBodyBytes is the largest publish body (413 above it). Default: 1 MiB, or the
+	// benchmark's payload size plus 64 KiB when that is larger.
+	MaxBodyBytes int64
+	// MaxPublishes is how many publish requests may wait for the broker at once (429 above it).
+	// Default 4096.
+	MaxPublishes int
+	// MaxSubscriptions is how many subscription streams may be open at once (503 above it).
+	// Default 10000.
+	MaxSubscriptions int
+	// PoolSize is how many MQTT connections publishers with the same credentials share.
+	// Default 4.
+	PoolSize int
+	// MaxCredentials is how many distinct credentials may have a publish pool at once (503 for
+	// a new one above it). Default 1024.
+	MaxCredentials int
+	// IdleTimeout closes keep-alive connections without a request for this long (HTTP/1.1 and
+	// HTTP/2 connections, HTTP/3 and its QUIC connection). Default 2 minutes.
+	IdleTimeout time.Duration
+}
+
+func (l Limits) withDefaults(spec *v1alpha1.MessagingBenchmarkSpec) Limits {
+	if l.MaxBodyBytes <= 0 {
+		l.MaxBodyBytes = 1 << 20
+		if spec != nil && int64(spec.Workload.PayloadBytes)+64<<10 > l.MaxBodyBytes {
+			l.MaxBodyBytes = int64(spec.Workload.PayloadBytes) + 64<<10
+		}
+	}
+	if l.MaxPublishes <= 0 {
+		l.MaxPublishes = 4096
+	}
+	if l.MaxSubscriptions <= 0 {
+		l.MaxSubscriptions = 10000
+	}
+	if l.PoolSize <= 0 {
+		l.PoolSize = 4
+	}
+	if l.MaxCredentials <= 0 {
+		l.MaxCredentials = 1024
+	}
+	if l.IdleTimeout <= 0 {
+		l.IdleTimeout = 2 * time.Minute
+	}
+	return l
+}
+
+// Gateway is a running HTTP gateway.
+type Gateway struct {
+	api    *api
+	ln     net.Listener
+	srv    *http.Server
+	h3     *http3.Server
+	udp    net.PacketConn
+	tls    bool
+	done   chan struct{}
+	mu     sync.Mutex
+	err    error
+	closed bool
+}
+
+// Start serves on o.Listen until Close. Without o.TLS it serves cleartext HTTP/1.1 and h2c on
+// TCP; with o.TLS it serves HTTPS (h2 and http/1.1 by ALPN) on TCP and HTTP/3 on UDP, on the same
+// port number. spec.http.version "3" needs o.TLS: QUIC always encrypts.
+func Start(ctx context.Context, o gateway.Options, l Limits) (*Gateway, error) {
+	if o.Spec == nil {
+		o.Spec = &v1alpha1.MessagingBenchmarkSpec{QoS: 1, MQTT: v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, KeepAliveSeconds: 60, Inflight: 20}}
+	}
+	if o.Spec.HTTP.Version == v1alpha1.HTTP3 && o.TLS == nil {
+		return nil, errors.New("http gateway: spec.http.version 3 runs over QUIC, which always encrypts: give the gateway a server certificate (--tls-cert/--tls-key, or Options.TLS)")
+	}
+	a := newAPI(o, l.withDefaults(o.Spec))
+	g := &Gateway{api: a, tls: o.TLS != nil, done: make(chan struct{})}
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	if o.TLS == nil {
+		protocols.SetUnencryptedHTTP2(true)
+	} else {
+		protocols.SetHTTP2(true)
+	}
+	g.srv = &http.Server{
+		Handler:           a,
+		Protocols:         &protocols,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       a.limits.IdleTimeout,
+		MaxHeaderBytes:    16 << 10,
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: 1000},
+		ErrorLog:          nil,
+	}
+	var err error
+	for attempt := 0; ; attempt++ {
+		if err = g.listen(ctx, o); err == nil || attempt == 4 {
+			break
+		}
+	}
+	if err != nil {
+		a.close()
+		return nil, err
+	}
+	go g.serve(func() error { return g.srv.Serve(g.ln) })
+	if g.h3 != nil {
+		go g.serve(func() error { return g.h3.Serve(g.udp) })
+	}
+	return g, nil
+}
+
+// listen opens the TCP listener and, with TLS, the UDP socket of the same port number.
+func (g *Gateway) listen(ctx context.Context, o gateway.Options) error {
+	ln, err := o.ListenTCPOrDefault(ctx, o.Listen)
+	if err != nil {
+		return fmt.Errorf("http gateway: listen on %s: %w", o.Listen, err)
+	}
+	if o.TLS == nil {
+		g.ln = ln
+		return nil
+	}
+	udp, err := o.ListenUDPOrDefault(ctx, ln.Addr().String())
+	if err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("http gateway: HTTP/3 on UDP %s: %w", ln.Addr(), err)
+	}
+	tcpTLS := o.TLS.Clone()
+	tcpTLS.NextProtos = []string{"h2", "http/1.1"}
+	g.ln = tls.NewListener(ln, tcpTLS)
+	g.udp = udp
+	g.h3 = &http3.Server{
+		Handler:        g.api,
+		TLSConfig:      http3.ConfigureTLSConfig(o.TLS.Clone()),
+		MaxHeaderBytes: 16 << 10,
+		IdleTimeout:    g.api.limits.IdleTimeout,
+		QUICConfig: &quic.Config{
+			MaxIdleTimeout:     g.api.limits.IdleTimeout,
+			MaxIncomingStreams: 1000,
+		},
+	}
+	return nil
+}
+
+func (g *Gateway) serve(run func() error) {
+	err := run()
+	if errors.Is(err, http.ErrServerClosed) || errors.Is(err, quic.ErrServerClosed) || errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	g.finish(err)
+}
+
+func (g *Gateway) finish(err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return
+	}
+	g.closed = true
+	g.err = err
+	close(g.done)
+}
+
+// Addr is the TCP address; HTTP/3 listens on UDP at the same port when the gateway has TLS.
+func (g *Gateway) Addr() net.Addr { return g.ln.Addr() }
+
+// HTTP3Addr is the UDP address of HTTP/3, or nil without TLS.
+func (g *Gateway) HTTP3Addr() net.Addr {
+	if g.udp == nil {
+		return nil
+	}
+	return g.udp.LocalAddr()
+}
+
+// Close stops serving, ends the subscription streams and disconnects from the broker.
+func (g *Gateway) Close() error {
+	err := g.srv.Close()
+	if g.h3 != nil {
+		_ = g.h3.Close()
+		_ = g.udp.Close()
+	}
+	g.api.close()
+	g.finish(nil)
+	return err
+}
+
+// Done is closed when the gateway stopped.
+func (g *Gateway) Done() <-chan struct{} { return g.done }
+
+// Err says why the gateway stopped (nil after Close).
+func (g *Gateway) Err() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.err
+}

@@ -1,0 +1,234 @@
+package http_test
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"os/exec"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/brokers/mosquitto"
+	"github.com/msgbench/msgbench/gateway"
+	gwhttp "github.com/msgbench/msgbench/gateway/http"
+	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/loadgen"
+	"github.com/msgbench/msgbench/loadgen/drivers"
+	httpdrv "github.com/msgbench/msgbench/loadgen/drivers/http"
+	"github.com/msgbench/msgbench/loadgen/drivers/http/roundtrip"
+)
+
+func spec(version v1alpha1.HTTPVersion, tlsOn, keepAlive bool, qos int32) *v1alpha1.MessagingBenchmarkSpec {
+	s := &v1alpha1.MessagingBenchmarkSpec{
+		Protocol: v1alpha1.ProtocolHTTP,
+		QoS:      qos,
+		HTTP:     v1alpha1.HTTPSpec{Version: version, KeepAlive: keepAlive},
+		MQTT:     v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, CleanSession: true, KeepAliveSeconds: 60, Inflight: 20},
+		Workers:  v1alpha1.WorkersSpec{Replicas: 1},
+		Workload: v1alpha1.WorkloadSpec{
+			Publishers: 2, Subscribers: 2, Topics: 2, TopicPrefix: "http/", PayloadBytes: 100, Rate: 300,
+			Duration: metav1.Duration{Duration: time.Second}, Warmup: metav1.Duration{Duration: 200 * time.Millisecond},
+			TimelineInterval: metav1.Duration{Duration: 100 * time.Millisecond},
+		},
+	}
+	if tlsOn {
+		s.TLS = &v1alpha1.TLSSpec{Enabled: true, Version: v1alpha1.TLS13}
+	}
+	return s
+}
+
+// gateways are a cleartext and a TLS gateway in front of one Mosquitto.
+type gateways struct {
+	plain, secure *gwhttp.Gateway
+	clientTLS     *tls.Config
+}
+
+func startGateways(t testing.TB) *gateways {
+	t.Helper()
+	b, err := mosquitto.Start(context.Background(), mosquitto.Options{MaxInflight: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Stop() })
+	bundle, err := certs.New("gw", []string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := bundle.ServerTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gateways{}
+	gs := spec(v1alpha1.HTTP11, false, true, 1)
+	if g.plain, err = gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, Spec: gs}, gwhttp.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.plain.Close() })
+	if g.secure, err = gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, Spec: gs, TLS: srv}, gwhttp.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.secure.Close() })
+	if g.clientTLS, err = certs.ClientTLS(bundle.CACert, "127.0.0.1", "1.3"); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// options are the loadgen options that reach the right listener for a spec.
+func (g *gateways) options(s *v1alpha1.MessagingBenchmarkSpec) loadgen.Options {
+	o := loadgen.Options{Name: "http", Spec: s, Address: g.plain.Addr().String()}
+	if s.HTTP.Version == v1alpha1.HTTP3 || (s.TLS != nil && s.TLS.Enabled) {
+		o.Address, o.TLS = g.secure.Addr().String(), g.clientTLS
+	}
+	return o
+}
+
+// TestEndToEnd runs the http driver through loadgen.Run for every HTTP version, with and
+// without TLS and keep-alive, at QoS 0, 1 and 2: nothing is lost at QoS 1/2, every publish gets
+// its response, and the wire counters saw every message.
+func TestEndToEnd(t *testing.T) {
+	g := startGateways(t)
+	type variant struct {
+		version   v1alpha1.HTTPVersion
+		tls, keep bool
+	}
+	for _, v := range []variant{
+		{v1alpha1.HTTP11, false, true}, {v1alpha1.HTTP11, true, true}, {v1alpha1.HTTP11, false, false},
+		{v1alpha1.HTTP2, false, true}, {v1alpha1.HTTP2, true, true},
+		{v1alpha1.HTTP3, false, true}, {v1alpha1.HTTP3, false, false},
+	} {
+		for _, qos := range []int32{0, 1, 2} {
+			if !v.keep && qos != 1 {
+				continue // one QoS is enough to show a connection per message works
+			}
+			name := fmt.Sprintf("http%s tls=%v keepAlive=%v qos=%d", v.version, v.tls, v.keep, qos)
+			s := spec(v.version, v.tls, v.keep, qos)
+			if !v.keep {
+				s.Workload.Rate = 100
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			res, err := loadgen.Run(ctx, g.options(s))
+			cancel()
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			t.Logf("%s: %s sent %d acked %d received %d lost %d wire %d/%d B datagrams %v connect p50 %d µs e2e p50 %d µs",
+				name, res.Phase, res.Sent, res.Acked, res.Received, *res.Lost, res.Wire.BytesSent, res.Wire.BytesReceived,
+				res.Wire.DatagramsSent, res.Latency.Connect.P50Micros, res.Latency.EndToEnd.P50Micros)
+			if res.Phase != "Succeeded" || res.Sent < int64(s.Workload.Rate)*9/10 {
+				t.Errorf("%s: phase %s, sent %d: %s", name, res.Phase, res.Sent, res.Message)
+				continue
+			}
+			if res.Acked != res.Sent {
+				t.Errorf("%s: %d of %d publishes got a 2xx response", name, res.Acked, res.Sent)
+			}
+			if qos > 0 && *res.Lost != 0 {
+				t.Errorf("%s: lost %d", name, *res.Lost)
+			}
+			if qos == 2 && *res.Duplicates != 0 {
+				t.Errorf("%s: %d duplicates", name, *res.Duplicates)
+			}
+			if res.Wire.BytesSent < res.Sent*100 || res.Wire.BytesReceived < res.Received*100 {
+				t.Errorf("%s: wire %d/%d bytes for %d/%d messages of 100 bytes", name, res.Wire.BytesSent, res.Wire.BytesReceived, res.Sent, res.Received)
+			}
+			if quic := v.version == v1alpha1.HTTP3; quic != (res.Wire.DatagramsSent != nil) {
+				t.Errorf("%s: datagram counts %v", name, res.Wire.DatagramsSent)
+			}
+			if !v.keep && res.Wire.Connections != 4 {
+				t.Errorf("%s: %d sessions", name, res.Wire.Connections)
+			}
+		}
+	}
+}
+
+// TestCredentials: the driver's Basic credentials reach a broker that requires them, for a
+// publisher and a subscriber of every HTTP version.
+func TestCredentials(t *testing.T) {
+	pwfile := t.TempDir() + "/passwd"
+	if out, err := exec.Command("mosquitto_passwd", "-c", "-b", pwfile, "dev", "pw").CombinedOutput(); err != nil {
+		t.Skipf("mosquitto_passwd: %v %s", err, out)
+	}
+	b, err := mosquitto.Start(context.Background(), mosquitto.Options{Extra: map[string]string{"password_file": pwfile, "allow_anonymous": "false"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Stop() })
+	bundle, err := certs.New("gw", []string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := bundle.ServerTLS()
+	gw, err := gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, TLS: srv}, gwhttp.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = gw.Close() })
+	clientTLS, _ := certs.ClientTLS(bundle.CACert, "127.0.0.1", "1.3")
+	for _, version := range []v1alpha1.HTTPVersion{v1alpha1.HTTP11, v1alpha1.HTTP2, v1alpha1.HTTP3} {
+		for _, pw := range []string{"pw", "bad"} {
+			cfg := drivers.Config{Spec: spec(version, true, true, 1), Address: gw.Addr().String(), TLS: clientTLS}
+			factory := func(cfg drivers.Config) (drivers.Driver, error) {
+				return httpdrv.New(cfg, httpdrv.Options{Username: "dev", Password: pw})
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_, err := roundtrip.Measure(ctx, factory, cfg, "cred/"+string(version), 1)
+			cancel()
+			if (err == nil) != (pw == "pw") {
+				t.Errorf("HTTP/%s with password %q: %v", version, pw, err)
+			}
+		}
+	}
+}
+
+// TestIdleReconnect: a gateway that closes idle keep-alive connections does not end a
+// publisher's session; its next message goes out on a new connection, once, for every version.
+func TestIdleReconnect(t *testing.T) {
+	b, err := mosquitto.Start(context.Background(), mosquitto.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Stop() })
+	bundle, err := certs.New("gw", []string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := bundle.ServerTLS()
+	gw, err := gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, TLS: srv}, gwhttp.Limits{IdleTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = gw.Close() })
+	clientTLS, _ := certs.ClientTLS(bundle.CACert, "127.0.0.1", "1.3")
+	for _, version := range []v1alpha1.HTTPVersion{v1alpha1.HTTP11, v1alpha1.HTTP2, v1alpha1.HTTP3} {
+		for _, inflight := range []int32{1, 4} {
+			s := spec(version, true, true, 1)
+			s.MQTT.Inflight = inflight
+			start := time.Now()
+			drv, err := httpdrv.New(drivers.Config{Spec: s, Address: gw.Addr().String(), TLS: clientTLS, Now: func() int64 { return int64(time.Since(start)) }}, httpdrv.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := &counting{}
+			sess, err := drv.Connect(context.Background(), drivers.Client{ID: "idle", Role: drivers.Publisher, Topic: "idle"}, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 3 {
+				if err := sess.Publish([]byte("x"), true); err != nil {
+					t.Fatalf("HTTP/%s inflight %d: publish %d: %v", version, inflight, i, err)
+				}
+				if err := sess.Drain(context.Background()); err != nil {
+					t.Fatalf("HTTP/%s inflight %d: drain %d: %v", version, inflight, i, err)
+				}
+				time.Sleep(600 * time.Millisecond) // past the gateway's idle timeout
+			}
+			if h.ok.Load() != 3 || sess.Err() != nil {
+				t.Errorf("HTTP/%s inflight %d: %d of 3 publishes answered 2xx, session error %v", version, inflight, h.ok.Load(), sess.Err())
+			}
+			_ = sess.Close()
+		}
+	}
+}

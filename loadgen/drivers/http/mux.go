@@ -1,0 +1,260 @@
+package http
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+
+	"github.com/msgbench/msgbench/internal/wire"
+	"github.com/msgbench/msgbench/loadgen/drivers"
+)
+
+// muxPublisher publishes over HTTP/2 or HTTP/3, which multiplex requests on one connection: up
+// to spec.mqtt.inflight POSTs are in flight at once, each on its own stream. The connection's
+// RoundTrip blocks until the response, so a fixed set of inflight sender goroutines (not one per
+// message) takes messages from a bounded queue; with inflight 1, Publish sends directly.
+type muxPublisher struct {
+	d   *driver
+	h   drivers.Handler
+	t   totals
+	url *url.URL
+	hdr http.Header // read-only, shared by every request
+
+	cc     clientConn // the keep-alive connection (nil without keep-alive after the first message)
+	retire func()
+	ccMu   sync.Mutex
+
+	window chan struct{} // a slot per message in flight
+	jobs   chan job
+	free   chan []byte // payload copies, one per slot
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	connB  int64
+
+	errMu sync.Mutex
+	err   error
+	done  chan struct{}
+}
+
+type job struct {
+	payload []byte
+	sentAt  int64
+}
+
+func (d *driver) newMuxPublisher(ctx context.Context, c drivers.Client, h drivers.Handler) (*muxPublisher, error) {
+	cc, counters, err := d.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(d.scheme + "://" + d.host + d.path(c.Topic))
+	if err != nil {
+		_ = cc.Close()
+		return nil, err
+	}
+	p := &muxPublisher{d: d, h: h, url: u, cc: cc, done: make(chan struct{}),
+		hdr: http.Header{"Content-Type": {"application/octet-stream"}}}
+	if d.auth != "" {
+		p.hdr.Set("Authorization", d.auth)
+	}
+	p.retire = p.t.add(counters)
+	cs := p.t.counters()
+	p.connB = cs.BytesSent + cs.BytesReceived
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	n := max(1, int(d.cfg.Spec.MQTT.Inflight))
+	p.window = make(chan struct{}, n)
+	if n > 1 {
+		p.jobs = make(chan job, n)
+		p.free = make(chan []byte, n)
+		for range n {
+			p.free <- nil
+		}
+		p.wg.Add(n)
+		for range n {
+			go p.sender()
+		}
+	}
+	return p, nil
+}
+
+// Publish takes a window slot (blocking while inflight messages are outstanding) and sends the
+// message, itself (inflight 1) or through a sender.
+func (p *muxPublisher) Publish(payload []byte, _ bool) error {
+	if err := p.Err(); err != nil {
+		return err
+	}
+	sentAt := p.d.cfg.Now()
+	select {
+	case p.window <- struct{}{}:
+	case <-p.ctx.Done():
+		return p.closedErr()
+	}
+	if p.jobs == nil {
+		err := p.send(payload, sentAt)
+		<-p.window
+		return err
+	}
+	buf := <-p.free
+	buf = append(buf[:0], payload...) // a copy: the caller reuses payload
+	p.jobs <- job{payload: buf, sentAt: sentAt}
+	return nil
+}
+
+func (p *muxPublisher) sender() {
+	defer p.wg.Done()
+	for {
+		select {
+		case j := <-p.jobs:
+			_ = p.send(j.payload, j.sentAt)
+			p.free <- j.payload
+			<-p.window
+		case <-p.ctx.Done():
+			return
+		}
+	}
+}
+
+// conn returns the connection for one message: the shared one, or a new one without keep-alive
+// (the first message uses the one Connect opened).
+func (p *muxPublisher) conn() (clientConn, func(), error) {
+	p.ccMu.Lock()
+	if p.d.cfg.Spec.HTTP.KeepAlive && p.cc != nil && p.cc.Err() != nil {
+		// The gateway closed the connection (idle timeout, GOAWAY): open the next one, as a
+		// browser or device would. Requests in flight on the old one have failed already.
+		p.retire()
+		_ = p.cc.Close()
+		cc, counters, err := p.d.open(p.ctx)
+		if err != nil {
+			p.cc = nil
+			p.ccMu.Unlock()
+			return nil, nil, err
+		}
+		p.cc, p.retire = cc, p.t.add(counters)
+	}
+	cc, retire := p.cc, p.retire
+	if !p.d.cfg.Spec.HTTP.KeepAlive {
+		p.cc, p.retire = nil, nil
+	}
+	p.ccMu.Unlock()
+	if p.d.cfg.Spec.HTTP.KeepAlive {
+		if cc == nil {
+			return nil, nil, errClosed
+		}
+		return cc, nil, nil
+	}
+	if cc == nil {
+		var counters func() wire.Counters
+		var err error
+		if cc, counters, err = p.d.open(p.ctx); err != nil {
+			return nil, nil, err
+		}
+		retire = p.t.add(counters)
+	}
+	return cc, func() { retire(); _ = cc.Close() }, nil
+}
+
+func (p *muxPublisher) send(payload []byte, sentAt int64) error {
+	cc, hangUp, err := p.conn()
+	if err != nil {
+		return p.fail(err)
+	}
+	if hangUp != nil {
+		defer hangUp()
+	}
+	req := (&http.Request{
+		Method: http.MethodPost, URL: p.url, Host: p.d.host, Header: p.hdr,
+		Body: io.NopCloser(bytes.NewReader(payload)), ContentLength: int64(len(payload)),
+	}).WithContext(p.ctx)
+	resp, err := cc.RoundTrip(req)
+	if err != nil {
+		return p.fail(fmt.Errorf("POST %s: %w", p.url.Path, err))
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	p.h.Completed(sentAt, resp.StatusCode >= 200 && resp.StatusCode < 300)
+	return nil
+}
+
+func (p *muxPublisher) fail(err error) error {
+	p.errMu.Lock()
+	defer p.errMu.Unlock()
+	if p.ctx.Err() != nil {
+		return p.closedErr() // Close interrupted the request
+	}
+	if p.err == nil {
+		p.err = err
+		close(p.done)
+	}
+	return err
+}
+
+func (p *muxPublisher) closedErr() error {
+	if err := p.Err(); err != nil {
+		return err
+	}
+	return errClosed
+}
+
+// Drain waits until every message in flight has its response.
+func (p *muxPublisher) Drain(ctx context.Context) error {
+	for i := 0; i < cap(p.window); i++ {
+		select {
+		case p.window <- struct{}{}:
+		case <-ctx.Done():
+			for ; i > 0; i-- {
+				<-p.window
+			}
+			return fmt.Errorf("HTTP responses outstanding: %w", ctx.Err())
+		case <-p.done:
+			for ; i > 0; i-- {
+				<-p.window
+			}
+			return p.Err()
+		}
+	}
+	for range cap(p.window) {
+		<-p.window
+	}
+	return nil
+}
+
+func (p *muxPublisher) Err() error {
+	p.errMu.Lock()
+	defer p.errMu.Unlock()
+	return p.err
+}
+
+func (p *muxPublisher) Subscribe(context.Context) error {
+	return errors.New("a publisher does not subscribe")
+}
+func (p *muxPublisher) Flush() error            { return nil }
+func (p *muxPublisher) ConnectBytes() int64     { return p.connB }
+func (p *muxPublisher) Counters() wire.Counters { return p.t.counters() }
+func (p *muxPublisher) Done() <-chan struct{}   { return p.done }
+
+func (p *muxPublisher) Close() error {
+	p.cancel()
+	p.wg.Wait()
+	p.ccMu.Lock()
+	if p.cc != nil {
+		p.retire()
+		_ = p.cc.Close()
+		p.cc = nil
+	}
+	p.ccMu.Unlock()
+	p.errMu.Lock()
+	if p.err == nil {
+		select {
+		case <-p.done:
+		default:
+			close(p.done)
+		}
+	}
+	p.errMu.Unlock()
+	return nil
+}

@@ -1,0 +1,87 @@
+package quicconn
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+
+	"github.com/quic-go/quic-go"
+
+	"github.com/msgbench/msgbench/internal/wire"
+	"github.com/msgbench/msgbench/loadgen/drivers"
+)
+
+// Conn is a client QUIC connection on its own UDP socket.
+type Conn struct {
+	*quic.Conn
+	tr *quic.Transport
+	pc *PacketConn
+}
+
+// Dial opens a UDP socket to address with dial (drivers.Config.Dial semantics: "udp" gives a
+// connected socket) and performs the QUIC handshake on it. With early set it returns as soon as
+// 0-RTT data may be sent (a session ticket for the server is in tlsConf.ClientSessionCache),
+// otherwise once the 1-RTT handshake completed.
+func Dial(ctx context.Context, dial drivers.DialFunc, address string, tlsConf *tls.Config, conf *quic.Config, early bool) (*Conn, error) {
+	udp, err := dial(ctx, "udp", address)
+	if err != nil {
+		return nil, err
+	}
+	pc := NewPacketConn(udp)
+	tr := &quic.Transport{Conn: pc.forQUIC()}
+	remote := udp.RemoteAddr()
+	if remote == nil {
+		_ = udp.Close()
+		return nil, fmt.Errorf("QUIC to %s: the UDP socket has no peer address", address)
+	}
+	var qc *quic.Conn
+	if early {
+		qc, err = tr.DialEarly(ctx, remote, tlsConf, conf)
+	} else {
+		qc, err = tr.Dial(ctx, remote, tlsConf, conf)
+	}
+	if err != nil {
+		_ = tr.Close()
+		_ = udp.Close()
+		return nil, fmt.Errorf("QUIC handshake with %s: %w", address, err)
+	}
+	return &Conn{Conn: qc, tr: tr, pc: pc}, nil
+}
+
+// Counters returns the UDP bytes and datagrams of the connection so far.
+func (c *Conn) Counters() wire.Counters { return c.pc.Counters() }
+
+// Close closes the QUIC connection (CONNECTION_CLOSE with no error), its transport and socket.
+func (c *Conn) Close() error {
+	err := c.CloseWithError(0, "")
+	_ = c.tr.Close()
+	_ = c.pc.Close()
+	return err
+}
+
+// StreamConn is a QUIC stream seen as a net.Conn, so a stream protocol (MQTT) runs on it
+// unchanged. Closing it closes the whole QUIC connection: msgbench runs one session per
+// connection.
+type StreamConn struct {
+	*quic.Stream
+	conn *Conn
+}
+
+// NewStreamConn wraps s, a stream of c.
+func NewStreamConn(c *Conn, s *quic.Stream) *StreamConn { return &StreamConn{Stream: s, conn: c} }
+
+// LocalAddr implements net.Conn.
+func (s *StreamConn) LocalAddr() net.Addr { return s.conn.LocalAddr() }
+
+// RemoteAddr implements net.Conn.
+func (s *StreamConn) RemoteAddr() net.Addr { return s.conn.RemoteAddr() }
+
+// Close closes the stream's sending side, then the connection.
+func (s *StreamConn) Close() error {
+	_ = s.Stream.Close()
+	return s.conn.Close()
+}
+
+// Used0RTT reports whether the connection was resumed with 0-RTT data the server accepted.
+func (s *StreamConn) Used0RTT() bool { return s.conn.ConnectionState().Used0RTT }
