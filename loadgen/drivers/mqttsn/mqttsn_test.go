@@ -103,7 +103,9 @@ func TestEngineThroughGateway(t *testing.T) {
 			if res.Sent < 300 || res.Received == 0 {
 				t.Fatalf("sent %d, received %d", res.Sent, res.Received)
 			}
-			if *res.Lost != 0 || *res.Duplicates != 0 || res.Received != res.Expected {
+			// QoS 1 may deliver a retransmitted message twice when a busy machine delays an
+			// acknowledgement past T_retry; every other QoS must deliver exactly once here.
+			if *res.Lost != 0 || (tt.qos != 1 && *res.Duplicates != 0) || res.Received != res.Expected+*res.Duplicates {
 				t.Errorf("lost %d, duplicates %d, received %d of %d", *res.Lost, *res.Duplicates, res.Received, res.Expected)
 			}
 			if tt.qos > 0 && res.Acked != res.Sent {
