@@ -72,6 +72,10 @@ func Resolve(spec v1alpha1.NetworkSpec) (Link, error) {
 		if d.imp.Reorder > 0 && d.imp.Delay == 0 {
 			return Link{}, fmt.Errorf("%s.reorderPercent: reordering needs a delay (reordered packets overtake delayed ones); set delay too", d.path)
 		}
+		// Chaos Mesh drops the jitter of a zero delay; refuse it here so both back ends agree.
+		if d.imp.Jitter > 0 && d.imp.Delay == 0 {
+			return Link{}, fmt.Errorf("%s.jitter: jitter varies the delay, so it needs a delay; set delay too", d.path)
+		}
 	}
 	return link, nil
 }

@@ -159,6 +159,7 @@ func TestResolveErrorsNameTheField(t *testing.T) {
 		{"huge jitter", v1alpha1.NetworkSpec{Up: &v1alpha1.LinkSpec{Jitter: dur(2 * time.Hour)}}, "spec.network.up.jitter: 2h0m0s is above the maximum"},
 		{"bad direction", v1alpha1.NetworkSpec{Direction: "up"}, `spec.network.direction: "up" is not one of`},
 		{"small mtu", v1alpha1.NetworkSpec{MTUBytes: i32(67)}, "spec.network.mtuBytes: 67 is outside 68..65535"},
+		{"jitter without delay", v1alpha1.NetworkSpec{Up: &v1alpha1.LinkSpec{Jitter: dur(ms)}}, "spec.network.up.jitter: jitter varies the delay, so it needs a delay"},
 		{"reorder without delay", v1alpha1.NetworkSpec{Down: &v1alpha1.LinkSpec{ReorderPercent: str("5")}}, "spec.network.down.reorderPercent: reordering needs a delay"},
 	}
 	for _, tt := range tests {
