@@ -143,7 +143,7 @@ func countArrivals(t *testing.T, l *Link, n int) int {
 }
 
 // setReceiveBuffer sets SO_RCVBUFFORCE (root may exceed net.core.rmem_max).
-func setReceiveBuffer(t *testing.T, c *net.UDPConn, bytes int) {
+func setReceiveBuffer(t testing.TB, c *net.UDPConn, bytes int) {
 	t.Helper()
 	raw, err := c.SyscallConn()
 	if err != nil {

@@ -17,6 +17,9 @@ import (
 // with less.
 const ipv6MinMTU = 1280
 
+// txQueueLen is the TUN devices' transmit queue, in packets.
+const txQueueLen = 1000
+
 // openTUN creates a TUN device (IP packets, no packet-info header, no offloads: the kernel hands
 // over every packet as it goes on the wire, already segmented) in the calling thread's network
 // namespace, gives it the MTU and addresses, brings it and the loopback device up, and returns it
@@ -68,6 +71,12 @@ func configure(name string, mtu int, addrs []netip.Prefix) error {
 	ifr.SetUint32(uint32(mtu))
 	if err := unix.IoctlIfreq(s4, unix.SIOCSIFMTU, ifr); err != nil {
 		return fmt.Errorf("set MTU %d: %w", mtu, err)
+	}
+	// The queue between the kernel and the forwarder: TUN's default of 500 packets overflows in
+	// a burst (a sendmmsg, a GSO send) before the forwarder is scheduled; 1000 is Ethernet's.
+	ifr.SetUint32(txQueueLen)
+	if err := unix.IoctlIfreq(s4, unix.SIOCSIFTXQLEN, ifr); err != nil {
+		return fmt.Errorf("set queue length: %w", err)
 	}
 	for _, dev := range []string{"lo", name} {
 		if err := setUp(s4, dev); err != nil {
