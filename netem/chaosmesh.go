@@ -1,0 +1,160 @@
+package netem
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+)
+
+// NetworkChaosGVK is the Chaos Mesh kind NetworkChaos builds. The Chaos Mesh Go module cannot be
+// fetched from the module proxy, so the objects are unstructured.
+var NetworkChaosGVK = schema.GroupVersionKind{Group: "chaos-mesh.org", Version: "v1alpha1", Kind: "NetworkChaos"}
+
+// NetworkChaos builds the Chaos Mesh NetworkChaos objects that give the pods of mb the link its
+// spec.network asks for: one per impaired direction, up then down; nil when the link is
+// unimpaired. netem shapes egress only, so the uplink is shaped on the worker pods' egress toward
+// the broker and gateway pods, the downlink on theirs toward the workers. Each object is one
+// netem action holding delay, jitter, reorder, loss, duplicate, corrupt and the rate: Chaos Mesh
+// puts every NetworkChaos with a target into its own prio band behind an iptables CLASSIFY rule,
+// so a separate bandwidth (tbf) object for the same pods would catch the packets instead of the
+// netem one rather than after it; netem's own rate shapes the same packets it delays. The MTU is
+// not applied: pods keep their interface MTU. The caller sets owner references.
+//
+// Chaos Mesh selects the pods when the object is created, and a NetworkChaos whose target
+// matches no pod is never injected: create these objects once the worker and broker or gateway
+// pods exist.
+func NetworkChaos(mb *v1alpha1.MessagingBenchmark) ([]*unstructured.Unstructured, error) {
+	link, err := Resolve(mb.Spec.Network)
+	if err != nil {
+		return nil, err
+	}
+	// Workers talk straight to an external broker only for mqtt and kafka; the gateway protocols
+	// reach a gateway pod, which then talks to the broker.
+	var external string
+	if mb.Spec.Broker.Type == v1alpha1.BrokerExternal && (mb.Spec.Protocol == v1alpha1.ProtocolMQTT || mb.Spec.Protocol == v1alpha1.ProtocolKafka) {
+		if mb.Spec.Broker.External == nil {
+			return nil, fmt.Errorf("spec.broker.external.address: required when spec.broker.type is external")
+		}
+		host, _, err := net.SplitHostPort(mb.Spec.Broker.External.Address)
+		if err != nil {
+			return nil, fmt.Errorf("spec.broker.external.address: %w", err)
+		}
+		external = host
+		if !link.Down.IsZero() {
+			return nil, fmt.Errorf("spec.network.direction: the broker is external, so Chaos Mesh cannot shape its egress toward the workers; set direction: to to impair only the uplink")
+		}
+	}
+
+	var objs []*unstructured.Unstructured
+	if !link.Up.IsZero() {
+		objs = append(objs, networkChaos(mb, "up", link.Up, workerSelector(mb), serverSelector(mb), external))
+	}
+	if !link.Down.IsZero() {
+		objs = append(objs, networkChaos(mb, "down", link.Down, serverSelector(mb), workerSelector(mb), ""))
+	}
+	return objs, nil
+}
+
+// netemSpec is the spec of one netem action: every parameter in one qdisc. Correlations are set
+// to "0" explicitly because only Chaos Mesh's defaulting webhook would otherwise fill them in.
+func netemSpec(imp Impairment) map[string]any {
+	spec := map[string]any{"action": "netem", "mode": "all", "direction": "to"}
+	if imp.Delay > 0 || imp.Jitter > 0 {
+		delay := map[string]any{"latency": FormatDuration(imp.Delay), "correlation": "0"}
+		if imp.Jitter > 0 {
+			delay["jitter"] = FormatDuration(imp.Jitter)
+		}
+		if imp.Reorder > 0 {
+			// gap 1: each packet, with probability reorder, goes out at once (tc's default gap).
+			delay["reorder"] = map[string]any{"reorder": imp.Reorder.Percent(), "correlation": "0", "gap": int64(1)}
+		}
+		spec["delay"] = delay
+	}
+	for _, f := range []struct {
+		key string
+		val Fraction
+	}{{"loss", imp.Loss}, {"duplicate", imp.Duplicate}, {"corrupt", imp.Corrupt}} {
+		if f.val > 0 {
+			spec[f.key] = map[string]any{f.key: f.val.Percent(), "correlation": "0"}
+		}
+	}
+	if imp.RateBitsPerSecond > 0 {
+		// tc reads "kbit" as 1000 bit/s; "bps" would mean bytes per second.
+		spec["rate"] = map[string]any{"rate": FormatRate(imp.RateBitsPerSecond)}
+	}
+	return spec
+}
+
+// networkChaos is the NetworkChaos shaping the egress of the source pods toward the target pods
+// (or the external host).
+func networkChaos(mb *v1alpha1.MessagingBenchmark, direction string, imp Impairment, source, target map[string]any, external string) *unstructured.Unstructured {
+	spec := netemSpec(imp)
+	spec["selector"] = source
+	if external != "" {
+		spec["externalTargets"] = []any{external}
+	} else {
+		spec["target"] = map[string]any{"mode": "all", "selector": target}
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	obj.SetGroupVersionKind(NetworkChaosGVK)
+	obj.SetName(ChaosName(mb.Name, direction))
+	obj.SetNamespace(mb.Namespace)
+	obj.SetLabels(map[string]string{
+		v1alpha1.LabelBenchmark:        mb.Name,
+		v1alpha1.LabelComponent:        v1alpha1.ComponentNetwork,
+		"app.kubernetes.io/name":       "msgbench",
+		"app.kubernetes.io/instance":   mb.Name,
+		"app.kubernetes.io/component":  v1alpha1.ComponentNetwork,
+		"app.kubernetes.io/part-of":    "msgbench",
+		"app.kubernetes.io/managed-by": "msgbench-operator",
+	})
+	return obj
+}
+
+// workerSelector selects the benchmark's load-generator pods.
+func workerSelector(mb *v1alpha1.MessagingBenchmark) map[string]any {
+	return map[string]any{
+		"namespaces": []any{mb.Namespace},
+		"labelSelectors": map[string]any{
+			v1alpha1.LabelBenchmark: mb.Name,
+			v1alpha1.LabelComponent: v1alpha1.ComponentWorker,
+		},
+	}
+}
+
+// serverSelector selects the benchmark's broker and gateway pods: whichever the workers talk to.
+func serverSelector(mb *v1alpha1.MessagingBenchmark) map[string]any {
+	return map[string]any{
+		"namespaces":     []any{mb.Namespace},
+		"labelSelectors": map[string]any{v1alpha1.LabelBenchmark: mb.Name},
+		"expressionSelectors": []any{map[string]any{
+			"key":      v1alpha1.LabelComponent,
+			"operator": "In",
+			"values":   []any{v1alpha1.ComponentBroker, v1alpha1.ComponentGateway},
+		}},
+	}
+}
+
+// maxNameLength keeps names valid as label values and DNS labels too.
+const maxNameLength = 63
+
+// ChaosName is the name of the NetworkChaos for benchmark and suffix: "<benchmark>-net-<suffix>",
+// at most 63 characters. A benchmark name too long for that is cut and followed by a hash of the
+// whole name, so the name stays stable and distinct.
+func ChaosName(benchmark, suffix string) string {
+	tail := "-net-" + suffix
+	if len(benchmark)+len(tail) <= maxNameLength {
+		return benchmark + tail
+	}
+	sum := sha256.Sum256([]byte(benchmark))
+	hash := hex.EncodeToString(sum[:4])
+	keep := maxNameLength - len(tail) - len(hash) - 1
+	return strings.TrimRight(benchmark[:keep], "-.") + "-" + hash + tail
+}

@@ -1,0 +1,44 @@
+package emulator
+
+import "time"
+
+// DefaultQueuePackets bounds the packets one direction holds (waiting for the rate or for their
+// delay), like netem's default limit of 1000; more are dropped and counted as QueueDrops.
+const DefaultQueuePackets = 1000
+
+// Options tune a link; the zero value is what msgbench uses.
+type Options struct {
+	// Seed makes the random impairments repeatable; 0 draws a random seed.
+	Seed uint64
+	// QueuePackets bounds the packets each direction holds; 0 means DefaultQueuePackets.
+	QueuePackets int
+}
+
+// DirectionStats counts what one direction of a link did with the packets its sender wrote.
+type DirectionStats struct {
+	// Packets and Bytes were read from the sending side.
+	Packets, Bytes uint64
+	// Delivered and DeliveredBytes were written to the receiving side, duplicates included.
+	Delivered, DeliveredBytes uint64
+	// Lost were dropped by the loss probability.
+	Lost uint64
+	// QueueDrops were dropped because the direction already held its maximum of packets.
+	QueueDrops uint64
+	// Duplicated, Corrupted and Reordered count the packets so treated.
+	Duplicated, Corrupted, Reordered uint64
+	// WriteErrors were refused by the receiving kernel (a corrupted IP header, for one).
+	WriteErrors uint64
+	// Late left 1 ms or more after their departure time, and MaxLate is the worst lateness:
+	// the forwarder keeps time only as well as the CPU lets it. Non-zero values mean the
+	// machine was too busy for the emulated delays to be exact.
+	Late    uint64
+	MaxLate time.Duration
+}
+
+// Stats holds both directions' counters.
+type Stats struct {
+	// Up is device → server.
+	Up DirectionStats
+	// Down is server → device.
+	Down DirectionStats
+}

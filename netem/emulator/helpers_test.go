@@ -1,0 +1,131 @@
+//go:build linux
+
+package emulator
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"net"
+	"os"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/msgbench/msgbench/netem"
+)
+
+const ms = time.Millisecond
+
+// startLink starts a link for one test and closes it at the end. Without the privileges the
+// emulator needs, the test is skipped with the reason (CI runs as root, so it runs there).
+func startLink(t testing.TB, config netem.Link, opts Options) *Link {
+	t.Helper()
+	if err := CheckPrivileges(); err != nil {
+		t.Skipf("needs root: %v", err)
+	}
+	l, err := Start(config, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := l.Close(); err != nil {
+			t.Errorf("close link: %v", err)
+		}
+	})
+	return l
+}
+
+// each returns one impairment for both directions.
+func each(imp netem.Impairment) netem.Link { return netem.Link{Up: imp, Down: imp} }
+
+// serverAddr joins the server's address of the given family with a port.
+func serverAddr(t testing.TB, l *Link, ipv6 bool, port int) string {
+	t.Helper()
+	for _, a := range l.Server().Addrs() {
+		if a.Is6() == ipv6 {
+			return net.JoinHostPort(a.String(), strconv.Itoa(port))
+		}
+	}
+	t.Fatalf("the server has no IPv6=%v address: %v", ipv6, l.Server().Addrs())
+	return ""
+}
+
+// udpEcho answers every datagram on addr in the server namespace until the test ends.
+func udpEcho(t testing.TB, l *Link, addr string) {
+	t.Helper()
+	pc, err := l.Server().ListenPacket(context.Background(), "udp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pc.Close() })
+	go func() {
+		buf := make([]byte, 65536)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			_, _ = pc.WriteTo(buf[:n], from)
+		}
+	}()
+}
+
+// udpRTTs sends n datagrams one after the other to an echo server at addr from the device
+// side and returns each round trip.
+func udpRTTs(t testing.TB, l *Link, addr string, n int) []time.Duration {
+	t.Helper()
+	c, err := l.Device().DialContext(context.Background(), "udp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close() }()
+	rtts := make([]time.Duration, 0, n)
+	buf := make([]byte, 64)
+	for i := range n {
+		binary.BigEndian.PutUint64(buf, uint64(i))
+		start := time.Now()
+		if _, err := c.Write(buf[:16]); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		for {
+			m, err := c.Read(buf)
+			if err != nil {
+				t.Fatalf("echo %d: %v", i, err)
+			}
+			if m == 16 && binary.BigEndian.Uint64(buf) == uint64(i) {
+				break
+			}
+		}
+		rtts = append(rtts, time.Since(start))
+	}
+	return rtts
+}
+
+func median(d []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+// binomial99 is the 99 % interval of successes in n trials of probability p (normal
+// approximation, fine for the counts used here).
+func binomial99(n int, p float64) (lo, hi float64) {
+	mean, sd := float64(n)*p, math.Sqrt(float64(n)*p*(1-p))
+	return mean - 2.576*sd, mean + 2.576*sd
+}
+
+// within reports whether got is within tol of want.
+func within(got, want, tol time.Duration) bool { return got >= want-tol && got <= want+tol }
+
+// fdCount counts this process's open descriptors.
+func fdCount(t testing.TB) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(entries)
+}

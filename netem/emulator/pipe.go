@@ -1,0 +1,303 @@
+//go:build linux
+
+package emulator
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/msgbench/msgbench/netem"
+)
+
+// packet is one IP packet in flight. Buffers come from the pipe's free list and go back to it,
+// so the steady state allocates nothing.
+type packet struct {
+	buf []byte
+	n   int
+	due int64 // departure time on the pipe's clock
+}
+
+// writeBatch is how many due packets the writer takes per lock.
+const writeBatch = 64
+
+// pipe forwards one direction of a link: a reader goroutine takes each packet from the sending
+// side's TUN and decides its fate and departure time; a writer goroutine, woken by an alarm,
+// writes queued packets to the receiving side's TUN when they are due. A packet due at once with
+// nothing ahead of it is written by the reader itself, so an unimpaired link adds no hop.
+type pipe struct {
+	in, out *os.File
+	imp     netem.Impairment
+	clock   clock
+	bufSize int
+
+	// Reader goroutine only.
+	rng      *rand.Rand
+	linkFree int64 // when the emulated serial link has sent everything queued so far
+	carry    int64 // serialization time not yet charged, in bit·ns per second of rate
+	lastDue  int64 // departure of the latest delayed packet: later ones never overtake it
+
+	mu        sync.Mutex
+	free      []*packet
+	delayed   ring // delayed packets, in departure order
+	express   ring // reordered packets: no delay, ahead of the delayed ones
+	maxQueued int
+	writing   bool  // the writer holds packets it popped
+	waiting   int64 // the writer sleeps until then (math.MaxInt64: nothing queued); 0 when awake
+	alarm     *alarm
+
+	stats counters
+	err   error // why the reader stopped, when not because of Close
+}
+
+// counters are the pipe's statistics; each field has one writer goroutine.
+type counters struct {
+	packets, bytes, delivered, deliveredBytes, lost, queueDrops, duplicated, corrupted, reordered, writeErrors atomic.Uint64
+	late                                                                                                       atomic.Uint64
+	maxLate                                                                                                    atomic.Int64 // nanoseconds
+}
+
+// lateThreshold is how late past its departure time a packet counts as Late.
+const lateThreshold = int64(time.Millisecond)
+
+func newPipe(in, out *os.File, imp netem.Impairment, mtu, maxQueued int, clk clock, seed uint64) (*pipe, error) {
+	a, err := newAlarm()
+	if err != nil {
+		return nil, err
+	}
+	return &pipe{
+		in: in, out: out, imp: imp, clock: clk, bufSize: mtu,
+		rng:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		delayed:   newRing(maxQueued),
+		express:   newRing(maxQueued),
+		maxQueued: maxQueued,
+		alarm:     a,
+	}, nil
+}
+
+// hit draws an event of probability f, exactly f/10⁹.
+func (p *pipe) hit(f netem.Fraction) bool {
+	return f > 0 && p.rng.Uint64N(uint64(netem.FractionOne)) < uint64(f)
+}
+
+func (p *pipe) get() *packet {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.getLocked()
+}
+
+func (p *pipe) getLocked() *packet {
+	if n := len(p.free); n > 0 {
+		pkt := p.free[n-1]
+		p.free = p.free[:n-1]
+		return pkt
+	}
+	// Grows only until the queue bound is reached: at most maxQueued packets queued, one being
+	// read, one duplicate and one writer batch exist at a time.
+	return &packet{buf: make([]byte, p.bufSize)}
+}
+
+func (p *pipe) put(pkt *packet) {
+	p.mu.Lock()
+	p.free = append(p.free, pkt)
+	p.mu.Unlock()
+}
+
+// readLoop runs until the TUN device is closed.
+func (p *pipe) readLoop() {
+	passthrough := p.imp.IsZero()
+	cur := p.get()
+	for {
+		n, err := p.in.Read(cur.buf)
+		if err != nil {
+			if !errors.Is(err, os.ErrClosed) {
+				p.mu.Lock()
+				p.err = err
+				p.mu.Unlock()
+			}
+			return
+		}
+		cur.n = n
+		p.stats.packets.Add(1)
+		p.stats.bytes.Add(uint64(n))
+		if passthrough {
+			p.write(cur)
+			continue
+		}
+		now := p.clock.now()
+		if p.hit(p.imp.Loss) {
+			p.stats.lost.Add(1)
+			continue
+		}
+		var dup *packet
+		if p.hit(p.imp.Duplicate) {
+			// netem queues an unaltered copy that gets its own delay.
+			dup = p.get()
+			dup.n = copy(dup.buf, cur.buf[:n])
+			p.stats.duplicated.Add(1)
+		}
+		if p.hit(p.imp.Corrupt) {
+			bit := p.rng.IntN(n * 8)
+			cur.buf[bit/8] ^= 1 << (bit % 8)
+			p.stats.corrupted.Add(1)
+		}
+		if p.schedule(cur, now) {
+			cur = p.get()
+		}
+		if dup != nil && !p.schedule(dup, now) {
+			p.put(dup)
+		}
+	}
+}
+
+// schedule gives pkt, read at now, its departure time: the serial link's rate first (a packet
+// leaves the link len·8/rate after the one before it, as with netem's rate), then the delay with
+// its jitter, never before the delayed packet ahead of it; a reordered packet skips the delay. It
+// writes a packet due at once with nothing ahead of it, and queues the others unless the queue is
+// full. It reports whether it kept pkt.
+func (p *pipe) schedule(pkt *packet, now int64) bool {
+	p.mu.Lock()
+	if p.delayed.len()+p.express.len() >= p.maxQueued {
+		p.mu.Unlock()
+		p.stats.queueDrops.Add(1)
+		return false
+	}
+	due := now
+	if rate := p.imp.RateBitsPerSecond; rate > 0 {
+		cost := int64(pkt.n)*8*int64(time.Second) + p.carry
+		p.linkFree = max(now, p.linkFree) + cost/rate
+		p.carry = cost % rate
+		due = p.linkFree
+	}
+	express := p.hit(p.imp.Reorder)
+	if express {
+		p.stats.reordered.Add(1)
+	} else {
+		d := int64(p.imp.Delay)
+		if p.imp.Jitter > 0 {
+			d += int64(p.rng.NormFloat64() * float64(p.imp.Jitter))
+		}
+		due = max(due+max(d, 0), p.lastDue)
+		p.lastDue = due
+	}
+	pkt.due = due
+	// Only this goroutine queues packets; with none ahead and the writer idle, writing here keeps
+	// the order and saves the hop.
+	if due <= now && !p.writing && p.express.len() == 0 && (express || p.delayed.len() == 0) {
+		p.mu.Unlock()
+		p.write(pkt)
+		return false
+	}
+	if express {
+		p.express.push(pkt)
+	} else {
+		p.delayed.push(pkt)
+	}
+	// Wake the writer earlier only if it sleeps past this packet: in steady state a delayed
+	// packet never leaves before the head, so this costs no syscall.
+	if due < p.waiting {
+		p.waiting = due
+		p.alarm.set(due)
+	}
+	p.mu.Unlock()
+	return true
+}
+
+func (p *pipe) write(pkt *packet) {
+	n, err := p.out.Write(pkt.buf[:pkt.n])
+	if err != nil {
+		// A corrupted version nibble makes the kernel refuse the packet, as a receiver would.
+		if !errors.Is(err, os.ErrClosed) {
+			p.stats.writeErrors.Add(1)
+		}
+		return
+	}
+	p.stats.delivered.Add(1)
+	p.stats.deliveredBytes.Add(uint64(n))
+}
+
+// writeLoop writes queued packets when they are due, until the alarm is closed.
+func (p *pipe) writeLoop() {
+	batch := make([]*packet, 0, writeBatch)
+	for {
+		p.mu.Lock()
+		p.free = append(p.free, batch...)
+		clear(batch)
+		batch = batch[:0]
+		p.writing = false
+		p.waiting = 0
+		now := p.clock.now()
+		wait := int64(math.MaxInt64)
+		for len(batch) < writeBatch {
+			q := p.next()
+			if q == nil {
+				break
+			}
+			if due := q.peek().due; due > now {
+				wait = due
+				break
+			}
+			batch = append(batch, q.pop())
+		}
+		if len(batch) > 0 {
+			p.writing = true
+			p.mu.Unlock()
+			for _, pkt := range batch {
+				p.write(pkt)
+				p.noteLateness(now - pkt.due)
+			}
+			continue
+		}
+		p.waiting = wait
+		if wait != math.MaxInt64 {
+			p.alarm.set(wait)
+		}
+		p.mu.Unlock()
+		if err := p.alarm.wait(); err != nil {
+			return
+		}
+	}
+}
+
+// noteLateness records how late a packet left: the emulator keeps time only as well as the CPU
+// lets it, and a result should say when it did not.
+func (p *pipe) noteLateness(late int64) {
+	if late >= lateThreshold {
+		p.stats.late.Add(1)
+	}
+	if late > p.stats.maxLate.Load() { // only the writer stores it
+		p.stats.maxLate.Store(late)
+	}
+}
+
+// next returns the queue whose head leaves first (the express one on a tie), or nil.
+func (p *pipe) next() *ring {
+	e, d := p.express.peek(), p.delayed.peek()
+	switch {
+	case e == nil && d == nil:
+		return nil
+	case d == nil || (e != nil && e.due <= d.due):
+		return &p.express
+	default:
+		return &p.delayed
+	}
+}
+
+// close stops the writer. The caller closes the TUN devices first, which stops the reader.
+func (p *pipe) close() error { return p.alarm.close() }
+
+func (p *pipe) snapshot() DirectionStats {
+	c := &p.stats
+	return DirectionStats{
+		Packets: c.packets.Load(), Bytes: c.bytes.Load(),
+		Delivered: c.delivered.Load(), DeliveredBytes: c.deliveredBytes.Load(),
+		Lost: c.lost.Load(), QueueDrops: c.queueDrops.Load(),
+		Duplicated: c.duplicated.Load(), Corrupted: c.corrupted.Load(), Reordered: c.reordered.Load(),
+		WriteErrors: c.writeErrors.Load(),
+		Late:        c.late.Load(), MaxLate: time.Duration(c.maxLate.Load()),
+	}
+}
