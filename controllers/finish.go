@@ -57,6 +57,9 @@ func (r *Reconciler) cleanup(ctx context.Context, st *run) error {
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: n.WorkerServiceAccount, Namespace: ns}},
 	}
 	objs = append(objs, r.thirdPartyObjects(st)...)
+	if err := r.deleteNetworkChaos(ctx, st); err != nil {
+		return err
+	}
 	for _, o := range objs {
 		err := r.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground))
 		if err != nil && !apierrors.IsNotFound(err) && !isNoKind(err) {

@@ -7,12 +7,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// applyNetworkChaos creates the benchmark's NetworkChaos objects and waits until Chaos Mesh
-// confirms the injection. (Completed together with the netem package.)
-func (r *Reconciler) applyNetworkChaos(_ context.Context, _ *run) (bool, error) {
-	return false, fail("network impairment on Kubernetes is not available in this build")
-}
-
 // applyKafka creates the Strimzi Kafka, KafkaNodePool and KafkaTopics and waits until they are
 // ready. (Completed together with the Kafka driver.)
 func (r *Reconciler) applyKafka(_ context.Context, _ *run) (bool, error) {

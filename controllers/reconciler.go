@@ -69,6 +69,9 @@ type Reconciler struct {
 	Poll time.Duration
 	// UploadAttempts is how often an upload is tried (default 4: 1+2+4 s of backoff).
 	UploadAttempts int
+	// InjectionTimeout is how long Chaos Mesh may take to confirm a network impairment
+	// (default 2 min).
+	InjectionTimeout time.Duration
 	// ExternalGrace is how long an unreachable external broker is retried before the run fails
 	// (default 30 s).
 	ExternalGrace time.Duration
@@ -119,6 +122,9 @@ func (r *Reconciler) defaults() {
 	if r.UploadAttempts == 0 {
 		r.UploadAttempts = 4
 	}
+	if r.InjectionTimeout == 0 {
+		r.InjectionTimeout = 2 * time.Minute
+	}
 	if r.ExternalGrace == 0 {
 		r.ExternalGrace = 30 * time.Second
 	}
@@ -151,7 +157,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	var err error
-	for _, s := range []step{r.common, r.broker, r.gateway, r.network, r.workers, r.start, r.wait, r.collect} {
+	// The network comes after the worker pods exist (Chaos Mesh selects pods when it creates its
+	// objects) and before they connect, so that every connection sees the emulated link.
+	for _, s := range []step{r.common, r.broker, r.gateway, r.workers, r.network, r.connect, r.start, r.wait, r.collect} {
 		var done bool
 		if done, err = s(ctx, st); err != nil || !done {
 			break
@@ -284,9 +292,14 @@ func truncate(s string, n int) string {
 
 // apply creates or updates obj by server-side apply, owned by the operator.
 func (r *Reconciler) apply(ctx context.Context, obj client.Object) error {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return err
+	var m map[string]any
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		m = u.DeepCopy().Object
+	} else {
+		var err error
+		if m, err = runtime.DefaultUnstructuredConverter.ToUnstructured(obj); err != nil {
+			return err
+		}
 	}
 	delete(m, "status")
 	if md, ok := m["metadata"].(map[string]any); ok {

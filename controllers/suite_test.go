@@ -103,7 +103,7 @@ func startOperator(t *testing.T, ns string) (stop func()) {
 	cfg.ControlPort = controlPort
 	r := &controllers.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: scheme, Recorder: mgr.GetEventRecorder("msgbench-operator"), Config: cfg,
-		Poll: 200 * time.Millisecond, StartDelay: time.Second, UploadAttempts: 2, ExternalGrace: 2 * time.Second,
+		Poll: 200 * time.Millisecond, StartDelay: time.Second, UploadAttempts: 2, ExternalGrace: 2 * time.Second, InjectionTimeout: 3 * time.Second,
 		HTTP: &http.Client{Timeout: 5 * time.Second},
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
@@ -236,8 +236,8 @@ func (k *kubelet) job(ctx context.Context, j *batchv1.Job) {
 		seq := ipSeq.Add(1)
 		ip := fmt.Sprintf("127.0.%d.%d", 10+seq/250, 2+seq%250)
 		pod := k.podFromTemplate(ctx, name, &j.Spec.Template, map[string]string{batchv1.JobCompletionIndexAnnotation: strconv.Itoa(i)}, func(p *corev1.Pod) {
-			p.Status.Phase = corev1.PodRunning
-			p.Status.PodIP = ip
+			p.Status.Phase = corev1.PodPending
+			p.Status.PodIP = ip // the pod has its address; it runs once its control endpoint listens
 			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
 		})
 		if pod == nil {
@@ -282,6 +282,7 @@ func (k *kubelet) runWorker(ctx context.Context, index int, pod *corev1.Pod) {
 	srv := &http.Server{Handler: ctl.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
+	k.setPod(ctx, pod.Name, func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning })
 
 	readyCh := make(chan struct{})
 	runCtx, cancelRun := context.WithCancel(ctx)
@@ -289,7 +290,7 @@ func (k *kubelet) runWorker(ctx context.Context, index int, pod *corev1.Pod) {
 	resultCh := make(chan error, 1)
 	go func() {
 		res, err := loadgen.Run(runCtx, loadgen.Options{Name: parsed.Name, Spec: &parsed.Spec, Worker: index, RunID: resources.RunID(&mb),
-			Address: broker.Addr, Ready: func() { ctl.Ready(); close(readyCh) }, Start: ctl.WaitStart})
+			Address: broker.Addr, Connect: ctl.WaitConnect, Ready: func() { ctl.Ready(); close(readyCh) }, Start: ctl.WaitStart})
 		ctl.Finish(res, err)
 		resultCh <- err
 	}()

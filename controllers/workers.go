@@ -82,7 +82,8 @@ func podFailure(p *corev1.Pod) string {
 	return "pod phase Failed"
 }
 
-// workers runs the load-generator Job and waits until every worker connected its clients.
+// workers runs the load-generator Job and waits until every worker pod runs (its control
+// endpoint up, no client connected yet).
 func (r *Reconciler) workers(ctx context.Context, st *run) (bool, error) {
 	mb := st.mb
 	st.phase = v1alpha1.PhaseStarting
@@ -103,36 +104,67 @@ func (r *Reconciler) workers(ctx context.Context, st *run) (bool, error) {
 		return false, err
 	}
 	counts := v1alpha1.WorkerCounts{Desired: mb.Spec.Workers.Replicas, Succeeded: mb.Status.Workers.Succeeded}
-	var notReady []string
+	var notRunning []string
 	for _, w := range ws {
 		switch {
 		case w.pod == nil:
-			notReady = append(notReady, fmt.Sprintf("%d (no pod yet)", w.index))
+			notRunning = append(notRunning, fmt.Sprintf("%d (no pod yet)", w.index))
 		case w.pod.Status.Phase == corev1.PodFailed:
 			counts.Failed++
 			mb.Status.Workers = counts
 			return false, fail("worker %d (pod %s) failed: %s", w.index, w.pod.Name, podFailure(w.pod))
-		case podReady(w.pod):
-			counts.Ready++
-		default:
+		case w.addr == "" || w.pod.Status.Phase == corev1.PodPending:
 			why := string(w.pod.Status.Phase)
 			if p := r.describePod(w.pod); p != "" {
 				why = p
 			}
-			notReady = append(notReady, fmt.Sprintf("%d (%s)", w.index, why))
+			notRunning = append(notRunning, fmt.Sprintf("%d (%s)", w.index, why))
+		}
+		if w.pod != nil && podReady(w.pod) {
+			counts.Ready++
 		}
 	}
 	mb.Status.Workers = counts
-	if mb.Status.StartTime != nil {
-		return true, nil // started: readiness no longer gates anything
+	if mb.Status.StartTime != nil || len(notRunning) == 0 {
+		return true, nil
 	}
+	msg := fmt.Sprintf("waiting for worker pods to run: %s", strings.Join(notRunning, ", "))
+	r.setCondition(st, v1alpha1.ConditionWorkersReady, metav1.ConditionFalse, "Starting", msg)
+	st.waiting = msg
+	return false, nil
+}
+
+// connect lets every worker connect and subscribe its clients (the network impairment is in
+// place by now) and waits until all report ready.
+func (r *Reconciler) connect(ctx context.Context, st *run) (bool, error) {
+	mb := st.mb
+	if mb.Status.StartTime != nil {
+		return true, nil
+	}
+	ws, err := r.workerPods(ctx, st)
+	if err != nil {
+		return false, err
+	}
+	c := r.controlClient(st)
+	errs := forEachWorker(ws, func(w worker) error { return c.Connect(ctx, w.addr) })
+	if len(errs) > 0 {
+		return false, errors.Join(errs...)
+	}
+	var notReady []string
+	for _, w := range ws {
+		if !podReady(w.pod) {
+			notReady = append(notReady, strconv.Itoa(w.index))
+		}
+	}
+	ready := len(ws) - len(notReady)
+	mb.Status.Workers.Ready = int32(ready)
 	if len(notReady) > 0 {
-		msg := fmt.Sprintf("%d/%d workers have connected their clients; waiting for worker %s", counts.Ready, counts.Desired, strings.Join(notReady, ", "))
+		msg := fmt.Sprintf("%d/%d workers have connected their clients; waiting for worker %s", ready, len(ws), strings.Join(notReady, ", "))
 		r.setCondition(st, v1alpha1.ConditionWorkersReady, metav1.ConditionFalse, "Connecting", msg)
 		st.waiting = msg
 		return false, nil
 	}
-	r.setCondition(st, v1alpha1.ConditionWorkersReady, metav1.ConditionTrue, "Ready", fmt.Sprintf("all %d workers connected and subscribed", counts.Desired))
+	r.setCondition(st, v1alpha1.ConditionWorkersReady, metav1.ConditionTrue, "Ready", fmt.Sprintf("all %d workers connected and subscribed", len(ws)))
 	return true, nil
 }
 

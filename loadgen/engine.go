@@ -34,6 +34,9 @@ type Options struct {
 	TLS     *tls.Config
 	Dial    drivers.DialFunc
 
+	// Connect, when set, blocks until the worker may connect its clients (the operator first
+	// puts the network impairment in place, so that connections see the emulated link).
+	Connect func(ctx context.Context) error
 	// Ready, when set, is called once every subscriber is connected and subscribed.
 	Ready func()
 	// Start, when set, blocks until the run may begin and returns the agreed wall-clock start
@@ -160,6 +163,12 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		p := &publisher{r: r, plan: cp, shard: r.rec.shard(cp.Index), phase: float64(cp.Index) / float64(max(1, r.plan.TotalPublishers))}
 		r.pubs = append(r.pubs, p)
 		r.pubByIndex[cp.Index] = p
+	}
+
+	if o.Connect != nil {
+		if err := o.Connect(ctx); err != nil {
+			return nil, fmt.Errorf("waiting for the signal to connect: %w", err)
+		}
 	}
 
 	// 1. Subscribers connect and subscribe before anyone publishes.

@@ -107,10 +107,10 @@ func networkChaos(mb *v1alpha1.MessagingBenchmark, direction string, imp Impairm
 	obj.SetName(ChaosName(mb.Name, direction))
 	obj.SetNamespace(mb.Namespace)
 	obj.SetLabels(map[string]string{
-		v1alpha1.LabelBenchmark:        mb.Name,
+		v1alpha1.LabelBenchmark:        v1alpha1.LabelValue(mb.Name),
 		v1alpha1.LabelComponent:        v1alpha1.ComponentNetwork,
 		"app.kubernetes.io/name":       "msgbench",
-		"app.kubernetes.io/instance":   mb.Name,
+		"app.kubernetes.io/instance":   v1alpha1.LabelValue(mb.Name),
 		"app.kubernetes.io/component":  v1alpha1.ComponentNetwork,
 		"app.kubernetes.io/part-of":    "msgbench",
 		"app.kubernetes.io/managed-by": "msgbench-operator",
@@ -123,7 +123,7 @@ func workerSelector(mb *v1alpha1.MessagingBenchmark) map[string]any {
 	return map[string]any{
 		"namespaces": []any{mb.Namespace},
 		"labelSelectors": map[string]any{
-			v1alpha1.LabelBenchmark: mb.Name,
+			v1alpha1.LabelBenchmark: v1alpha1.LabelValue(mb.Name),
 			v1alpha1.LabelComponent: v1alpha1.ComponentWorker,
 		},
 	}
@@ -133,7 +133,7 @@ func workerSelector(mb *v1alpha1.MessagingBenchmark) map[string]any {
 func serverSelector(mb *v1alpha1.MessagingBenchmark) map[string]any {
 	return map[string]any{
 		"namespaces":     []any{mb.Namespace},
-		"labelSelectors": map[string]any{v1alpha1.LabelBenchmark: mb.Name},
+		"labelSelectors": map[string]any{v1alpha1.LabelBenchmark: v1alpha1.LabelValue(mb.Name)},
 		"expressionSelectors": []any{map[string]any{
 			"key":      v1alpha1.LabelComponent,
 			"operator": "In",

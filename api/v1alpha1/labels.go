@@ -1,5 +1,11 @@
 package v1alpha1
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
 // Labels on every object the operator creates for a benchmark. Selectors (Services, Chaos Mesh
 // NetworkChaos, the results collector) rely on them.
 const (
@@ -18,3 +24,21 @@ const (
 	ComponentWorker  = "worker"
 	ComponentNetwork = "network"
 )
+
+// ShortName makes a DNS label (at most 63 characters, no dots) of name+suffix for object names
+// and label values. Names that are too long or contain dots get a hash of the full name, so two
+// benchmarks never share one.
+func ShortName(name, suffix string) string {
+	const limit = 63
+	if len(name)+len(suffix) <= limit && !strings.Contains(name, ".") {
+		return name + suffix
+	}
+	sum := sha256.Sum256([]byte(name))
+	h := hex.EncodeToString(sum[:])[:8]
+	keep := min(len(name), limit-len(suffix)-len(h)-1)
+	base := strings.Trim(strings.ReplaceAll(name[:keep], ".", "-"), "-")
+	return base + "-" + h + suffix
+}
+
+// LabelValue is the value of LabelBenchmark for a benchmark named name.
+func LabelValue(name string) string { return ShortName(name, "") }

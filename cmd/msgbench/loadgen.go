@@ -120,7 +120,7 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 		return emitResult(cmd, res, f.out, f.json)
 	}
 	// A worker pod: start on the operator's signal, then keep the result until it is collected.
-	o.Ready, o.Start = ctl.Ready, ctl.WaitStart
+	o.Connect, o.Ready, o.Start = ctl.WaitConnect, ctl.Ready, ctl.WaitStart
 	o.Environment.Mode = "kubernetes"
 	res, runErr := loadgen.Run(ctx, o)
 	ctl.Finish(res, runErr)

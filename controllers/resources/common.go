@@ -5,10 +5,7 @@
 package resources
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,19 +72,7 @@ func NamesOf(mb *v1alpha1.MessagingBenchmark) Names {
 	}
 }
 
-// shortName makes a DNS label (Service names allow no dots) of name+suffix. Names that are too
-// long or contain dots get a hash of the full name, so two benchmarks never share one.
-func shortName(name, suffix string) string {
-	const limit = 63
-	if len(name)+len(suffix) <= limit && !strings.Contains(name, ".") {
-		return name + suffix
-	}
-	sum := sha256.Sum256([]byte(name))
-	h := hex.EncodeToString(sum[:])[:8]
-	keep := min(len(name), limit-len(suffix)-len(h)-1)
-	base := strings.Trim(strings.ReplaceAll(name[:keep], ".", "-"), "-")
-	return base + "-" + h + suffix
-}
+func shortName(name, suffix string) string { return v1alpha1.ShortName(name, suffix) }
 
 // Labels of every object of mb's component.
 func Labels(mb *v1alpha1.MessagingBenchmark, component string) map[string]string {

@@ -4,8 +4,9 @@
 // A worker serves it on its control port; every request but /readyz carries the benchmark's
 // control token (from a Secret) as a bearer token.
 //
+//	POST /connect  the worker connects its clients (after the network impairment is in place)
 //	GET  /readyz   200 once every subscriber is connected and subscribed (the pod's readiness probe)
-//	GET  /status   {"state": …, "startAt": …, "error": …}
+//	GET  /status   {"state": …, "startAt": …, "error": …, "now": …}
 //	POST /start    {"at": RFC 3339 time} → 200 {"now": the worker's clock when it answered}
 //	GET  /result   the worker's full result document once the run is over (409 before)
 //	POST /exit     the worker exits (0 if its run succeeded) once the operator has its result
@@ -29,6 +30,7 @@ import (
 
 // Worker states.
 const (
+	StateWaiting    = "waiting"
 	StateConnecting = "connecting"
 	StateReady      = "ready"
 	StateStarted    = "started"
@@ -64,19 +66,31 @@ type Server struct {
 	startAt time.Time
 	errText string
 	result  []byte
+	connect chan struct{} // closed by /connect
 	started chan struct{} // closed by the first valid /start
 	exit    chan struct{} // closed by /exit
 }
 
-// NewServer returns a worker's control server requiring token.
+// NewServer returns a worker's control server requiring token. The worker waits for /connect
+// before it connects any client.
 func NewServer(token string) *Server {
-	return &Server{token: token, state: StateConnecting, started: make(chan struct{}), exit: make(chan struct{})}
+	return &Server{token: token, state: StateWaiting, connect: make(chan struct{}), started: make(chan struct{}), exit: make(chan struct{})}
+}
+
+// WaitConnect blocks until the operator allows connecting; use as loadgen.Options.Connect.
+func (s *Server) WaitConnect(ctx context.Context) error {
+	select {
+	case <-s.connect:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Ready marks the worker ready (every subscriber connected); use as loadgen.Options.Ready.
 func (s *Server) Ready() {
 	s.mu.Lock()
-	if s.state == StateConnecting {
+	if s.state == StateConnecting || s.state == StateWaiting {
 		s.state = StateReady
 	}
 	s.mu.Unlock()
@@ -123,7 +137,7 @@ func (s *Server) Handler() http.Handler {
 		s.mu.Lock()
 		st := s.state
 		s.mu.Unlock()
-		if st == StateConnecting || st == StateFailed {
+		if st == StateWaiting || st == StateConnecting || st == StateFailed {
 			http.Error(w, st, http.StatusServiceUnavailable)
 			return
 		}
@@ -135,6 +149,15 @@ func (s *Server) Handler() http.Handler {
 		s.mu.Unlock()
 		writeJSON(w, st)
 	}))
+	mux.HandleFunc("POST /connect", s.auth(func(w http.ResponseWriter, _ *http.Request) {
+		s.mu.Lock()
+		if s.state == StateWaiting {
+			s.state = StateConnecting
+			close(s.connect)
+		}
+		s.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
 	mux.HandleFunc("POST /start", s.auth(func(w http.ResponseWriter, r *http.Request) {
 		var req StartRequest
 		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil || req.At.IsZero() {
@@ -143,9 +166,9 @@ func (s *Server) Handler() http.Handler {
 		}
 		s.mu.Lock()
 		switch {
-		case s.state == StateConnecting:
+		case s.state == StateConnecting || s.state == StateWaiting:
 			s.mu.Unlock()
-			http.Error(w, "not ready: clients still connecting", http.StatusConflict)
+			http.Error(w, "not ready: clients not connected yet", http.StatusConflict)
 			return
 		case s.startAt.IsZero():
 			s.startAt = req.At
@@ -232,6 +255,11 @@ func (c *Client) Start(ctx context.Context, addr string, at time.Time) (offset, 
 	rtt = received.Sub(sent)
 	mid := sent.Add(rtt / 2)
 	return resp.Now.Sub(mid), rtt, nil
+}
+
+// Connect lets a worker connect its clients.
+func (c *Client) Connect(ctx context.Context, addr string) error {
+	return c.do(ctx, http.MethodPost, addr, "/connect", nil, nil)
 }
 
 // Result fetches a worker's full result.
