@@ -164,3 +164,29 @@ func TestNetworkInjectionNotConfirmedInTime(t *testing.T) {
 		t.Errorf("phase %s message %q", mb.Status.Phase, mb.Status.Message)
 	}
 }
+
+// TestWithoutChaosMeshOrStrimzi runs on a second API server that has neither Chaos Mesh's nor
+// Strimzi's CRDs: benchmarks that need them fail at once, saying what is missing.
+func TestWithoutChaosMeshOrStrimzi(t *testing.T) {
+	bare, err := testenv.StartWithoutThirdParty()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = bare.Stop() }()
+	saved := env
+	env = bare
+	defer func() { env = saved }()
+	ns := newNamespace(t)
+	startOperator(t, ns)
+	startKubelet(t, ns, nil)
+	createBenchmark(t, ns, "impaired", quickWorkload+"network: {profile: lte}")
+	createBenchmark(t, ns, "kafka", "protocol: kafka\nbroker: {type: kafka}\nworkload: {duration: 1s}")
+	mb := waitFinished(t, ns, "impaired", 30*time.Second)
+	if mb.Status.Phase != v1alpha1.PhaseFailed || !strings.Contains(mb.Status.Message, "Chaos Mesh is not installed") {
+		t.Errorf("impaired: phase %s message %q", mb.Status.Phase, mb.Status.Message)
+	}
+	mb = waitFinished(t, ns, "kafka", 30*time.Second)
+	if mb.Status.Phase != v1alpha1.PhaseFailed || !strings.Contains(mb.Status.Message, "Strimzi is not installed") {
+		t.Errorf("kafka: phase %s message %q", mb.Status.Phase, mb.Status.Message)
+	}
+}

@@ -41,7 +41,13 @@ func RepoRoot() string {
 
 // Start starts etcd and a kube-apiserver and installs the CRDs. KUBEBUILDER_ASSETS must name the
 // folder hack/envtest-assets.sh prints; `make test` sets it.
-func Start() (*Env, error) {
+func Start() (*Env, error) { return start(true) }
+
+// StartWithoutThirdParty starts an API server with only msgbench's CRD: a cluster without Chaos
+// Mesh or Strimzi.
+func StartWithoutThirdParty() (*Env, error) { return start(false) }
+
+func start(thirdParty bool) (*Env, error) {
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		return nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run `make test`, or `export KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh)` first")
@@ -52,7 +58,7 @@ func Start() (*Env, error) {
 		third = filepath.Join(root, "internal", "testenv", "testdata", "crds")
 	}
 	paths := []string{filepath.Join(root, "config", "crd", "bases")}
-	if _, err := os.Stat(third); err == nil {
+	if _, err := os.Stat(third); err == nil && thirdParty {
 		paths = append(paths, third)
 	}
 	s := scheme.Scheme
