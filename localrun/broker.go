@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
@@ -55,7 +56,10 @@ func (r *runner) startMosquitto(ctx context.Context) error {
 	}
 	p, err := mosquitto.Start(ctx, mosquitto.Options{
 		Host: r.net.serverHost, Port: r.o.BrokerPort, TLS: r.spec.BrokerTLS(), TLSVersion: r.spec.ClientTLSVersion(),
-		Bundle: r.bundle, MaxInflight: int(r.spec.MQTT.Inflight), Extra: r.spec.Broker.Config, Command: r.net.command,
+		Bundle: r.bundle, MaxInflight: int(r.spec.MQTT.Inflight), Extra: r.spec.Broker.Config, Start: r.net.start, Dial: r.net.serverDial,
+		Listen: func(ctx context.Context, network, address string) (net.Listener, error) {
+			return r.net.listenTCP(ctx, address)
+		},
 	})
 	if err != nil {
 		return portError(err, r.o.BrokerPort)

@@ -18,8 +18,10 @@ type network struct {
 	// listenTCP and listenUDP open server-side sockets.
 	listenTCP func(ctx context.Context, address string) (net.Listener, error)
 	listenUDP func(ctx context.Context, address string) (net.PacketConn, error)
-	// command starts a server-side process (the broker).
-	command func(name string, args ...string) *exec.Cmd
+	// start starts a server-side process (the broker); nil: an ordinary child.
+	start func(cmd *exec.Cmd) error
+	// serverDial reaches the server side from inside it (readiness probes).
+	serverDial func(ctx context.Context, network, address string) (net.Conn, error)
 	// link describes the emulated link for the result (nil: none).
 	link any
 }

@@ -73,9 +73,13 @@ type Options struct {
 	// Dir holds mosquitto.conf and the certificates (default: a new temporary folder,
 	// removed by Stop).
 	Dir string
-	// Command, when set, starts the broker (for example inside a network namespace); it gets
-	// the binary and its arguments.
-	Command func(name string, args ...string) *exec.Cmd
+	// Start, when set, starts the broker's command (for example inside a network namespace)
+	// instead of cmd.Start.
+	Start func(cmd *exec.Cmd) error
+	// Listen, when set, finds free ports (in the namespace the broker runs in).
+	Listen func(ctx context.Context, network, address string) (net.Listener, error)
+	// Dial, when set, probes the broker's listener (from the namespace it runs in).
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 // Process is a Mosquitto broker this program started.
@@ -130,7 +134,7 @@ func start(ctx context.Context, bin string, o Options) (*Process, error) {
 	port := o.Port
 	if port == 0 {
 		var err error
-		if port, err = freePort(o.Host); err != nil {
+		if port, err = o.freePort(o.Host); err != nil {
 			p.cleanup()
 			return nil, err
 		}
@@ -154,7 +158,7 @@ func start(ctx context.Context, bin string, o Options) (*Process, error) {
 			}
 		}
 		var err error
-		if cfg.TLSPort, err = freePort(o.Host); err != nil {
+		if cfg.TLSPort, err = o.freePort(o.Host); err != nil {
 			p.cleanup()
 			return nil, err
 		}
@@ -172,14 +176,14 @@ func start(ctx context.Context, bin string, o Options) (*Process, error) {
 		p.cleanup()
 		return nil, err
 	}
-	if o.Command != nil {
-		p.cmd = o.Command(bin, "-c", confPath)
-	} else {
-		p.cmd = exec.Command(bin, "-c", confPath)
-	}
+	p.cmd = exec.Command(bin, "-c", confPath)
 	p.cmd.Stderr = p.stderr
 	p.cmd.Stdout = p.stderr
-	if err := p.cmd.Start(); err != nil {
+	startCmd := o.Start
+	if startCmd == nil {
+		startCmd = (*exec.Cmd).Start
+	}
+	if err := startCmd(p.cmd); err != nil {
 		p.cleanup()
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
@@ -187,14 +191,14 @@ func start(ctx context.Context, bin string, o Options) (*Process, error) {
 		_ = p.cmd.Wait()
 		close(p.exited)
 	}()
-	if err := p.waitReady(ctx); err != nil {
+	if err := p.waitReady(ctx, o); err != nil {
 		_ = p.Stop()
 		return nil, err
 	}
 	return p, nil
 }
 
-func (p *Process) waitReady(ctx context.Context) error {
+func (p *Process) waitReady(ctx context.Context, o Options) error {
 	deadline := time.Now().Add(10 * time.Second)
 	addrs := []string{p.Addr}
 	if p.TLSAddr != "" {
@@ -209,7 +213,7 @@ func (p *Process) waitReady(ctx context.Context) error {
 				return ctx.Err()
 			default:
 			}
-			c, err := net.DialTimeout("tcp", a, 200*time.Millisecond)
+			c, err := o.dial(a)
 			if err == nil {
 				_ = c.Close()
 				break
@@ -221,6 +225,16 @@ func (p *Process) waitReady(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// dial probes the listener: from the broker's network namespace when it runs in one.
+func (o Options) dial(addr string) (net.Conn, error) {
+	if o.Dial != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		return o.Dial(ctx, "tcp", addr)
+	}
+	return net.DialTimeout("tcp", addr, 200*time.Millisecond)
 }
 
 // PID is the broker's process id.
@@ -260,8 +274,13 @@ func (p *Process) cleanup() {
 	}
 }
 
-func freePort(host string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+func (o Options) freePort(host string) (int, error) {
+	listen := o.Listen
+	if listen == nil {
+		var lc net.ListenConfig
+		listen = lc.Listen
+	}
+	l, err := listen(context.Background(), "tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return 0, err
 	}

@@ -1,0 +1,74 @@
+package localrun
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/msgbench/msgbench/netem"
+	"github.com/msgbench/msgbench/netem/emulator"
+)
+
+// startLink puts the run on an emulated link: the broker and gateway in a server network
+// namespace, the clients dialling from a device namespace, the user-space forwarder applying
+// spec.network per packet in between.
+func (r *runner) startLink(ctx context.Context) error {
+	link, err := netem.Resolve(r.spec.Network)
+	if err != nil {
+		return fmt.Errorf("spec.network: %w", err)
+	}
+	if err := emulator.CheckPrivileges(); err != nil {
+		return err
+	}
+	l, err := emulator.Start(link, emulator.Options{})
+	if err != nil {
+		return err
+	}
+	r.onTeardown(func() {
+		st := l.Stats()
+		r.logf("link: up %d packets (%d lost, %d queue drops), down %d packets (%d lost, %d queue drops)",
+			st.Up.Packets, st.Up.Lost, st.Up.QueueDrops, st.Down.Packets, st.Down.Lost, st.Down.QueueDrops)
+		if st.Up.MaxLate > time.Millisecond || st.Down.MaxLate > time.Millisecond {
+			r.logf("link: the machine was too busy for exact delays (up to %s late)", max(st.Up.MaxLate, st.Down.MaxLate))
+		}
+		_ = l.Close()
+	})
+	server, device := l.Server(), l.Device()
+	addrs := server.Addrs()
+	if len(addrs) == 0 {
+		return fmt.Errorf("link %s: the server side has no address", l.Name())
+	}
+	r.net = &network{
+		serverHost: addrs[0].String(),
+		dial:       device.DialContext,
+		listenTCP: func(ctx context.Context, address string) (net.Listener, error) {
+			return server.Listen(ctx, "tcp", address)
+		},
+		listenUDP: func(ctx context.Context, address string) (net.PacketConn, error) {
+			return server.ListenPacket(ctx, "udp", address)
+		},
+		start:      server.Start,
+		serverDial: server.DialContext,
+		link:       describeLink(r.spec.Network.Profile, link, l.Name()),
+	}
+	r.logf("network: %s, clients in %s, servers in %s at %s", r.spec.Network.Profile, device.Name(), server.Name(), r.net.serverHost)
+	return nil
+}
+
+// describeLink is the result's "network": the link as applied, in the manifest's units.
+func describeLink(profile any, l netem.Link, name string) map[string]any {
+	dir := func(i netem.Impairment) map[string]any {
+		return map[string]any{
+			"delay": netem.FormatDuration(i.Delay), "jitter": netem.FormatDuration(i.Jitter),
+			"lossPercent": i.Loss.Percent(), "duplicatePercent": i.Duplicate.Percent(),
+			"corruptPercent": i.Corrupt.Percent(), "reorderPercent": i.Reorder.Percent(),
+			"bandwidth": netem.FormatRate(i.RateBitsPerSecond),
+		}
+	}
+	return map[string]any{
+		"profile": profile, "emulator": "msgbench user-space link " + name,
+		"up": dir(l.Up), "down": dir(l.Down), "mtuBytes": l.EffectiveMTU(),
+		"rttMillis": float64(l.Up.Delay+l.Down.Delay) / float64(time.Millisecond),
+	}
+}
