@@ -33,8 +33,20 @@ type Options struct {
 	// functions that listen inside the emulated server's network namespace).
 	ListenTCP func(ctx context.Context, address string) (net.Listener, error)
 	ListenUDP func(ctx context.Context, address string) (net.PacketConn, error)
+	// DialBroker opens the connection to the broker; nil uses the net package (the local runner
+	// dials from inside the emulated server's network namespace).
+	DialBroker func(ctx context.Context, network, address string) (net.Conn, error)
 	// Logf receives operational messages (nil: silent).
 	Logf func(format string, args ...any)
+}
+
+// DialBrokerOrDefault opens a TCP connection to the broker with o.DialBroker or the net package.
+func (o *Options) DialBrokerOrDefault(ctx context.Context) (net.Conn, error) {
+	if o.DialBroker != nil {
+		return o.DialBroker(ctx, "tcp", o.Broker)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", o.Broker)
 }
 
 // Gateway is a running gateway.

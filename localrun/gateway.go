@@ -16,7 +16,7 @@ func (r *runner) startGateway(ctx context.Context) error {
 	}
 	o := gateway.Options{
 		Listen: hostPort(r.net.serverHost, 0), Broker: r.broker, Spec: r.spec,
-		ListenTCP: r.net.listenTCP, ListenUDP: r.net.listenUDP, Logf: r.o.Logf,
+		ListenTCP: r.net.listenTCP, ListenUDP: r.net.listenUDP, DialBroker: r.net.serverDial, Logf: r.o.Logf,
 	}
 	if r.spec.GatewayTLS() {
 		cfg, err := r.serverTLS()

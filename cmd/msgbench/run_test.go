@@ -76,6 +76,10 @@ func TestEverySampleRunsLocally(t *testing.T) {
 		}
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			args := []string{"run", "-f", f, "--out", out, "-q", "--set", "workload.warmup=200ms", "--set", "workload.duration=1s"}
+			if mb.Spec.Impaired() {
+				// Long links (NB-IoT: 600 ms RTT) take seconds to connect before publishing.
+				args = append(args, "--set", "workload.warmup=3s", "--set", "workload.duration=2s")
+			}
 			if mb.Spec.Workload.Messages > 0 {
 				args = append(args, "--set", "workload.messages="+strconv.Itoa(int(min(mb.Spec.Workload.Messages, 40))))
 			}

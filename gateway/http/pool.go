@@ -117,8 +117,7 @@ func (ps *pools) connect(ctx context.Context, user, pass string, o mqtt.Options)
 }
 
 func dialBroker(ctx context.Context, o gateway.Options) (net.Conn, error) {
-	var d net.Dialer
-	raw, err := d.DialContext(ctx, "tcp", o.Broker)
+	raw, err := o.DialBrokerOrDefault(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", errBroker, o.Broker, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 	"sync/atomic"
 
@@ -72,8 +71,7 @@ func (b *brokerConn) flush() {
 func (g *Gateway) dial(ctx context.Context, o mqtt.ConnectOptions, inflight int, onPublish func(*mqtt.Publish)) (*brokerConn, error) {
 	ctx, cancel := context.WithTimeout(ctx, g.cfg.BrokerTimeout)
 	defer cancel()
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", g.o.Broker)
+	nc, err := g.o.DialBrokerOrDefault(ctx)
 	if err != nil {
 		return nil, err
 	}

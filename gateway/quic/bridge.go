@@ -65,8 +65,7 @@ func bridge(ctx context.Context, o gateway.Options, c *quic.Conn) error {
 }
 
 func dialBroker(ctx context.Context, o gateway.Options) (net.Conn, error) {
-	var d net.Dialer
-	raw, err := d.DialContext(ctx, "tcp", o.Broker)
+	raw, err := o.DialBrokerOrDefault(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("broker %s: %w", o.Broker, err)
 	}
