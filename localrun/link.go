@@ -13,7 +13,7 @@ import (
 // startLink puts the run on an emulated link: the broker and gateway in a server network
 // namespace, the clients dialling from a device namespace, the user-space forwarder applying
 // spec.network per packet in between.
-func (r *runner) startLink(ctx context.Context) error {
+func (r *runner) startLink() error {
 	link, err := netem.Resolve(r.spec.Network)
 	if err != nil {
 		return fmt.Errorf("spec.network: %w", err)

@@ -50,5 +50,5 @@ func (r *runner) startNetwork(ctx context.Context) error {
 		r.net = loopback()
 		return nil
 	}
-	return r.startLink(ctx)
+	return r.startLink()
 }
