@@ -4,6 +4,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/netem"
 )
 
 // Render returns every object the operator applies for mb, in the order it applies them.
@@ -26,7 +27,16 @@ func Render(mb *v1alpha1.MessagingBenchmark, cfg Config) ([]client.Object, error
 	if GatewayMode(mb) != "" {
 		objs = append(objs, GatewayDeployment(mb, cfg), GatewayService(mb))
 	}
-	return append(objs, WorkersJob(mb, cfg)), nil
+	objs = append(objs, WorkersJob(mb, cfg))
+	chaos, err := netem.NetworkChaos(mb)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range chaos {
+		c.SetOwnerReferences(meta(mb, "", "").OwnerReferences)
+		objs = append(objs, c)
+	}
+	return objs, nil
 }
 
 // GeneratedSecrets names the Secrets Render leaves out.

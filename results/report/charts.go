@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/msgbench/msgbench/netem"
 	"github.com/msgbench/msgbench/results"
 )
 
@@ -375,21 +376,19 @@ func protocolLabel(r *results.Result) string {
 	return strings.Join(parts, " ")
 }
 
-// rttMillis is the emulated round-trip time: one-way delay up plus down.
+// rttMillis is the emulated round-trip time: the applied link's delays up plus down.
 func rttMillis(r *results.Result) float64 {
 	if r.Spec == nil || !r.Spec.Impaired() {
 		return 0
 	}
-	n := r.Spec.Network
-	var up, down float64
-	if n.Delay != nil {
-		up, down = n.Delay.Seconds()*1000, n.Delay.Seconds()*1000
+	if n, ok := r.Network.(map[string]any); ok {
+		if v, ok := n["rttMillis"].(float64); ok {
+			return v
+		}
 	}
-	if n.Up != nil && n.Up.Delay != nil {
-		up = n.Up.Delay.Seconds() * 1000
+	link, err := netem.Resolve(r.Spec.Network)
+	if err != nil {
+		return 0
 	}
-	if n.Down != nil && n.Down.Delay != nil {
-		down = n.Down.Delay.Seconds() * 1000
-	}
-	return up + down
+	return float64(link.Up.Delay+link.Down.Delay) / 1e6
 }
