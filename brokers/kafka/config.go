@@ -14,6 +14,10 @@ import (
 // Strimzi Kafka's spec.kafka.version). It is the newest release Strimzi 1.2.0 supports.
 const Version = "4.3.1"
 
+// MetadataVersion is the KRaft metadata version of Version (what kafka-storage format picks by
+// default), pinned in the Strimzi Kafka so a cluster never runs a newer one than local runs.
+const MetadataVersion = "4.3-IV0"
+
 // MaxMessageBytes is the broker's and topics' largest record batch: room for msgbench's
 // largest payload (spec.workload.payloadBytes ≤ 16 MiB) plus framing. Kafka's default of about
 // 1 MiB would refuse the larger payloads a benchmark may ask for.
