@@ -2,5 +2,6 @@
 package all
 
 import (
-	_ "github.com/msgbench/msgbench/loadgen/drivers/mqtt" // mqtt
+	_ "github.com/msgbench/msgbench/loadgen/drivers/kafka" // kafka
+	_ "github.com/msgbench/msgbench/loadgen/drivers/mqtt"  // mqtt
 )
