@@ -30,6 +30,10 @@ func init() {
 // Java producer's default buffer.memory.
 const BufferedBytes = 32 << 20
 
+// MaxInflightRequests is how many produce requests a publisher keeps in flight per broker: the
+// Java producer's default, and the most the idempotent producer allows.
+const MaxInflightRequests = 5
+
 // recordOverhead is room for a record's framing, key and batch header when sizing batches.
 const recordOverhead = 512
 
@@ -89,11 +93,15 @@ func ProducerOpts(spec *v1alpha1.MessagingBenchmarkSpec) ([]kgo.Opt, error) {
 		kgo.MaxBufferedBytes(max(BufferedBytes, int(batch))),
 		kgo.MaxBufferedRecords(max(1, int(spec.MQTT.Inflight))),
 	}
+	// Without idempotence franz-go keeps one produce request in flight per broker unless told
+	// otherwise; the Java producer keeps 5 (max.in.flight.requests.per.connection), and so does
+	// msgbench. A retried request may then land after a later one: outOfOrder would show it.
+	nonIdempotent := []kgo.Opt{kgo.DisableIdempotentWrite(), kgo.MaxProduceRequestsInflightPerBroker(MaxInflightRequests)}
 	switch spec.QoS {
 	case 0:
-		opts = append(opts, kgo.RequiredAcks(kgo.NoAck()), kgo.DisableIdempotentWrite())
+		opts = append(append(opts, kgo.RequiredAcks(kgo.NoAck())), nonIdempotent...)
 	case 1:
-		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+		opts = append(append(opts, kgo.RequiredAcks(kgo.LeaderAck())), nonIdempotent...)
 	case 2:
 		// Idempotence is franz-go's default with acks=all: the broker drops a retried batch it
 		// already has, so retries never duplicate.

@@ -45,6 +45,9 @@ func TestProducerSettings(t *testing.T) {
 		if got := cl.OptValue(kgo.DisableIdempotentWrite).(bool); got == c.idempotent {
 			t.Errorf("qos %d: idempotence disabled = %v, want idempotent %v", c.qos, got, c.idempotent)
 		}
+		if got := cl.OptValue(kgo.MaxProduceRequestsInflightPerBroker).(int); !c.idempotent && got != kafkadriver.MaxInflightRequests {
+			t.Errorf("qos %d: %d produce requests in flight, want %d like Java", c.qos, got, kafkadriver.MaxInflightRequests)
+		}
 		if got := cl.OptValue(kgo.ProducerLinger).(time.Duration); got != 7*time.Millisecond {
 			t.Errorf("qos %d: linger %v, want 7ms (spec.kafka.lingerMs)", c.qos, got)
 		}
