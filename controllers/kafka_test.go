@@ -123,6 +123,8 @@ func TestStrimziObjectsOfEverySample(t *testing.T) {
 type strimzi struct {
 	hold      atomic.Bool
 	bootstrap string // when set, reported instead of the real bootstrap address
+	// topicError, when set, is the NotReady message of every KafkaTopic.
+	topicError string
 }
 
 const strimziNotReady = "Pod benchmark-kafka-0 is not ready: 0/1 nodes are available: insufficient memory"
@@ -170,8 +172,11 @@ func (s *strimzi) tick(ctx context.Context, ns string) {
 		_ = env.Client.Status().Update(ctx, &k)
 	}
 	for _, kt := range list(ctx, ns, resources.KafkaTopicGVK) {
-		kt.Object["status"] = map[string]any{"observedGeneration": kt.GetGeneration(),
-			"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+		cond := map[string]any{"type": "Ready", "status": "True"}
+		if s.topicError != "" {
+			cond = map[string]any{"type": "Ready", "status": "False", "reason": "KafkaError", "message": s.topicError}
+		}
+		kt.Object["status"] = map[string]any{"observedGeneration": kt.GetGeneration(), "conditions": []any{cond}}
 		_ = env.Client.Status().Update(ctx, &kt)
 	}
 }
@@ -283,5 +288,36 @@ func TestKafkaWrongBootstrapFails(t *testing.T) {
 	if mb.Status.Phase != v1alpha1.PhaseFailed || !strings.Contains(mb.Status.Message, "elsewhere.example.svc:9092") ||
 		!strings.Contains(mb.Status.Message, "kafka-wrong-kafka-bootstrap."+ns+".svc:9092") {
 		t.Errorf("phase %s, message %q", mb.Status.Phase, mb.Status.Message)
+	}
+}
+
+// TestKafkaNeverReadyFailsWithStrimzisWords: a Kafka or KafkaTopic that Strimzi never reports
+// ready ends the run at spec.timeout, and the failure says what Strimzi said.
+func TestKafkaNeverReadyFailsWithStrimzisWords(t *testing.T) {
+	const topicError = "Replication factor: 3 larger than available brokers: 1."
+	cases := []struct {
+		name string
+		s    *strimzi
+		want string
+	}{
+		{"kafka", &strimzi{}, strimziNotReady},
+		{"topic", &strimzi{topicError: topicError}, topicError},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ns := newNamespace(t)
+			startOperator(t, ns)
+			startKubelet(t, ns, nil)
+			c.s.hold.Store(c.s.topicError == "")
+			startStrimzi(t, ns, c.s)
+			createBenchmark(t, ns, "kafka-stuck", "protocol: kafka\nbroker: {type: kafka}\ntimeout: 4s\nworkload: {duration: 1s}")
+			mb := waitFinished(t, ns, "kafka-stuck", time.Minute)
+			if mb.Status.Phase != v1alpha1.PhaseFailed || !strings.Contains(mb.Status.Message, "timed out") || !strings.Contains(mb.Status.Message, c.want) {
+				t.Errorf("phase %s, message %q: want a timeout naming %q", mb.Status.Phase, mb.Status.Message, c.want)
+			}
+			if cond := condition(mb, v1alpha1.ConditionBrokerReady); cond.Status != "False" || !strings.Contains(cond.Message, c.want) {
+				t.Errorf("BrokerReady %+v", cond)
+			}
+		})
 	}
 }

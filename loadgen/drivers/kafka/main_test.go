@@ -47,12 +47,19 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "start kafka:", err)
 		return 1
 	}
-	defer func() {
-		if err := broker.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stop kafka:", err)
-		}
-	}()
-	return m.Run()
+	code := m.Run()
+	// Stop ends the JVM it started, by PID: a controlled shutdown, or SIGKILL when that takes
+	// too long on a loaded machine (reported, not a failure); either way the process is gone.
+	if err := broker.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop kafka:", err)
+	}
+	select {
+	case <-broker.Exited():
+	default:
+		fmt.Fprintf(os.Stderr, "kafka (pid %d) still runs after Stop\n", broker.PID())
+		return 1
+	}
+	return code
 }
 
 // kafkaSpec is a defaulted kafka spec, as the API server (or manifest.Load) would produce it.
