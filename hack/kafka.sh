@@ -12,9 +12,14 @@ VERSION=${KAFKA_VERSION:-4.3.1}
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir="$root/bin/kafka/$VERSION"
 libs="$dir/libs"
+mkdir -p "$(dirname "$dir")"
+# Test packages run in parallel and may all call this on a fresh clone: one fetches, the others
+# wait for it.
+exec 9>"$dir.lock"
+flock 9
 if [ ! -f "$dir/.complete" ]; then
-  command -v java >/dev/null || { echo "kafka: java not found: install a JDK 17+ (Debian: openjdk-17-jre-headless; hack/apt-packages.sh)" >&2; exit 1; }
-  command -v mvn >/dev/null || { echo "kafka: mvn not found: install Maven (Debian: maven; hack/apt-packages.sh)" >&2; exit 1; }
+  command -v java >/dev/null || { echo "kafka: java not found: install a JDK 17+ (Debian: apt-get install openjdk-17-jre-headless)" >&2; exit 1; }
+  command -v mvn >/dev/null || { echo "kafka: mvn not found: install Maven (Debian: apt-get install maven)" >&2; exit 1; }
   echo "kafka: fetching Apache Kafka $VERSION and its dependencies from Maven Central" >&2
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
@@ -38,10 +43,9 @@ if [ ! -f "$dir/.complete" ]; then
 </project>
 EOF
   mkdir -p "$dir"
-  rm -rf "$libs.tmp"
-  mvn -B -q -f "$tmp/pom.xml" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$libs.tmp" >&2
+  mvn -B -q -Dstyle.color=never -f "$tmp/pom.xml" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$tmp/libs" >&2
   rm -rf "$libs"
-  mv "$libs.tmp" "$libs"
+  mv "$tmp/libs" "$libs"
   ls "$libs" | sort >"$dir/jars.txt"
   touch "$dir/.complete"
 fi
