@@ -66,6 +66,7 @@ func TestMain(m *testing.M) {
 		_ = l.Close()
 	}
 	code := m.Run()
+	stopLocalKafka()
 	_ = broker.Stop()
 	_ = env.Stop()
 	os.Exit(code)
@@ -290,7 +291,7 @@ func (k *kubelet) runWorker(ctx context.Context, index int, pod *corev1.Pod) {
 	resultCh := make(chan error, 1)
 	go func() {
 		res, err := loadgen.Run(runCtx, loadgen.Options{Name: parsed.Name, Spec: &parsed.Spec, Worker: index, RunID: resources.RunID(&mb),
-			Address: broker.Addr, Connect: ctl.WaitConnect, Ready: func() { ctl.Ready(); close(readyCh) }, Start: ctl.WaitStart})
+			Address: workerAddress(k.t, &parsed.Spec), Connect: ctl.WaitConnect, Ready: func() { ctl.Ready(); close(readyCh) }, Start: ctl.WaitStart})
 		ctl.Finish(res, err)
 		resultCh <- err
 	}()

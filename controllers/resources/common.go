@@ -147,10 +147,14 @@ func TLSSecretName(mb *v1alpha1.MessagingBenchmark) string {
 	return NamesOf(mb).TLS
 }
 
-// BrokerAddress is the host:port the MQTT (or Kafka) clients, or the gateway, connect to.
+// BrokerAddress is the host:port the MQTT (or Kafka) clients, or the gateway, connect to. For
+// broker type kafka it is the bootstrap Service Strimzi creates (KafkaBootstrapAddress).
 func BrokerAddress(mb *v1alpha1.MessagingBenchmark) string {
 	if mb.Spec.Broker.Type == v1alpha1.BrokerExternal && mb.Spec.Broker.External != nil {
 		return mb.Spec.Broker.External.Address
+	}
+	if mb.Spec.Broker.Type == v1alpha1.BrokerKafka {
+		return KafkaBootstrapAddress(mb)
 	}
 	port := MQTTPort
 	if BrokerTLS(mb) {

@@ -55,13 +55,16 @@ func TLSSecret(mb *v1alpha1.MessagingBenchmark, b *certs.Bundle) *corev1.Secret 
 }
 
 // CertificateHosts are the names the generated server certificate is valid for: the broker's
-// and gateway's Service names.
+// and gateway's Service names (for Kafka, Strimzi's bootstrap Service and broker pods).
 func CertificateHosts(mb *v1alpha1.MessagingBenchmark) []string {
 	n := NamesOf(mb)
 	var hosts []string
 	for _, svc := range []string{n.Broker, n.Gateway} {
 		hosts = append(hosts, svc, fmt.Sprintf("%s.%s", svc, mb.Namespace), fmt.Sprintf("%s.%s.svc", svc, mb.Namespace),
 			fmt.Sprintf("%s.%s.svc.cluster.local", svc, mb.Namespace))
+	}
+	if mb.Spec.Broker.Type == v1alpha1.BrokerKafka {
+		hosts = append(hosts, KafkaCertificateHosts(mb)...)
 	}
 	return hosts
 }

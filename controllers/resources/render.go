@@ -24,6 +24,13 @@ func Render(mb *v1alpha1.MessagingBenchmark, cfg Config) ([]client.Object, error
 		}
 		objs = append(objs, cm, MosquittoDeployment(mb, cfg), BrokerService(mb))
 	}
+	if mb.Spec.Broker.Type == v1alpha1.BrokerKafka {
+		kafka, err := KafkaObjects(mb)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, kafka...)
+	}
 	if GatewayMode(mb) != "" {
 		objs = append(objs, GatewayDeployment(mb, cfg), GatewayService(mb))
 	}

@@ -1,0 +1,405 @@
+package kafka
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/internal/proc"
+)
+
+// LibsEnv names a folder of Kafka jars (what hack/kafka.sh prints); it overrides the search.
+const LibsEnv = "MSGBENCH_KAFKA_LIBS"
+
+// ErrNotInstalled means no Kafka jars or no java was found.
+var ErrNotInstalled = errors.New("kafka is not installed: run hack/kafka.sh (fetches Apache Kafka " + Version +
+	" from Maven Central into bin/kafka) or set " + LibsEnv + " to a folder of Kafka jars; java 17+ must be on PATH")
+
+// Libs finds the Kafka jars: $MSGBENCH_KAFKA_LIBS, else bin/kafka/<Version>/libs in the
+// current folder or one above it, else beside the msgbench source tree this was built from.
+func Libs() (string, error) {
+	if d := os.Getenv(LibsEnv); d != "" {
+		if hasKafkaJar(d) {
+			return d, nil
+		}
+		return "", fmt.Errorf("%s=%s holds no kafka_2.13 jar", LibsEnv, d)
+	}
+	var roots []string
+	if wd, err := os.Getwd(); err == nil {
+		for d := wd; ; d = filepath.Dir(d) {
+			roots = append(roots, d)
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	if _, file, _, ok := runtime.Caller(0); ok {
+		roots = append(roots, filepath.Join(filepath.Dir(file), "..", ".."))
+	}
+	for _, r := range roots {
+		d := filepath.Join(r, "bin", "kafka", Version, "libs")
+		if hasKafkaJar(d) {
+			return d, nil
+		}
+	}
+	return "", ErrNotInstalled
+}
+
+func hasKafkaJar(dir string) bool {
+	m, _ := filepath.Glob(filepath.Join(dir, "kafka_2.13-*.jar"))
+	return len(m) > 0
+}
+
+// LibsVersion reads the Kafka version from the broker jar's name.
+func LibsVersion(libs string) string {
+	m, _ := filepath.Glob(filepath.Join(libs, "kafka_2.13-*.jar"))
+	if len(m) == 0 {
+		return "unknown"
+	}
+	if v := regexp.MustCompile(`kafka_2\.13-(.+)\.jar$`).FindStringSubmatch(m[0]); v != nil {
+		return v[1]
+	}
+	return "unknown"
+}
+
+// Options of a local broker.
+type Options struct {
+	// TLS adds an SSL listener with a certificate generated for this broker (valid for
+	// 127.0.0.1, ::1 and localhost), accepting TLSVersion ("1.2" or "1.3"; empty accepts both).
+	TLS        bool
+	TLSVersion string
+	// Host is the address every listener binds and advertises (default 127.0.0.1).
+	Host string
+	// Extra is spec.broker.config: more broker settings.
+	Extra map[string]string
+	// Libs is the folder of Kafka jars (default: Libs()).
+	Libs string
+	// HeapMB is the JVM heap (default 512): enough for a benchmark broker, small on a shared machine.
+	HeapMB int
+	// Dir holds the configuration, certificates and data (default: a new temporary folder,
+	// removed by Stop).
+	Dir string
+	// Command, when set, starts java (for example inside a network namespace); it gets the
+	// binary and its arguments.
+	Command func(name string, args ...string) *exec.Cmd
+}
+
+// Process is a Kafka broker this program started.
+type Process struct {
+	// Addr is host:port of the PLAINTEXT listener, TLSAddr of the SSL listener (when TLS).
+	Addr    string
+	TLSAddr string
+	// CA is the PEM CA certificate clients trust, when TLS.
+	CA []byte
+	// Version is the Kafka release running.
+	Version string
+
+	cmd         *exec.Cmd
+	dir, ownDir string
+	log         *lockedBuffer
+	exited      chan struct{}
+}
+
+// Start formats storage and starts a single-node KRaft broker (broker and controller in one
+// JVM) on free loopback ports, and returns once it serves metadata on every listener.
+func Start(ctx context.Context, o Options) (*Process, error) {
+	java, err := exec.LookPath("java")
+	if err != nil {
+		return nil, ErrNotInstalled
+	}
+	if o.Libs == "" {
+		if o.Libs, err = Libs(); err != nil {
+			return nil, err
+		}
+	}
+	if o.Host == "" {
+		o.Host = "127.0.0.1"
+	}
+	if o.HeapMB == 0 {
+		o.HeapMB = 512
+	}
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ { // a free port can be taken between probe and bind
+		p, err := start(ctx, java, o)
+		if err == nil {
+			return p, nil
+		}
+		lastErr = err
+		if !strings.Contains(err.Error(), "Address already in use") {
+			break
+		}
+	}
+	return nil, lastErr
+}
+
+func start(ctx context.Context, java string, o Options) (*Process, error) {
+	p := &Process{dir: o.Dir, Version: LibsVersion(o.Libs), log: &lockedBuffer{}, exited: make(chan struct{})}
+	if p.dir == "" {
+		d, err := os.MkdirTemp("", "msgbench-kafka-")
+		if err != nil {
+			return nil, err
+		}
+		p.dir, p.ownDir = d, d
+	}
+	fail := func(err error) (*Process, error) {
+		p.cleanup()
+		return nil, err
+	}
+	ports, err := freePorts(o.Host, 3)
+	if err != nil {
+		return fail(err)
+	}
+	cfg := Config{Host: o.Host, Port: ports[0], ControllerPort: ports[1], DataDir: filepath.Join(p.dir, "data"), Extra: o.Extra, TLSVersion: o.TLSVersion}
+	p.Addr = net.JoinHostPort(o.Host, strconv.Itoa(cfg.Port))
+	if o.TLS {
+		b, err := certs.New("msgbench-kafka", []string{o.Host, "localhost", "127.0.0.1", "::1"}, 24*time.Hour)
+		if err != nil {
+			return fail(err)
+		}
+		keystore, err := PEMKeystore(b)
+		if err != nil {
+			return fail(err)
+		}
+		cfg.KeystoreFile = filepath.Join(p.dir, "keystore.pem")
+		if err := os.WriteFile(cfg.KeystoreFile, keystore, 0o600); err != nil {
+			return fail(err)
+		}
+		cfg.TLSPort = ports[2]
+		p.TLSAddr = net.JoinHostPort(o.Host, strconv.Itoa(cfg.TLSPort))
+		p.CA = b.CACert
+	}
+	props, err := cfg.Render()
+	if err != nil {
+		return fail(err)
+	}
+	propsPath := filepath.Join(p.dir, "server.properties")
+	logCfg := filepath.Join(p.dir, "log4j2.properties")
+	if err := os.WriteFile(propsPath, []byte(props), 0o600); err != nil {
+		return fail(err)
+	}
+	if err := os.WriteFile(logCfg, []byte(log4j2), 0o600); err != nil {
+		return fail(err)
+	}
+	common := []string{"-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true",
+		"-Dlog4j2.configurationFile=" + logCfg, "-cp", filepath.Join(o.Libs, "*")}
+
+	// Format the storage: KRaft refuses to start on an unformatted log directory.
+	format := exec.CommandContext(ctx, java, append([]string{"-Xmx256m", "-XX:TieredStopAtLevel=1"}, append(common,
+		"kafka.tools.StorageTool", "format", "--cluster-id", clusterID(), "--config", propsPath, "--ignore-formatted")...)...)
+	if out, err := format.CombinedOutput(); err != nil {
+		return fail(fmt.Errorf("kafka-storage format: %w: %s", err, strings.TrimSpace(string(out))))
+	}
+
+	args := append([]string{fmt.Sprintf("-Xmx%dm", o.HeapMB), fmt.Sprintf("-Xms%dm", min(o.HeapMB, 256)),
+		"-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20"}, append(common, "kafka.Kafka", propsPath)...)
+	if o.Command != nil {
+		p.cmd = o.Command(java, args...)
+	} else {
+		p.cmd = exec.Command(java, args...)
+	}
+	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+	if err := p.cmd.Start(); err != nil {
+		return fail(fmt.Errorf("start kafka: %w", err))
+	}
+	go func() {
+		_ = p.cmd.Wait()
+		close(p.exited)
+	}()
+	if err := p.waitReady(ctx); err != nil {
+		_ = p.Stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+// log4j2 sends warnings and errors to stderr (kept in Process.Log); Kafka's INFO chatter would
+// cost CPU the benchmark measures.
+const log4j2 = `rootLogger.level=WARN
+rootLogger.appenderRef.stderr.ref=STDERR
+appender.stderr.type=Console
+appender.stderr.name=STDERR
+appender.stderr.target=SYSTEM_ERR
+appender.stderr.layout.type=PatternLayout
+appender.stderr.layout.pattern=[%d] %p %m (%c)%n
+`
+
+// PEMKeystore is a Kafka PEM keystore (ssl.keystore.type=PEM): the server key as unencrypted
+// PKCS #8 — the only unencrypted form Kafka reads — followed by the certificate chain.
+func PEMKeystore(b *certs.Bundle) ([]byte, error) {
+	block, _ := pem.Decode(b.ServerKey)
+	if block == nil {
+		return nil, errors.New("server key: no PEM block")
+	}
+	var key any
+	var err error
+	switch block.Type {
+	case "EC PRIVATE KEY":
+		key, err = x509.ParseECPrivateKey(block.Bytes)
+	case "RSA PRIVATE KEY":
+		key, err = x509.ParsePKCS1PrivateKey(block.Bytes)
+	default:
+		key, err = x509.ParsePKCS8PrivateKey(block.Bytes)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("server key: %w", err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	_ = pem.Encode(&out, &pem.Block{Type: "PRIVATE KEY", Bytes: der})
+	out.Write(b.ServerCert)
+	return out.Bytes(), nil
+}
+
+// clusterID is a random KRaft cluster id (a UUID in URL-safe base64 without padding).
+func clusterID() string {
+	var u [16]byte
+	_, _ = rand.Read(u[:])
+	return base64.RawURLEncoding.EncodeToString(u[:])
+}
+
+// waitReady polls each listener with a metadata request until the broker lists itself.
+func (p *Process) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	type target struct {
+		addr string
+		tls  bool
+	}
+	targets := []target{{p.Addr, false}}
+	if p.TLSAddr != "" {
+		targets = append(targets, target{p.TLSAddr, true})
+	}
+	for _, t := range targets {
+		opts := []kgo.Opt{kgo.SeedBrokers(t.addr), kgo.DialTimeout(time.Second)}
+		if t.tls {
+			pool, err := certs.CertPool(p.CA)
+			if err != nil {
+				return err
+			}
+			opts = append(opts, kgo.DialTLSConfig(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}))
+		}
+		cl, err := kgo.NewClient(opts...)
+		if err != nil {
+			return err
+		}
+		for {
+			pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
+			err = cl.Ping(pctx)
+			pcancel()
+			if err == nil && len(cl.DiscoveredBrokers()) > 0 {
+				break
+			}
+			select {
+			case <-p.exited:
+				cl.Close()
+				return fmt.Errorf("kafka exited at start: %s", strings.TrimSpace(p.log.String()))
+			case <-ctx.Done():
+				cl.Close()
+				return fmt.Errorf("kafka did not serve on %s within 90s (last error: %w): %s", t.addr, err, strings.TrimSpace(p.log.String()))
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		cl.Close()
+	}
+	return nil
+}
+
+// PID is the broker's process id.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
+// Exited is closed when the broker process has ended.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// Log is what the broker wrote (warnings and errors) so far.
+func (p *Process) Log() string { return p.log.String() }
+
+// Usage returns the broker's CPU time and peak RSS so far.
+func (p *Process) Usage() (proc.Usage, error) { return proc.Of(p.PID()) }
+
+// Stop terminates the broker by PID (SIGTERM: a controlled shutdown; SIGKILL after 20 s) and
+// removes its temporary folder.
+func (p *Process) Stop() error {
+	var err error
+	select {
+	case <-p.exited:
+	default:
+		_ = p.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-p.exited:
+		case <-time.After(20 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+			err = errors.New("kafka did not stop within 20s of SIGINT; killed")
+		}
+	}
+	p.cleanup()
+	return err
+}
+
+func (p *Process) cleanup() {
+	if p.ownDir != "" {
+		_ = os.RemoveAll(p.ownDir)
+	}
+}
+
+// freePorts reserves n distinct free ports at once (held open together, so they differ).
+func freePorts(host string, n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
+	var out []int
+	for range n {
+		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		out = append(out, l.Addr().(*net.TCPAddr).Port)
+	}
+	return out, nil
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.b.Len() > 1<<20 { // bounded: keep the first MiB of the broker's log
+		return len(p), nil
+	}
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

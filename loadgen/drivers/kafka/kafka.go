@@ -1,0 +1,169 @@
+// Package kafka is the load generator's Kafka driver, on franz-go (github.com/twmb/franz-go), a
+// pure-Go client chosen by measurement (docs/benchmarks-kafka.md).
+//
+// Every msgbench client is one franz-go client with its own connections. Publishers produce
+// keyed by their client id, so one publisher's messages land in one partition and stay in order;
+// QoS 0, 1 and 2 map to acks=0, acks=1 and acks=all with the idempotent producer. Subscribers
+// consume their topic's partitions directly (no consumer group), each from the end offsets it
+// read when it subscribed, so every subscriber sees every message published after it was ready.
+// The payload is msgbench's own, header included, so delivery and end-to-end latency are
+// measured exactly as for MQTT.
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/loadgen/drivers"
+)
+
+func init() {
+	drivers.Register(string(v1alpha1.ProtocolKafka), New)
+}
+
+// BufferedBytes also bounds the bytes a publisher keeps produced but not yet acknowledged: the
+// Java producer's default buffer.memory.
+const BufferedBytes = 32 << 20
+
+// MaxInflightRequests is how many produce requests a publisher keeps in flight per broker: the
+// Java producer's default, and the most the idempotent producer allows.
+const MaxInflightRequests = 5
+
+// recordOverhead is room for a record's framing, key and batch header when sizing batches.
+const recordOverhead = 512
+
+type driver struct {
+	cfg  drivers.Config
+	spec *v1alpha1.MessagingBenchmarkSpec
+	// ensured remembers the topics this worker has created or found, so a topic is set up once.
+	ensured sync.Map // topic → struct{}
+}
+
+// New returns the Kafka driver of a run.
+func New(cfg drivers.Config) (drivers.Driver, error) {
+	spec := cfg.Spec
+	if spec.QoS < 0 || spec.QoS > 2 {
+		return nil, fmt.Errorf("spec.qos: %d has no Kafka mapping (0: acks=0, 1: acks=1, 2: acks=all with idempotence)", spec.QoS)
+	}
+	if _, err := compression(spec.Kafka.Compression); err != nil {
+		return nil, err
+	}
+	return &driver{cfg: cfg, spec: spec}, nil
+}
+
+// commonOpts are the options of every client: seed broker, client id, counted dialer.
+func (d *driver) commonOpts(c drivers.Client, cs *conns) []kgo.Opt {
+	return []kgo.Opt{
+		kgo.SeedBrokers(d.cfg.Address),
+		kgo.ClientID(c.ID),
+		kgo.Dialer(cs.dialer(d.cfg.Dialer(), d.cfg.TLS)),
+		// franz-go never asks the broker to auto-create topics (it would use the broker's own
+		// partition count): topics come from ensureTopic or from Strimzi's KafkaTopics.
+	}
+}
+
+// ProducerOpts maps the benchmark's settings to franz-go producer options: acks and idempotence
+// from spec.qos, linger, batch size and compression from spec.kafka, and flow control.
+//
+// Flow control is spec.mqtt.inflight, the window every msgbench protocol uses: a publisher keeps
+// at most that many records produced but not yet finished (acknowledged; written, at acks=0),
+// and at most BufferedBytes; Publish blocks beyond. In the closed loop (workload.rate 0) this is
+// how hard a publisher pushes, and so how many records a batch can gather: raise it (up to
+// 65535) for throughput runs. An unbounded buffer would turn the closed loop into a queue that
+// grows for the whole warm-up and drains into the measured window.
+func ProducerOpts(spec *v1alpha1.MessagingBenchmarkSpec) ([]kgo.Opt, error) {
+	codec, err := compression(spec.Kafka.Compression)
+	if err != nil {
+		return nil, err
+	}
+	k := spec.Kafka
+	// franz-go refuses a record larger than the batch limit, while Java's batch.size only says
+	// when a batch is full (a larger record goes in a batch of its own); the limit therefore
+	// grows to hold one record.
+	batch := max(k.BatchBytes, spec.Workload.PayloadBytes+recordOverhead, 512)
+	opts := []kgo.Opt{
+		kgo.ProducerLinger(time.Duration(k.LingerMs) * time.Millisecond),
+		kgo.ProducerBatchMaxBytes(batch),
+		kgo.ProducerBatchCompression(codec),
+		kgo.MaxBufferedBytes(max(BufferedBytes, int(batch))),
+		kgo.MaxBufferedRecords(max(1, int(spec.MQTT.Inflight))),
+	}
+	// Without idempotence franz-go keeps one produce request in flight per broker unless told
+	// otherwise; the Java producer keeps 5 (max.in.flight.requests.per.connection), and so does
+	// msgbench. A retried request may then land after a later one: outOfOrder would show it.
+	nonIdempotent := []kgo.Opt{kgo.DisableIdempotentWrite(), kgo.MaxProduceRequestsInflightPerBroker(MaxInflightRequests)}
+	switch spec.QoS {
+	case 0:
+		opts = append(append(opts, kgo.RequiredAcks(kgo.NoAck())), nonIdempotent...)
+	case 1:
+		opts = append(append(opts, kgo.RequiredAcks(kgo.LeaderAck())), nonIdempotent...)
+	case 2:
+		// Idempotence is franz-go's default with acks=all: the broker drops a retried batch it
+		// already has, so retries never duplicate.
+		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
+	default:
+		return nil, fmt.Errorf("spec.qos: %d has no Kafka mapping", spec.QoS)
+	}
+	return opts, nil
+}
+
+func compression(c v1alpha1.KafkaCompression) (kgo.CompressionCodec, error) {
+	switch c {
+	case "", "none":
+		// franz-go's default is snappy; the benchmark asks for none.
+		return kgo.NoCompression(), nil
+	case "gzip":
+		return kgo.GzipCompression(), nil
+	case "snappy":
+		return kgo.SnappyCompression(), nil
+	case "lz4":
+		return kgo.Lz4Compression(), nil
+	case "zstd":
+		return kgo.ZstdCompression(), nil
+	}
+	return kgo.NoCompression(), fmt.Errorf("spec.kafka.compression: %q is not none, gzip, snappy, lz4 or zstd", c)
+}
+
+// Connect opens a client and returns once it is usable: the bootstrap broker answered a
+// metadata request (TCP, TLS, ApiVersions, Metadata) and, for a publisher, a produce
+// connection to every broker is open. A topic's partition leaders are looked up with the first
+// produce, as the Java producer does.
+func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handler) (drivers.Session, error) {
+	cs := newConns()
+	opts := d.commonOpts(c, cs)
+	if c.Role == drivers.Publisher {
+		popts, err := ProducerOpts(d.spec)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, popts...)
+	} else {
+		opts = append(opts, consumerOpts(d.spec)...)
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka client %s: %w", c.ID, err)
+	}
+	if err := cl.Ping(ctx); err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("kafka %s: bootstrap %s: %w", c.ID, d.cfg.Address, err)
+	}
+	if c.Role == drivers.Subscriber {
+		return newSubscriber(d, cl, cs, c, h), nil
+	}
+	// A run without subscribers still needs its topics with spec.kafka.partitions.
+	if err := d.ensureTopic(ctx, cl, c.Topic); err != nil {
+		cl.Close()
+		return nil, err
+	}
+	if err := cl.EnsureProduceConnectionIsOpen(ctx); err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("kafka %s: open produce connections: %w", c.ID, err)
+	}
+	return newPublisher(d, cl, cs, c, h), nil
+}
