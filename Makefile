@@ -69,6 +69,7 @@ setup: ## Install the Debian packages and build the Kubernetes binaries and tool
 	hack/apt-packages.sh
 	hack/envtest-assets.sh >/dev/null
 	hack/versitygw.sh >/dev/null
+	hack/kafka.sh >/dev/null
 
 .PHONY: test
 test: setup verify-generated vet lint ## The full test suite CI runs: generated files, vet, lint, go test with a real API server, brokers and browser.

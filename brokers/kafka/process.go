@@ -98,9 +98,13 @@ type Options struct {
 	// Dir holds the configuration, certificates and data (default: a new temporary folder,
 	// removed by Stop).
 	Dir string
-	// Command, when set, starts java (for example inside a network namespace); it gets the
-	// binary and its arguments.
-	Command func(name string, args ...string) *exec.Cmd
+	// Start, when set, starts the broker's command (for example inside a network namespace)
+	// instead of cmd.Start.
+	Start func(cmd *exec.Cmd) error
+	// Listen finds free ports and Dial probes the listeners, in the namespace the broker runs
+	// in (default: the net package).
+	Listen func(ctx context.Context, network, address string) (net.Listener, error)
+	Dial   func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 // Process is a Kafka broker this program started.
@@ -164,7 +168,7 @@ func start(ctx context.Context, java string, o Options) (*Process, error) {
 		p.cleanup()
 		return nil, err
 	}
-	ports, err := freePorts(o.Host, 3)
+	ports, err := freePorts(o.Listen, o.Host, 3)
 	if err != nil {
 		return fail(err)
 	}
@@ -211,20 +215,20 @@ func start(ctx context.Context, java string, o Options) (*Process, error) {
 
 	args := append([]string{fmt.Sprintf("-Xmx%dm", o.HeapMB), fmt.Sprintf("-Xms%dm", min(o.HeapMB, 256)),
 		"-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20"}, append(common, "kafka.Kafka", propsPath)...)
-	if o.Command != nil {
-		p.cmd = o.Command(java, args...)
-	} else {
-		p.cmd = exec.Command(java, args...)
-	}
+	p.cmd = exec.Command(java, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
-	if err := p.cmd.Start(); err != nil {
+	start := o.Start
+	if start == nil {
+		start = (*exec.Cmd).Start
+	}
+	if err := start(p.cmd); err != nil {
 		return fail(fmt.Errorf("start kafka: %w", err))
 	}
 	go func() {
 		_ = p.cmd.Wait()
 		close(p.exited)
 	}()
-	if err := p.waitReady(ctx); err != nil {
+	if err := p.waitReady(ctx, o.Dial); err != nil {
 		_ = p.Stop()
 		return nil, err
 	}
@@ -280,7 +284,7 @@ func clusterID() string {
 }
 
 // waitReady polls each listener with a metadata request until the broker lists itself.
-func (p *Process) waitReady(ctx context.Context) error {
+func (p *Process) waitReady(ctx context.Context, dial func(ctx context.Context, network, address string) (net.Conn, error)) error {
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	type target struct {
@@ -293,12 +297,27 @@ func (p *Process) waitReady(ctx context.Context) error {
 	}
 	for _, t := range targets {
 		opts := []kgo.Opt{kgo.SeedBrokers(t.addr), kgo.DialTimeout(time.Second)}
+		var tlsCfg *tls.Config
 		if t.tls {
 			pool, err := certs.CertPool(p.CA)
 			if err != nil {
 				return err
 			}
-			opts = append(opts, kgo.DialTLSConfig(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}))
+			tlsCfg = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		}
+		switch {
+		case dial != nil:
+			opts = append(opts, kgo.Dialer(func(ctx context.Context, network, host string) (net.Conn, error) {
+				c, err := dial(ctx, network, host)
+				if err != nil || tlsCfg == nil {
+					return c, err
+				}
+				cfg := tlsCfg.Clone()
+				cfg.ServerName, _, _ = net.SplitHostPort(host)
+				return tls.Client(c, cfg), nil
+			}))
+		case tlsCfg != nil:
+			opts = append(opts, kgo.DialTLSConfig(tlsCfg))
 		}
 		cl, err := kgo.NewClient(opts...)
 		if err != nil {
@@ -365,7 +384,11 @@ func (p *Process) cleanup() {
 }
 
 // freePorts reserves n distinct free ports at once (held open together, so they differ).
-func freePorts(host string, n int) ([]int, error) {
+func freePorts(listen func(ctx context.Context, network, address string) (net.Listener, error), host string, n int) ([]int, error) {
+	if listen == nil {
+		var lc net.ListenConfig
+		listen = lc.Listen
+	}
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
@@ -374,7 +397,7 @@ func freePorts(host string, n int) ([]int, error) {
 	}()
 	var out []int
 	for range n {
-		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		l, err := listen(context.Background(), "tcp", net.JoinHostPort(host, "0"))
 		if err != nil {
 			return nil, err
 		}
