@@ -13,7 +13,9 @@ func (r *runner) startKafka(ctx context.Context) error {
 	p, err := kafka.Start(ctx, kafka.Options{
 		Host: r.net.serverHost, TLS: r.spec.BrokerTLS(), TLSVersion: r.spec.ClientTLSVersion(),
 		Extra: r.spec.Broker.Config, Start: r.net.start, Dial: r.net.serverDial,
-		Listen: func(ctx context.Context, network, address string) (net.Listener, error) { return r.net.listenTCP(ctx, address) },
+		Listen: func(ctx context.Context, network, address string) (net.Listener, error) {
+			return r.net.listenTCP(ctx, address)
+		},
 	})
 	if err != nil {
 		return err
