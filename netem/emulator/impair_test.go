@@ -66,30 +66,31 @@ func TestRandomImpairments(t *testing.T) {
 func testReorder(t *testing.T) {
 	t.Parallel()
 	const n = 2000
-	l := startLink(t, netem.Link{Up: netem.Impairment{Delay: 10 * ms, Reorder: 250_000_000}}, Options{})
-	delays, outOfOrder := oneWayDelays(t, l, n, 500*time.Microsecond)
-	if len(delays) != n {
-		t.Fatalf("received %d of %d", len(delays), n)
-	}
-	// Undelayed ones take microseconds, delayed ones at least 10 ms; half-way tells them apart
-	// even on a busy machine.
-	fast := 0
-	for _, d := range delays {
-		if d < 5*ms {
-			fast++
+	retryWhenBusy(t, func(a *attempt) {
+		l := a.link(t, netem.Link{Up: netem.Impairment{Delay: 10 * ms, Reorder: 250_000_000}}, Options{})
+		delays, outOfOrder := oneWayDelays(t, l, n, 500*time.Microsecond)
+		if len(delays) != n {
+			t.Fatalf("received %d of %d", len(delays), n)
 		}
-	}
-	lo, hi := binomial99(n, 0.25)
-	if float64(fast) < lo || float64(fast) > hi {
-		t.Errorf("%d datagrams skipped the delay, want %.0f..%.0f", fast, lo, hi)
-	}
-	if outOfOrder == 0 {
-		t.Errorf("no datagram arrived out of order")
-	}
-	if r := l.Stats().Up.Reordered; r < uint64(fast) {
-		t.Errorf("forwarder counted %d reordered, the receiver saw %d undelayed", r, fast)
-	}
-	t.Logf("%d of %d undelayed, %d out of order", fast, n, outOfOrder)
+		// Undelayed ones take microseconds, delayed ones at least 10 ms; half-way tells them apart.
+		fast := 0
+		for _, d := range delays {
+			if d < 5*ms {
+				fast++
+			}
+		}
+		lo, hi := binomial99(n, 0.25)
+		if float64(fast) < lo || float64(fast) > hi {
+			a.Errorf("%d datagrams skipped the delay, want %.0f..%.0f", fast, lo, hi)
+		}
+		if outOfOrder == 0 {
+			t.Errorf("no datagram arrived out of order")
+		}
+		if r := l.Stats().Up.Reordered; r < uint64(fast) {
+			t.Errorf("forwarder counted %d reordered, the receiver saw %d undelayed", r, fast)
+		}
+		t.Logf("%d of %d undelayed, %d out of order", fast, n, outOfOrder)
+	})
 }
 
 // countArrivals sends n numbered datagrams from the device side and returns how many arrived at
