@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -215,9 +213,11 @@ func runNetem(ctx context.Context, f netemFlags, args []string, stdin io.Reader,
 		if err := link.Server().Start(server); err != nil {
 			return 0, fmt.Errorf("--server-command: %w", err)
 		}
-		defer stopGroup(server, f.killWait)
+		exited := make(chan struct{})
+		go func() { _ = server.Wait(); close(exited) }()
+		defer stopGroup(server, exited, f.killWait)
 		if f.serverPort > 0 {
-			if err := waitForPort(ctx, link, f.serverPort, f.serverWait, server, signals); err != nil {
+			if err := waitForPort(link, f.serverPort, f.serverWait, server, exited, signals); err != nil {
 				return 0, err
 			}
 		}
@@ -228,17 +228,36 @@ func runNetem(ctx context.Context, f netemFlags, args []string, stdin io.Reader,
 	if err := link.Device().Start(cmd); err != nil {
 		return 0, err
 	}
-	code = waitForward(cmd, signals, f.killWait)
+	code = waitForward(ctx, cmd, signals, f.killWait)
 	printStats(stderr, link)
 	return code, nil
 }
 
 // waitForward waits for cmd and relays signals: SIGTERM at once; SIGINT only if cmd has not
 // exited killWait later (from a terminal it got the Ctrl-C itself, being in the foreground
-// process group); a second signal kills it.
-func waitForward(cmd *exec.Cmd, signals <-chan os.Signal, killWait time.Duration) int {
+// process group); a second signal kills it. A cancelled ctx counts as SIGTERM.
+func waitForward(ctx context.Context, cmd *exec.Cmd, osSignals <-chan os.Signal, killWait time.Duration) int {
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
+	signals := make(chan os.Signal, 1)
+	go func() {
+		cancelled := ctx.Done()
+		for {
+			var sig os.Signal
+			select {
+			case sig = <-osSignals:
+			case <-cancelled:
+				sig, cancelled = syscall.SIGTERM, nil
+			case <-done:
+				return
+			}
+			select {
+			case signals <- sig:
+			case <-done:
+				return
+			}
+		}
+	}()
 	received := 0
 	var grace <-chan time.Time
 	var pending os.Signal
@@ -278,42 +297,40 @@ func exitCode(s *os.ProcessState) int {
 }
 
 // stopGroup stops a process group started with Setpgid: SIGTERM, then SIGKILL after wait.
-func stopGroup(cmd *exec.Cmd, wait time.Duration) {
+// exited closes when its leader has been waited for.
+func stopGroup(cmd *exec.Cmd, exited <-chan struct{}, wait time.Duration) {
 	pgid := cmd.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-exited:
 	case <-time.After(wait):
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	<-done
+	<-exited
 }
 
-// waitForPort waits until something accepts TCP connections on port in the server namespace.
-// It dials from inside that namespace, so no packet crosses (or is counted on) the link.
-func waitForPort(ctx context.Context, link *emulator.Link, port int, wait time.Duration, server *exec.Cmd, signals <-chan os.Signal) error {
-	addr := net.JoinHostPort(link.Server().Addrs()[0].String(), strconv.Itoa(port))
+// waitForPort waits until something listens on TCP port in the server namespace. It reads the
+// socket table rather than connecting, so no packet crosses the link and a one-client server
+// (iperf3 -1) keeps its client.
+func waitForPort(link *emulator.Link, port int, wait time.Duration, server *exec.Cmd, exited <-chan struct{}, signals <-chan os.Signal) error {
 	deadline := time.Now().Add(wait)
 	for {
-		dctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-		c, err := link.Server().DialContext(dctx, "tcp", addr)
-		cancel()
-		if err == nil {
-			_ = c.Close()
+		ok, err := link.Server().TCPListening(port)
+		if err != nil {
+			return fmt.Errorf("--server-port: %w", err)
+		}
+		if ok {
 			return nil
 		}
-		if server.ProcessState != nil || (server.Process != nil && server.Process.Signal(syscall.Signal(0)) != nil) {
-			return fmt.Errorf("--server-command exited before listening on port %d", port)
-		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("--server-port: nothing listens on %s after %v (is --server-command right?)", addr, wait)
+			return fmt.Errorf("--server-port: nothing listens on port %d after %v (is --server-command right?)", port, wait)
 		}
 		select {
 		case sig := <-signals:
 			return fmt.Errorf("interrupted (%v) while waiting for the server", sig)
-		case <-time.After(50 * time.Millisecond):
+		case <-exited:
+			return fmt.Errorf("--server-command %q exited before listening on port %d", server.Args[len(server.Args)-1], port)
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -63,6 +64,27 @@ func TestNetemHelperProcess(_ *testing.T) {
 		}
 		slices.Sort(rtts)
 		fmt.Println(rtts[len(rtts)/2].Microseconds())
+		os.Exit(0)
+	case "tcp-once": // accepts one TCP connection on port 5201, says hello, exits (like iperf3 -1)
+		ln, err := net.Listen("tcp", net.JoinHostPort(os.Getenv("MSGBENCH_SERVER_ADDR"), "5201"))
+		if err != nil {
+			os.Exit(2)
+		}
+		c, err := ln.Accept()
+		if err != nil {
+			os.Exit(2)
+		}
+		_, _ = c.Write([]byte("hello from the server"))
+		_ = c.Close()
+		os.Exit(0)
+	case "tcp-client": // prints what the server on port 5201 says
+		c, err := net.Dial("tcp", net.JoinHostPort(os.Getenv("MSGBENCH_SERVER_ADDR"), "5201"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		b, _ := io.ReadAll(c)
+		fmt.Print(string(b))
 		os.Exit(0)
 	case "cli": // msgbench itself, with the arguments after --
 		cmd := newRootCommand()
@@ -148,6 +170,21 @@ func TestNetemRunWithServerMeasuresTheLink(t *testing.T) {
 		t.Errorf("%d helper processes outlived the command", n)
 	}
 	t.Logf("stderr:\n%s", stderr.String())
+}
+
+// TestNetemRunWaitsForAOneClientServer starts a server that serves one connection, like
+// iperf3 -1: --server-port must wait for it without using up that connection.
+func TestNetemRunWaitsForAOneClientServer(t *testing.T) {
+	needRoot(t)
+	token := strconv.FormatInt(time.Now().UnixNano(), 36)
+	f := netemFlags{direction: "both", killWait: time.Second, serverWait: 10 * time.Second, serverPort: 5201,
+		serverCommand: "sleep 0.3; " + helperCommand("tcp-once", token)}
+	f.link.delay = "5ms"
+	var stdout, stderr bytes.Buffer
+	code, err := runNetem(context.Background(), f, []string{"sh", "-c", helperCommand("tcp-client", token)}, nil, &stdout, &stderr)
+	if err != nil || code != 0 || stdout.String() != "hello from the server" {
+		t.Fatalf("code %d, %v, stdout %q; stderr:\n%s", code, err, stdout.String(), stderr.String())
+	}
 }
 
 // TestNetemRunInterrupt sends SIGINT to msgbench alone (as kill -INT would): it passes the signal
