@@ -278,3 +278,41 @@ func TestNetemRunFlagErrorsNameTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestNetemRunCrashLeftoversAreReaped kills msgbench with SIGKILL, which it cannot catch: the
+// kernel removes its namespaces and TUN devices, Pdeathsig ends its direct children, and the
+// next msgbench that starts a link kills what a server shell had started.
+func TestNetemRunCrashLeftoversAreReaped(t *testing.T) {
+	needRoot(t)
+	token := strconv.FormatInt(time.Now().UnixNano(), 36)
+	cli := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestNetemHelperProcess$", "--", "netem", "run"}, args...)...)
+		cmd.Env = append(os.Environ(), netemHelperEnv+"=cli", "MSGBENCH_NETEM_TEST_TOKEN="+token)
+		return cmd
+	}
+	// The shell forks (two commands), so its child is a grandchild of msgbench.
+	crashing := cli("--server-command", "sleep 60; true", "--", "sleep", "60")
+	if err := crashing.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); tokenProcesses(t, token) < 4; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d processes with the token, want msgbench, the shell, its sleep and COMMAND", tokenProcesses(t, token))
+		}
+	}
+	_ = crashing.Process.Kill()
+	_ = crashing.Wait()
+	time.Sleep(100 * time.Millisecond)
+	// Pdeathsig took msgbench's children; the shell's sleep is left for the next start.
+	if n := tokenProcesses(t, token); n != 1 {
+		t.Fatalf("%d processes outlived msgbench's SIGKILL, want the server shell's sleep only", n)
+	}
+	if out, err := cli("--", "true").CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for deadline := time.Now().Add(2 * time.Second); tokenProcesses(t, token) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d leftovers of the killed msgbench survived the next start", tokenProcesses(t, token))
+		}
+	}
+}
