@@ -195,3 +195,19 @@ func TestTCPListening(t *testing.T) {
 		t.Errorf("the device side sees the server's listener")
 	}
 }
+
+// TestStartFailureCleansUp makes Start fail half-way (the kernel refuses an MTU below IPv4's 68)
+// and checks that it returns the error, not a panic, and releases what it had created.
+func TestStartFailureCleansUp(t *testing.T) {
+	if err := CheckPrivileges(); err != nil {
+		t.Skipf("needs root: %v", err)
+	}
+	fds := fdCount(t)
+	l, err := Start(netem.Link{MTU: 40}, Options{})
+	if err == nil || l != nil || !strings.Contains(err.Error(), "set MTU 40") {
+		t.Fatalf("Start = %v, %v; want no link and an error about the MTU", l, err)
+	}
+	if got := fdCount(t); got > fds {
+		t.Errorf("%d descriptors open after the failed Start, %d before", got, fds)
+	}
+}
