@@ -15,7 +15,8 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newLoadgenCommand(), newGatewayCommand(), newOperatorCommand(), newRenderCommand(), newRunCommand(), newReportCommand())
+	root.AddCommand(newVersionCommand(), newLoadgenCommand(), newGatewayCommand(), newOperatorCommand(), newRenderCommand(),
+		newRunCommand(), newReportCommand(), newNetemCommand())
 	return root
 }
 

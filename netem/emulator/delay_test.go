@@ -5,6 +5,7 @@ package emulator
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
 	"testing"
 	"time"
@@ -40,60 +41,65 @@ func testDelay(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			l := startLink(t, netem.Link{Up: netem.Impairment{Delay: tt.up}, Down: netem.Impairment{Delay: tt.down}}, Options{})
-			want := tt.up + tt.down
-			tol := max(time.Millisecond, want/50)
-
-			addr := serverAddr(t, l, tt.ipv6, 7)
-			udpEcho(t, l, addr)
-			rtts := udpRTTs(t, l, addr, tt.pings)
-			if m := median(rtts); !within(m, want, tol) {
-				t.Errorf("UDP round trip median %v, want %v ± %v (all: %v)", m, want, tol, rtts)
-			}
-			for _, r := range rtts {
-				if r < want {
-					t.Errorf("a round trip took %v, less than the configured %v", r, want)
-				}
-			}
-
-			// A TCP connect returns after SYN and SYN-ACK: one round trip.
-			ln, err := l.Server().Listen(context.Background(), "tcp", serverAddr(t, l, tt.ipv6, 80))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = ln.Close() }()
-			go func() {
-				for {
-					c, err := ln.Accept()
-					if err != nil {
-						return
-					}
-					_ = c.Close()
-				}
-			}()
-			var connects []time.Duration
-			for range min(tt.pings, 10) {
-				start := time.Now()
-				c, err := l.Device().DialContext(context.Background(), "tcp", ln.Addr().String())
-				if err != nil {
-					t.Fatal(err)
-				}
-				connects = append(connects, time.Since(start))
-				_ = c.Close()
-			}
-			if m := median(connects); !within(m, want, tol) {
-				t.Errorf("TCP connect median %v, want one round trip %v ± %v (all: %v)", m, want, tol, connects)
-			}
-			t.Logf("UDP RTT median %v, TCP connect median %v, configured %v; connects %v", median(rtts), median(connects), want, connects)
+			retryWhenBusy(t, func(a *attempt) { measureDelay(t, a, tt.up, tt.down, tt.ipv6, tt.pings) })
 		})
 	}
+}
+
+// measureDelay is one measurement of testDelay. Arriving early is wrong on any machine; missing
+// the tolerance may be a busy machine's fault, so it goes to the attempt.
+func measureDelay(t *testing.T, a *attempt, up, down time.Duration, ipv6 bool, pings int) {
+	l := a.link(t, netem.Link{Up: netem.Impairment{Delay: up}, Down: netem.Impairment{Delay: down}}, Options{})
+	want := up + down
+	tol := max(time.Millisecond, want/50)
+
+	addr := serverAddr(t, l, ipv6, 7)
+	udpEcho(t, l, addr)
+	rtts := udpRTTs(t, l, addr, pings)
+	if m := median(rtts); !within(m, want, tol) {
+		a.Errorf("UDP round trip median %v, want %v ± %v (all: %v)", m, want, tol, rtts)
+	}
+	for _, r := range rtts {
+		if r < want {
+			t.Errorf("a round trip took %v, less than the configured %v", r, want)
+		}
+	}
+
+	// A TCP connect returns after SYN and SYN-ACK: one round trip.
+	ln, err := l.Server().Listen(context.Background(), "tcp", serverAddr(t, l, ipv6, 80))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ln.Close() }()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	var connects []time.Duration
+	for range min(pings, 10) {
+		start := time.Now()
+		c, err := l.Device().DialContext(context.Background(), "tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		connects = append(connects, time.Since(start))
+		_ = c.Close()
+	}
+	if m := median(connects); !within(m, want, tol) {
+		a.Errorf("TCP connect median %v, want one round trip %v ± %v (all: %v)", m, want, tol, connects)
+	}
+	t.Logf("UDP RTT median %v, TCP connect median %v, configured %v; connects %v", median(rtts), median(connects), want, connects)
 }
 
 // testJitter sends datagrams 20 ms apart over a 20 ms ± 4 ms uplink and measures each one-way
 // delay (sender and receiver share this process's clock): the median and the spread must match
 // (robust estimates, so that a scheduling hiccup of a busy machine does not decide the test),
-// about 68 % must lie within one standard deviation, none may come early, and none may arrive
-// out of order.
+// about 68 % must lie within one standard deviation, and none may arrive out of order.
 func testJitter(t *testing.T) {
 	t.Parallel()
 	const (
@@ -102,37 +108,39 @@ func testJitter(t *testing.T) {
 		gap    = 20 * ms // 3.5 standard deviations of the difference of two delays: clamping is rare
 		n      = 250
 	)
-	l := startLink(t, netem.Link{Up: netem.Impairment{Delay: delay, Jitter: jitter}}, Options{Seed: 7})
-	delays, order := oneWayDelays(t, l, n, gap)
-	if len(delays) != n {
-		t.Fatalf("received %d of %d datagrams on a lossless link", len(delays), n)
-	}
-	if order > 0 {
-		t.Errorf("%d datagrams arrived out of order; jitter must not reorder", order)
-	}
-	sorted := append([]time.Duration(nil), delays...)
-	slices.Sort(sorted)
-	med := sorted[n/2]
-	// For a normal distribution the interquartile range is 1.349 standard deviations.
-	sd := time.Duration(float64(sorted[3*n/4]-sorted[n/4]) / 1.349)
-	inside := 0
-	for _, d := range delays {
-		if within(d, delay, jitter) {
-			inside++
+	retryWhenBusy(t, func(a *attempt) {
+		l := a.link(t, netem.Link{Up: netem.Impairment{Delay: delay, Jitter: jitter}}, Options{Seed: 7})
+		delays, order := oneWayDelays(t, l, n, gap)
+		if len(delays) != n {
+			t.Fatalf("received %d of %d datagrams on a lossless link", len(delays), n)
 		}
-	}
-	st := l.Stats().Up
-	t.Logf("%d one-way delays: median %v, standard deviation (from the IQR) %v, %d within one deviation; forwarder late %d times, at worst %v",
-		n, med, sd, inside, st.Late, st.MaxLate)
-	if !within(med, delay, ms/2) {
-		t.Errorf("median one-way delay %v, want 20 ms ± 0.5 ms", med)
-	}
-	if sd < 3400*time.Microsecond || sd > 4600*time.Microsecond {
-		t.Errorf("standard deviation %v, want 4 ms ± 15 %%", sd)
-	}
-	if frac := float64(inside) / n; frac < 0.60 || frac > 0.76 {
-		t.Errorf("%.0f %% within one standard deviation, want about 68 %%", frac*100)
-	}
+		if order > 0 {
+			t.Errorf("%d datagrams arrived out of order; jitter must not reorder", order)
+		}
+		sorted := append([]time.Duration(nil), delays...)
+		slices.Sort(sorted)
+		med := sorted[n/2]
+		// For a normal distribution the interquartile range is 1.349 standard deviations.
+		sd := time.Duration(float64(sorted[3*n/4]-sorted[n/4]) / 1.349)
+		inside := 0
+		for _, d := range delays {
+			if within(d, delay, jitter) {
+				inside++
+			}
+		}
+		st := l.Stats().Up
+		t.Logf("%d one-way delays: median %v, standard deviation (from the IQR) %v, %d within one deviation; forwarder late %d times, at worst %v",
+			n, med, sd, inside, st.Late, st.MaxLate)
+		if !within(med, delay, ms/2) {
+			a.Errorf("median one-way delay %v, want 20 ms ± 0.5 ms", med)
+		}
+		if sd < 3400*time.Microsecond || sd > 4600*time.Microsecond {
+			a.Errorf("standard deviation %v, want 4 ms ± 15 %%", sd)
+		}
+		if frac := float64(inside) / n; frac < 0.60 || frac > 0.76 {
+			a.Errorf("%.0f %% within one standard deviation, want about 68 %%", frac*100)
+		}
+	})
 }
 
 // testJitterKeepsOrder sends a dense stream (0.2 ms apart) over 10 ms ± 5 ms: with netem's
@@ -144,8 +152,10 @@ func testJitterKeepsOrder(t *testing.T) {
 	if order > 0 {
 		t.Errorf("%d of %d datagrams arrived out of order", order, len(delays))
 	}
-	if len(delays) < 1990 {
-		t.Errorf("received %d of 2000 datagrams", len(delays))
+	// Kernel queues may drop a few while a busy machine stalls the test; the forwarder must not,
+	// and enough must arrive for the order to mean something.
+	if st := l.Stats().Up; st.QueueDrops+st.WriteErrors > 0 || len(delays) < 1000 {
+		t.Errorf("received %d of 2000 datagrams; forwarder queue drops %d, write errors %d", len(delays), st.QueueDrops, st.WriteErrors)
 	}
 }
 
@@ -159,6 +169,8 @@ func oneWayDelays(t *testing.T, l *Link, n int, gap time.Duration) ([]time.Durat
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Room for every datagram, should this goroutine not be scheduled for a while.
+	setReceiveBuffer(t, pc.(*net.UDPConn), 16<<20)
 	sent := make([]time.Time, n)
 	type arrival struct {
 		seq int

@@ -176,3 +176,38 @@ func running(pid int) bool {
 	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
 	return len(fields) > 0 && fields[0] != "Z"
 }
+
+// TestTCPListening sees a listener appear in the server namespace, and only there.
+func TestTCPListening(t *testing.T) {
+	l := startLink(t, netem.Link{}, Options{})
+	if ok, err := l.Server().TCPListening(5555); err != nil || ok {
+		t.Fatalf("before listening: %v, %v", ok, err)
+	}
+	ln, err := l.Server().Listen(context.Background(), "tcp", "[2001:2::2]:5555")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ln.Close() }()
+	if ok, err := l.Server().TCPListening(5555); err != nil || !ok {
+		t.Errorf("server side while listening: %v, %v", ok, err)
+	}
+	if ok, _ := l.Device().TCPListening(5555); ok {
+		t.Errorf("the device side sees the server's listener")
+	}
+}
+
+// TestStartFailureCleansUp makes Start fail half-way (the kernel refuses an MTU below IPv4's 68)
+// and checks that it returns the error, not a panic, and releases what it had created.
+func TestStartFailureCleansUp(t *testing.T) {
+	if err := CheckPrivileges(); err != nil {
+		t.Skipf("needs root: %v", err)
+	}
+	fds := fdCount(t)
+	l, err := Start(netem.Link{MTU: 40}, Options{})
+	if err == nil || l != nil || !strings.Contains(err.Error(), "set MTU 40") {
+		t.Fatalf("Start = %v, %v; want no link and an error about the MTU", l, err)
+	}
+	if got := fdCount(t); got > fds {
+		t.Errorf("%d descriptors open after the failed Start, %d before", got, fds)
+	}
+}

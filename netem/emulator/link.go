@@ -54,7 +54,7 @@ var (
 // forwarder. It first kills processes that a dead msgbench left running in its links. Close the
 // link when done; if msgbench dies instead, the kernel removes the namespaces and TUN devices
 // with it and its children get SIGKILL.
-func Start(config netem.Link, opts Options) (l *Link, err error) {
+func Start(config netem.Link, opts Options) (_ *Link, err error) {
 	if err := CheckPrivileges(); err != nil {
 		return nil, err
 	}
@@ -69,11 +69,11 @@ func Start(config netem.Link, opts Options) (l *Link, err error) {
 	}
 	name := fmt.Sprintf("msgb-%d-%d", os.Getpid(), linkCounter.Add(1)-1)
 	tag := tagVar + "=" + name
-	l = &Link{name: name, config: config, spawner: newSpawner()}
+	l := &Link{name: name, config: config, spawner: newSpawner()}
 	defer func() {
+		// l, not the result: "return nil, err" has set that to nil already.
 		if err != nil {
 			err = errors.Join(fmt.Errorf("link %s: %w", name, err), l.Close())
-			l = nil
 		}
 	}()
 

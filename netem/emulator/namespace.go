@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -190,4 +191,41 @@ func (n *Namespace) close() error {
 	}
 	n.fd = -1
 	return err
+}
+
+// TCPListening reports whether a socket in the namespace listens on TCP port (IPv4 or IPv6). It
+// reads the kernel's socket table instead of connecting, so a server that serves one client only
+// (iperf3 -1) does not lose it to the check.
+func (n *Namespace) TCPListening(port int) (bool, error) {
+	found := false
+	err := n.Do(func() error {
+		for _, table := range []string{"tcp", "tcp6"} {
+			// /proc/thread-self/net shows the namespace of the thread that reads it.
+			data, err := os.ReadFile("/proc/thread-self/net/" + table)
+			if err != nil {
+				return err
+			}
+			if listensOn(data, port) {
+				found = true
+				return nil
+			}
+		}
+		return nil
+	})
+	return found, err
+}
+
+// listensOn finds a LISTEN entry (state 0A) for port in a /proc/net/tcp table.
+func listensOn(table []byte, port int) bool {
+	suffix := fmt.Sprintf(":%04X", port)
+	for i, line := range strings.Split(string(table), "\n") {
+		fields := strings.Fields(line)
+		if i == 0 || len(fields) < 4 {
+			continue
+		}
+		if strings.HasSuffix(fields[1], suffix) && fields[3] == "0A" {
+			return true
+		}
+	}
+	return false
 }

@@ -56,9 +56,11 @@ type pipe struct {
 
 // counters are the pipe's statistics; each field has one writer goroutine.
 type counters struct {
-	packets, bytes, delivered, deliveredBytes, lost, queueDrops, duplicated, corrupted, reordered, writeErrors atomic.Uint64
-	late                                                                                                       atomic.Uint64
-	maxLate                                                                                                    atomic.Int64 // nanoseconds
+	packets, bytes, delivered, deliveredBytes atomic.Uint64
+	lost, queueDrops, writeErrors             atomic.Uint64
+	duplicated, corrupted, reordered          atomic.Uint64
+	late                                      atomic.Uint64
+	maxLate                                   atomic.Int64 // nanoseconds
 }
 
 // lateThreshold is how late past its departure time a packet counts as Late.
@@ -115,9 +117,7 @@ func (p *pipe) readLoop() {
 		n, err := p.in.Read(cur.buf)
 		if err != nil {
 			if !errors.Is(err, os.ErrClosed) {
-				p.mu.Lock()
-				p.err = err
-				p.mu.Unlock()
+				p.err = err // Close reads it after this goroutine has ended
 			}
 			return
 		}

@@ -78,8 +78,22 @@ func configure(name string, mtu int, addrs []netip.Prefix) error {
 	if err := unix.IoctlIfreq(s4, unix.SIOCSIFTXQLEN, ifr); err != nil {
 		return fmt.Errorf("set queue length: %w", err)
 	}
-	for _, dev := range []string{"lo", name} {
-		if err := setUp(s4, dev); err != nil {
+	// Before the device goes up: duplicate address detection would leave an address tentative
+	// (unusable) for a second or more, and no other host shares this link; router solicitations
+	// would add packets the benchmark did not send. /proc/sys/net shows the namespace of the
+	// thread that opens it.
+	for key, value := range map[string]string{"accept_dad": "0", "router_solicitations": "0"} {
+		if err := os.WriteFile("/proc/sys/net/ipv6/conf/"+name+"/"+key, []byte(value), 0); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	// The TUN device carries no multicast: without the flag the kernel sends no MLD reports of
+	// its own, so the link carries only what the two sides send.
+	for _, dev := range []struct {
+		name  string
+		clear uint16
+	}{{"lo", 0}, {name, unix.IFF_MULTICAST}} {
+		if err := setUp(s4, dev.name, dev.clear); err != nil {
 			return err
 		}
 	}
@@ -96,7 +110,8 @@ func configure(name string, mtu int, addrs []netip.Prefix) error {
 	return nil
 }
 
-func setUp(s int, dev string) error {
+// setUp brings dev up and clears the flags in clear.
+func setUp(s int, dev string, clear uint16) error {
 	ifr, err := unix.NewIfreq(dev)
 	if err != nil {
 		return err
@@ -104,7 +119,7 @@ func setUp(s int, dev string) error {
 	if err := unix.IoctlIfreq(s, unix.SIOCGIFFLAGS, ifr); err != nil {
 		return fmt.Errorf("get flags of %s: %w", dev, err)
 	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	ifr.SetUint16(ifr.Uint16()&^clear | unix.IFF_UP)
 	if err := unix.IoctlIfreq(s, unix.SIOCSIFFLAGS, ifr); err != nil {
 		return fmt.Errorf("bring %s up: %w", dev, err)
 	}
@@ -138,14 +153,6 @@ type in6Ifreq struct {
 }
 
 func addIPv6(dev string, p netip.Prefix) error {
-	// Duplicate address detection would leave the address tentative (unusable) for a second or
-	// more; no other host shares this link. Router solicitations would only add packets the
-	// benchmark did not send. /proc/sys/net shows the namespace of the thread that opens it.
-	for key, value := range map[string]string{"accept_dad": "0", "router_solicitations": "0"} {
-		if err := os.WriteFile("/proc/sys/net/ipv6/conf/"+dev+"/"+key, []byte(value), 0); err != nil {
-			return err
-		}
-	}
 	s6, err := unix.Socket(unix.AF_INET6, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err

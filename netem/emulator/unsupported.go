@@ -81,3 +81,6 @@ func (*Namespace) ListenPacket(context.Context, string, string) (net.PacketConn,
 
 // Start fails.
 func (*Namespace) Start(*exec.Cmd) error { return errUnsupported }
+
+// TCPListening fails.
+func (*Namespace) TCPListening(int) (bool, error) { return false, errUnsupported }
