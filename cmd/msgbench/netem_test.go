@@ -163,13 +163,31 @@ func TestNetemRunWithServerMeasuresTheLink(t *testing.T) {
 	if err != nil {
 		t.Fatalf("rtt helper printed %q", stdout.String())
 	}
-	if rtt := time.Duration(us) * time.Microsecond; rtt < 40*time.Millisecond || rtt > 41*time.Millisecond {
-		t.Errorf("median round trip %v, want 40 ms (30 up + 10 down) within 1 ms", rtt)
+	// Within 1 ms, unless the forwarder itself reports it was late (another package's tests may
+	// share the CPU); never below the configured delays.
+	tol := time.Millisecond
+	if lateRows(stderr.String()) > 0 {
+		tol = 20 * time.Millisecond
+	}
+	if rtt := time.Duration(us) * time.Microsecond; rtt < 40*time.Millisecond || rtt > 40*time.Millisecond+tol {
+		t.Errorf("median round trip %v, want 40 ms (30 up + 10 down) within %v", rtt, tol)
 	}
 	if n := tokenProcesses(t, token); n != 0 {
 		t.Errorf("%d helper processes outlived the command", n)
 	}
 	t.Logf("stderr:\n%s", stderr.String())
+}
+
+// lateRows counts the directions of the printed counters whose "late ≥1ms" column is not 0.
+func lateRows(stderr string) int {
+	n := 0
+	for _, line := range strings.Split(stderr, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 11 && (f[0] == "up" || f[0] == "down") && f[9] != "0" {
+			n++
+		}
+	}
+	return n
 }
 
 // TestNetemRunWaitsForAOneClientServer starts a server that serves one connection, like
