@@ -80,6 +80,12 @@ bench: ## Performance runs (not part of make test); numbers go to docs/benchmark
 	go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./loadgen/
 	MSGBENCH_COMPARE=1 go test -count=1 -run TestCompareWithDirectMQTT -v -timeout 30m ./loadgen/drivers/mqttsn/
 
+##@ Packaging
+
+.PHONY: images
+images: ## Container images as docker-archive tarballs in bin/images/ (no engine or registry needed).
+	VERSION=$(VERSION) COMMIT=$(COMMIT) hack/images.sh
+
 ##@ Tools
 
 $(CONTROLLER_GEN):
