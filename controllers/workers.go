@@ -93,9 +93,12 @@ func (r *Reconciler) workers(ctx context.Context, st *run) (bool, error) {
 	if err := r.Get(ctx, client.ObjectKey{Namespace: mb.Namespace, Name: st.names.Workers}, &job); err != nil {
 		return false, err
 	}
+	// A failed Job says little (BackoffLimitExceeded): the pods below say which worker and why,
+	// and the Job's condition is the message only when they do not.
+	jobFailed := ""
 	for _, c := range job.Status.Conditions {
 		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
-			return false, fail("worker Job %s failed: %s: %s", job.Name, c.Reason, c.Message)
+			jobFailed = fmt.Sprintf("worker Job %s failed: %s: %s", job.Name, c.Reason, c.Message)
 		}
 	}
 	ws, err := r.workerPods(ctx, st)
@@ -106,21 +109,41 @@ func (r *Reconciler) workers(ctx context.Context, st *run) (bool, error) {
 	var notReady []string
 	for _, w := range ws {
 		switch {
+		case w.pod == nil && jobFailed != "":
+			counts.Failed++
+			mb.Status.Workers = counts
+			return false, fail("worker %d lost its pod; its share of the measurement is gone (%s)", w.index, jobFailed)
 		case w.pod == nil:
 			notReady = append(notReady, fmt.Sprintf("%d (no pod yet)", w.index))
 		case w.pod.Status.Phase == corev1.PodFailed:
 			counts.Failed++
 			mb.Status.Workers = counts
 			return false, fail("worker %d (pod %s) failed: %s", w.index, w.pod.Name, podFailure(w.pod))
+		case w.pod.DeletionTimestamp != nil && w.pod.Status.Phase != corev1.PodSucceeded:
+			counts.Failed++
+			mb.Status.Workers = counts
+			return false, fail("worker %d (pod %s) was deleted during the run; its share of the measurement is gone", w.index, w.pod.Name)
 		case podReady(w.pod):
 			counts.Ready++
 		default:
+			if mb.Status.StartTime == nil && w.addr != "" && w.pod.Status.Phase == corev1.PodRunning {
+				// A worker that could not connect its clients stays up (not ready) to tell why:
+				// fail now with its reason instead of waiting for spec.timeout.
+				if s, _, err := r.controlClient(st).Status(ctx, w.addr); err == nil && s.State == control.StateFailed {
+					counts.Failed++
+					mb.Status.Workers = counts
+					return false, fail("worker %d (pod %s) failed before the start: %s", w.index, w.pod.Name, s.Error)
+				}
+			}
 			why := string(w.pod.Status.Phase)
 			if p := r.describePod(w.pod); p != "" {
 				why = p
 			}
 			notReady = append(notReady, fmt.Sprintf("%d (%s)", w.index, why))
 		}
+	}
+	if jobFailed != "" {
+		return false, fail("%s", jobFailed)
 	}
 	mb.Status.Workers = counts
 	if mb.Status.StartTime != nil {
