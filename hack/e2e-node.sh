@@ -276,7 +276,8 @@ images_import() {
 }
 
 control_plane() {
-  rm -rf "$RUN/etcd"; mkdir -p "$RUN/etcd"; chmod 700 "$RUN/etcd"
+  if ! running etcd; then rm -rf "$RUN/etcd"; fi # a fresh cluster on every start (tmpfs)
+  mkdir -p "$RUN/etcd"; chmod 700 "$RUN/etcd"
   start etcd etcd --name "$NODE_NAME" --data-dir "$RUN/etcd" \
     --listen-client-urls "http://$NODE_IP:2379" --advertise-client-urls "http://$NODE_IP:2379" \
     --listen-peer-urls "http://$NODE_IP:2380" --initial-advertise-peer-urls "http://$NODE_IP:2380" \

@@ -391,9 +391,21 @@ func checkSucceeded(t *testing.T, mb *v1alpha1.MessagingBenchmark) {
 func checkPods(t *testing.T, mb *v1alpha1.MessagingBenchmark) {
 	t.Helper()
 	ctx := context.Background()
+	// Workers exit once the operator has their results (POST /exit), moments after Succeeded.
 	var pods corev1.PodList
-	if err := c.List(ctx, &pods, client.InNamespace(mb.Namespace), client.MatchingLabels{v1alpha1.LabelBenchmark: mb.Name}); err != nil {
-		t.Fatal(err)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(time.Second) {
+		if err := c.List(ctx, &pods, client.InNamespace(mb.Namespace), client.MatchingLabels{v1alpha1.LabelBenchmark: mb.Name}); err != nil {
+			t.Fatal(err)
+		}
+		running := 0
+		for _, p := range pods.Items {
+			if p.Labels[v1alpha1.LabelComponent] == v1alpha1.ComponentWorker && p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		if running == 0 || time.Now().After(deadline) {
+			break
+		}
 	}
 	byComponent := map[string]int{}
 	for _, p := range pods.Items {
