@@ -88,6 +88,14 @@ stop() {
   rm -f "$PIDS/$name.pid"
 }
 
+# put FILE: writes stdin to FILE only when it differs (kube-proxy exits when its configuration
+# file changes, so a second `up` must leave unchanged files alone).
+put() {
+  local tmp; tmp=$(mktemp "$1.XXXXXX")
+  cat > "$tmp"
+  if cmp -s "$tmp" "$1"; then rm -f "$tmp"; else mv "$tmp" "$1"; fi
+}
+
 wait_for() { # wait_for SECONDS WHAT CMD…
   local secs=$1 what=$2; shift 2
   local deadline=$((SECONDS + secs))
@@ -213,7 +221,7 @@ network() {
     die "net.bridge.bridge-nf-call-iptables is 0: ClusterIP Services between pods would not work (set it to 1)"
   fi
   mkdir -p "$STATE/cni/net.d" "$STATE/cni/ipam"
-  cat > "$STATE/cni/net.d/10-msgbench-e2e.conflist" <<EOF
+  put "$STATE/cni/net.d/10-msgbench-e2e.conflist" <<EOF
 {
   "cniVersion": "1.0.0",
   "name": "msgbench-e2e",
@@ -236,7 +244,7 @@ EOF
 
 containerd_up() {
   mkdir -p "$RUN/containerd" "$STATE/containerd"
-  cat > "$STATE/containerd.toml" <<EOF
+  put "$STATE/containerd.toml" <<EOF
 version = 2
 root = "$STATE/containerd"
 state = "$RUN/containerd/state"
@@ -352,7 +360,7 @@ EOF
 
 node_up() {
   mkdir -p "$STATE/kubelet" "$STATE/pod-logs"
-  cat > "$STATE/kubelet.yaml" <<EOF
+  put "$STATE/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: $NODE_IP
@@ -383,7 +391,7 @@ EOF
   start kubelet "$BIN/kubelet" --config "$STATE/kubelet.yaml" --kubeconfig "$PKI/kubelet.kubeconfig" \
     --root-dir "$STATE/kubelet" --cert-dir "$STATE/kubelet/pki" \
     --hostname-override "$NODE_NAME" --node-ip "$NODE_IP" --v=1
-  cat > "$STATE/kube-proxy.yaml" <<EOF
+  put "$STATE/kube-proxy.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 mode: iptables
@@ -399,7 +407,7 @@ conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeou
 iptables: {localhostNodePorts: false, minSyncPeriod: 1s, syncPeriod: 30s}
 EOF
   start kube-proxy "$BIN/kube-proxy" --config "$STATE/kube-proxy.yaml" --v=1
-  cat > "$STATE/Corefile" <<EOF
+  put "$STATE/Corefile" <<EOF
 .:53 {
     bind $NODE_IP
     ready $NODE_IP:8181
