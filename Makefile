@@ -86,6 +86,46 @@ bench: ## Performance runs (not part of make test); numbers go to docs/benchmark
 	go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./loadgen/
 	MSGBENCH_COMPARE=1 go test -count=1 -run TestCompareWithDirectMQTT -v -timeout 30m ./loadgen/drivers/mqttsn/
 
+##@ Packaging
+
+.PHONY: images
+images: ## Container images as docker-archive tarballs in bin/images/ (no engine or registry needed).
+	VERSION=$(VERSION) COMMIT=$(COMMIT) hack/images.sh
+
+.PHONY: helm-sync
+helm-sync: ## Copy the generated CRD and ClusterRole rules into charts/msgbench (after make manifests).
+	rm -f charts/msgbench/crds/*.yaml
+	cp config/crd/bases/*.yaml charts/msgbench/crds/
+	cp config/rbac/role.yaml charts/msgbench/files/role.yaml
+
+.PHONY: helm-lint
+helm-lint: ## helm lint and helm template of charts/msgbench (helm pinned, built from the Go module proxy).
+	helm=$$(hack/helm.sh); $$helm lint --strict charts/msgbench && $$helm template msgbench charts/msgbench --namespace msgbench-system >/dev/null
+
+.PHONY: helm-test
+helm-test: ## Chart tests: in sync with config/, lint, schema, server-side dry run on a real API server, same as kustomize.
+	export KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)"; \
+	go test -count=1 -v ./test/chart/
+
+.PHONY: helm-package
+helm-package: helm-sync ## Package the chart into bin/charts/.
+	mkdir -p bin/charts
+	helm=$$(hack/helm.sh); $$helm package charts/msgbench --destination bin/charts
+
+##@ End to end
+
+.PHONY: e2e
+e2e: images ## Real single-node Kubernetes from package registries, msgbench from the chart, every sample and the fault runs (root; see docs/e2e.md).
+	VERSION=$(VERSION) hack/e2e.sh
+
+.PHONY: e2e-up
+e2e-up: images ## Start the e2e node with msgbench installed and leave it running (hack/e2e-node.sh down stops it).
+	hack/e2e-node.sh up
+
+.PHONY: e2e-down
+e2e-down: ## Stop the e2e node and clean up after it.
+	hack/e2e-node.sh down
+
 ##@ Tools
 
 $(CONTROLLER_GEN):
@@ -100,4 +140,4 @@ $(GOLANGCI_LINT):
 
 .PHONY: help
 help: ## Show the targets.
-	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-18s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z0-9_-]+:.*?##/ { printf "  %-18s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)

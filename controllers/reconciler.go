@@ -178,6 +178,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.markFailed(st, fmt.Sprintf("timed out after %s in phase %s: %s", mb.Spec.Timeout.Duration, st.phase, st.waiting))
 		}
 	}
+	// A transient error leaves the phase where it was: steps set the phase they work in, and an
+	// earlier step's (Starting while Running) must not be written back.
+	if err != nil && f == nil && phaseOrder[st.phase] < phaseOrder[mb.Status.Phase] {
+		st.phase = mb.Status.Phase
+	}
 	// Phases advance one at a time, each written and announced by an event, so users and
 	// tools see Pending → Provisioning → Starting → Running → Collecting → Succeeded even when
 	// the run could have skipped one.

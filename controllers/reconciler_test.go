@@ -302,6 +302,34 @@ func TestWorkerPodFailureFailsTheRun(t *testing.T) {
 	}
 }
 
+// TestWorkerDeletedMidRun: a worker pod deleted while the load runs (and still terminating)
+// fails the run at once, naming the worker and saying its share is gone.
+func TestWorkerDeletedMidRun(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns)
+	startKubelet(t, ns, func(k *kubelet) { k.deleteWorker = 1 })
+	createBenchmark(t, ns, "deleted", strings.Replace(quickWorkload, "duration: 2s", "duration: 20s", 1))
+	mb := waitFinished(t, ns, "deleted", 30*time.Second)
+	if msg := mb.Status.Message; mb.Status.Phase != v1alpha1.PhaseFailed || !strings.Contains(msg, "worker 1") ||
+		!strings.Contains(msg, "share of the measurement is gone") {
+		t.Errorf("phase %s message %q", mb.Status.Phase, msg)
+	}
+}
+
+// TestWorkerThatCannotConnectFailsAtOnce: a worker whose clients cannot reach the broker stays up,
+// not ready, to tell why; the run fails with that reason instead of waiting for spec.timeout.
+func TestWorkerThatCannotConnectFailsAtOnce(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns)
+	startKubelet(t, ns, func(k *kubelet) { k.workerBroker = "127.0.0.1:1" })
+	createBenchmark(t, ns, "unreachable", quickWorkload)
+	mb := waitFinished(t, ns, "unreachable", 30*time.Second)
+	if msg := mb.Status.Message; mb.Status.Phase != v1alpha1.PhaseFailed || !strings.Contains(msg, "failed before the start") ||
+		!strings.Contains(msg, "127.0.0.1:1") {
+		t.Errorf("phase %s message %q", mb.Status.Phase, msg)
+	}
+}
+
 func TestBrokerNeverReadyTimesOut(t *testing.T) {
 	ns := newNamespace(t)
 	startOperator(t, ns)

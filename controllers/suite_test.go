@@ -138,6 +138,11 @@ type kubelet struct {
 	brokerNeverReady string
 	// failWorker makes the worker with this index fail once it is ready (-1: none).
 	failWorker int
+	// deleteWorker deletes the pod of the worker with this index once it is ready; a finalizer
+	// keeps it terminating, as the Job controller's tracking finalizer does (-1: none).
+	deleteWorker int
+	// workerBroker is where the workers connect (default: the test's Mosquitto).
+	workerBroker string
 
 	mu      sync.Mutex
 	running map[string]bool // pods with a worker
@@ -148,7 +153,7 @@ type kubelet struct {
 var ipSeq atomic.Int32
 
 func startKubelet(t *testing.T, ns string, tweak func(*kubelet)) {
-	k := &kubelet{t: t, ns: ns, c: env.Client, failWorker: -1, running: map[string]bool{}}
+	k := &kubelet{t: t, ns: ns, c: env.Client, failWorker: -1, deleteWorker: -1, running: map[string]bool{}}
 	if tweak != nil {
 		tweak(k)
 	}
@@ -289,9 +294,13 @@ func (k *kubelet) runWorker(ctx context.Context, index int, pod *corev1.Pod) {
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
 	resultCh := make(chan error, 1)
+	address := workerAddress(k.t, &parsed.Spec)
+	if k.workerBroker != "" {
+		address = k.workerBroker
+	}
 	go func() {
 		res, err := loadgen.Run(runCtx, loadgen.Options{Name: parsed.Name, Spec: &parsed.Spec, Worker: index, RunID: resources.RunID(&mb),
-			Address: workerAddress(k.t, &parsed.Spec), Connect: ctl.WaitConnect, Ready: func() { ctl.Ready(); close(readyCh) }, Start: ctl.WaitStart})
+			Address: address, Connect: ctl.WaitConnect, Ready: func() { ctl.Ready(); close(readyCh) }, Start: ctl.WaitStart})
 		ctl.Finish(res, err)
 		resultCh <- err
 	}()
@@ -303,6 +312,29 @@ func (k *kubelet) runWorker(ctx context.Context, index int, pod *corev1.Pod) {
 	k.setPod(ctx, pod.Name, func(p *corev1.Pod) {
 		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 	})
+	if index == k.deleteWorker {
+		time.Sleep(1500 * time.Millisecond) // mid-run
+		const finalizer = "test.msgbench.io/terminating"
+		var p corev1.Pod
+		if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: pod.Name}, &p); err == nil {
+			p.Finalizers = append(p.Finalizers, finalizer)
+			if err := k.c.Update(ctx, &p); err != nil {
+				k.t.Error(err)
+			}
+			if err := k.c.Delete(ctx, &p); err != nil {
+				k.t.Error(err)
+			}
+			cancelRun()
+			k.t.Cleanup(func() {
+				var p corev1.Pod
+				if k.c.Get(context.Background(), client.ObjectKey{Namespace: k.ns, Name: pod.Name}, &p) == nil {
+					p.Finalizers = nil
+					_ = k.c.Update(context.Background(), &p)
+				}
+			})
+		}
+		return
+	}
 	if index == k.failWorker {
 		time.Sleep(1500 * time.Millisecond) // mid-run
 		cancelRun()

@@ -94,9 +94,12 @@ func (r *Reconciler) workers(ctx context.Context, st *run) (bool, error) {
 	if err := r.Get(ctx, client.ObjectKey{Namespace: mb.Namespace, Name: st.names.Workers}, &job); err != nil {
 		return false, err
 	}
+	// A failed Job says little (BackoffLimitExceeded): the pods below say which worker and why,
+	// and the Job's condition is the message only when they do not.
+	jobFailed := ""
 	for _, c := range job.Status.Conditions {
 		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
-			return false, fail("worker Job %s failed: %s: %s", job.Name, c.Reason, c.Message)
+			jobFailed = fmt.Sprintf("worker Job %s failed: %s: %s", job.Name, c.Reason, c.Message)
 		}
 	}
 	ws, err := r.workerPods(ctx, st)
@@ -107,12 +110,20 @@ func (r *Reconciler) workers(ctx context.Context, st *run) (bool, error) {
 	var notRunning []string
 	for _, w := range ws {
 		switch {
+		case w.pod == nil && jobFailed != "":
+			counts.Failed++
+			mb.Status.Workers = counts
+			return false, fail("worker %d lost its pod; its share of the measurement is gone (%s)", w.index, jobFailed)
 		case w.pod == nil:
 			notRunning = append(notRunning, fmt.Sprintf("%d (no pod yet)", w.index))
 		case w.pod.Status.Phase == corev1.PodFailed:
 			counts.Failed++
 			mb.Status.Workers = counts
 			return false, fail("worker %d (pod %s) failed: %s", w.index, w.pod.Name, podFailure(w.pod))
+		case w.pod.DeletionTimestamp != nil && w.pod.Status.Phase != corev1.PodSucceeded:
+			counts.Failed++
+			mb.Status.Workers = counts
+			return false, fail("worker %d (pod %s) was deleted during the run; its share of the measurement is gone", w.index, w.pod.Name)
 		case w.addr == "" || w.pod.Status.Phase == corev1.PodPending:
 			why := string(w.pod.Status.Phase)
 			if p := r.describePod(w.pod); p != "" {
@@ -123,6 +134,9 @@ func (r *Reconciler) workers(ctx context.Context, st *run) (bool, error) {
 		if w.pod != nil && podReady(w.pod) {
 			counts.Ready++
 		}
+	}
+	if jobFailed != "" {
+		return false, fail("%s", jobFailed)
 	}
 	mb.Status.Workers = counts
 	if mb.Status.StartTime != nil || len(notRunning) == 0 {
@@ -152,9 +166,16 @@ func (r *Reconciler) connect(ctx context.Context, st *run) (bool, error) {
 	}
 	var notReady []string
 	for _, w := range ws {
-		if !podReady(w.pod) {
-			notReady = append(notReady, strconv.Itoa(w.index))
+		if podReady(w.pod) {
+			continue
 		}
+		// A worker that could not connect its clients stays up (not ready) to tell why: fail now
+		// with its reason instead of waiting for spec.timeout.
+		if s, _, err := c.Status(ctx, w.addr); err == nil && s.State == control.StateFailed {
+			mb.Status.Workers.Failed++
+			return false, fail("worker %d (pod %s) failed before the start: %s", w.index, w.pod.Name, s.Error)
+		}
+		notReady = append(notReady, strconv.Itoa(w.index))
 	}
 	ready := len(ws) - len(notReady)
 	mb.Status.Workers.Ready = int32(ready)

@@ -53,13 +53,22 @@ func runnable(mb *v1alpha1.MessagingBenchmark) (bool, string) {
 	return true, ""
 }
 
-// TestEverySampleRunsLocally runs each top-level and network sample through `msgbench run` with
+// TestEverySampleRunsLocally runs each top-level and network sample, and one point of every
+// study grid (every point with MSGBENCH_ALL_SAMPLES=1: 151 runs), through `msgbench run` with
 // short overrides and checks the result: schema, received > 0, and no loss where the QoS and
 // transport guarantee it.
 func TestEverySampleRunsLocally(t *testing.T) {
 	var files []string
 	for _, dir := range []string{repo("config", "samples"), repo("config", "samples", "network")} {
 		fs, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		files = append(files, fs...)
+	}
+	studies, _ := filepath.Glob(repo("config", "samples", "studies", "*"))
+	for _, dir := range studies {
+		fs, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		if len(fs) > 0 && os.Getenv("MSGBENCH_ALL_SAMPLES") == "" {
+			fs = fs[:1]
+		}
 		files = append(files, fs...)
 	}
 	out := t.TempDir()
@@ -74,7 +83,8 @@ func TestEverySampleRunsLocally(t *testing.T) {
 			t.Logf("%s: skipped: %s", filepath.Base(f), why)
 			continue
 		}
-		t.Run(filepath.Base(f), func(t *testing.T) {
+		rel, _ := filepath.Rel(repo("config", "samples"), f)
+		t.Run(rel, func(t *testing.T) {
 			args := []string{"run", "-f", f, "--out", out, "-q", "--set", "workload.warmup=200ms", "--set", "workload.duration=1s"}
 			if mb.Spec.Impaired() {
 				// Long links (NB-IoT: 600 ms RTT) take seconds to connect before publishing.
@@ -82,6 +92,13 @@ func TestEverySampleRunsLocally(t *testing.T) {
 			}
 			if mb.Spec.Workload.Messages > 0 {
 				args = append(args, "--set", "workload.messages="+strconv.Itoa(int(min(mb.Spec.Workload.Messages, 40))))
+			}
+			if mb.Spec.Workload.ConnectRate > 0 && mb.Spec.Workload.ConnectRate < 50 {
+				args = append(args, "--set", "workload.connectRate=50") // study 2 ramps one publisher a second
+			}
+			if n := mb.Spec.Workload.Subscribers; n > 100 {
+				// study 3's 1,000 clients stay in the study; a quick run keeps the shape with fewer
+				args = append(args, "--set", "workload.subscribers=100")
 			}
 			if mb.Spec.Workload.Rate > 0 || mb.Spec.Workload.Messages == 0 {
 				args = append(args, "--set", "workload.rate="+strconv.Itoa(int(max(mb.Spec.Workload.Rate, 50))))
