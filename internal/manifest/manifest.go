@@ -157,6 +157,13 @@ func Set(obj map[string]any, override string) error {
 	if err := unmarshal([]byte(raw), &value); err != nil {
 		return fmt.Errorf("--set %s: value %q: %w", path, raw, err)
 	}
+	// A string field keeps the text as written: --set network.lossPercent=2 means "2".
+	if fieldType(path) == "string" {
+		switch value.(type) {
+		case int64, float64, bool:
+			value = strings.TrimSpace(raw)
+		}
+	}
 	spec, _ := obj["spec"].(map[string]any)
 	if spec == nil {
 		spec = map[string]any{}
@@ -177,6 +184,23 @@ func Set(obj map[string]any, override string) error {
 	}
 	cur[parts[len(parts)-1]] = value
 	return nil
+}
+
+// fieldType is the schema type of spec.<path> in the CRD ("" when unknown).
+func fieldType(path string) string {
+	s, err := crdSchema()
+	if err != nil {
+		return ""
+	}
+	cur := s.structural.Properties["spec"]
+	for _, p := range strings.Split(path, ".") {
+		next, ok := cur.Properties[p]
+		if !ok {
+			return ""
+		}
+		cur = next
+	}
+	return cur.Type
 }
 
 // unmarshal reads YAML or JSON the way the API server does: whole numbers become int64, which

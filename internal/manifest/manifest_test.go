@@ -37,12 +37,14 @@ func TestInvalidManifestsAreRefusedLocally(t *testing.T) {
 }
 
 func TestDefaultsAndOverrides(t *testing.T) {
-	mb, err := manifest.Parse(doc("x", "protocol: mqtt"), "workload.duration=5s", "qos=2", "spec.workload.publishers=3", "network.profile=lte")
+	mb, err := manifest.Parse(doc("x", "protocol: mqtt"), "workload.duration=5s", "qos=2", "spec.workload.publishers=3", "network.profile=lte",
+		"network.lossPercent=2", "network.up.duplicatePercent=0.5")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := mb.Spec
-	if s.Workload.Duration.Duration != 5*time.Second || s.QoS != 2 || s.Workload.Publishers != 3 || s.Network.Profile != "lte" {
+	if s.Workload.Duration.Duration != 5*time.Second || s.QoS != 2 || s.Workload.Publishers != 3 || s.Network.Profile != "lte" ||
+		*s.Network.LossPercent != "2" || *s.Network.Up.DuplicatePercent != "0.5" {
 		t.Errorf("overrides not applied: %+v", s)
 	}
 	if s.MQTT.Inflight != 20 || s.Timeout.Duration != 15*time.Minute || s.Workload.TopicPrefix != "msgbench-" || !s.MQTT.CleanSession {
