@@ -10,6 +10,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/msgbench/msgbench/internal/wire"
@@ -27,6 +28,7 @@ type h1Publisher struct {
 	t  totals
 	mu sync.Mutex // Publish vs Close
 
+	ncMu   sync.Mutex // guards nc for Close, which must not wait for a response
 	nc     net.Conn
 	served int // responses read on nc
 	retire func()
@@ -36,7 +38,7 @@ type h1Publisher struct {
 	connB  int64
 	done   chan struct{}
 	err    error
-	closed bool
+	closed atomic.Bool
 }
 
 func (d *driver) newH1Publisher(ctx context.Context, c drivers.Client, h drivers.Handler) (*h1Publisher, error) {
@@ -64,7 +66,9 @@ func (p *h1Publisher) dial(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	p.ncMu.Lock()
 	p.nc, p.served = nc, 0
+	p.ncMu.Unlock()
 	p.retire = p.t.add(counted.Counters)
 	if p.br == nil {
 		p.br = bufio.NewReaderSize(nc, 4096)
@@ -78,7 +82,9 @@ func (p *h1Publisher) hangUp() {
 	if p.nc != nil {
 		p.retire()
 		_ = p.nc.Close()
+		p.ncMu.Lock()
 		p.nc = nil
+		p.ncMu.Unlock()
 	}
 }
 
@@ -87,7 +93,7 @@ func (p *h1Publisher) hangUp() {
 func (p *h1Publisher) Publish(payload []byte, _ bool) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
+	if p.closed.Load() {
 		return errClosed
 	}
 	sentAt := p.d.cfg.Now()
@@ -150,6 +156,9 @@ var errClosed = errors.New("session closed")
 
 func (p *h1Publisher) fail(err error) error {
 	p.hangUp()
+	if p.closed.Load() {
+		return errClosed // Close interrupted the request: not a failure of the run
+	}
 	if p.err == nil {
 		p.err = err
 		close(p.done)
@@ -172,15 +181,22 @@ func (p *h1Publisher) Err() error {
 	return p.err
 }
 
+// Close first closes the connection, which ends a Publish waiting for its response, then waits
+// for that Publish to return.
 func (p *h1Publisher) Close() error {
+	if p.closed.Swap(true) {
+		return nil
+	}
+	p.ncMu.Lock()
+	if p.nc != nil {
+		_ = p.nc.Close()
+	}
+	p.ncMu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.closed {
-		p.closed = true
-		p.hangUp()
-		if p.err == nil {
-			close(p.done)
-		}
+	p.hangUp()
+	if p.err == nil {
+		close(p.done)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 
 	"github.com/msgbench/msgbench/internal/wire"
 	"github.com/msgbench/msgbench/loadgen/drivers"
@@ -31,11 +32,15 @@ type muxPublisher struct {
 
 	window chan struct{} // a slot per message in flight
 	jobs   chan job
-	free   chan []byte // payload copies, one per slot
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	connB  int64
+	// unwritten counts queued messages whose body the connection has not yet taken; Flush
+	// waits for it to reach 0, so the engine's measured-window byte count includes them.
+	unwritten atomic.Int64
+	written   chan struct{} // a token after each body taken
+	free      chan []byte   // payload copies, one per slot
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	connB     int64
 
 	errMu sync.Mutex
 	err   error
@@ -70,6 +75,7 @@ func (d *driver) newMuxPublisher(ctx context.Context, c drivers.Client, h driver
 	p.window = make(chan struct{}, n)
 	if n > 1 {
 		p.jobs = make(chan job, n)
+		p.written = make(chan struct{}, 1)
 		p.free = make(chan []byte, n)
 		for range n {
 			p.free <- nil
@@ -95,14 +101,62 @@ func (p *muxPublisher) Publish(payload []byte, _ bool) error {
 		return p.closedErr()
 	}
 	if p.jobs == nil {
-		err := p.send(payload, sentAt)
+		err := p.send(payload, sentAt, nil)
 		<-p.window
 		return err
 	}
 	buf := <-p.free
 	buf = append(buf[:0], payload...) // a copy: the caller reuses payload
+	p.unwritten.Add(1)
 	p.jobs <- job{payload: buf, sentAt: sentAt}
 	return nil
+}
+
+// Flush waits until the connection has taken the body of every queued message (it is in the
+// stream's send buffer, on its way to the socket), the session ends, or Close.
+func (p *muxPublisher) Flush() error {
+	for p.unwritten.Load() > 0 {
+		select {
+		case <-p.written:
+		case <-p.done:
+			return p.Err()
+		case <-p.ctx.Done():
+			return nil
+		}
+	}
+	return nil
+}
+
+// bodyWritten is called once per queued message, when its body was read or its request ended.
+func (p *muxPublisher) bodyWritten() {
+	p.unwritten.Add(-1)
+	select {
+	case p.written <- struct{}{}:
+	default:
+	}
+}
+
+// watchedBody is a request body that reports when the transport has read all of it.
+type watchedBody struct {
+	bytes.Reader
+	once   sync.Once
+	onDone func()
+}
+
+func (b *watchedBody) Read(buf []byte) (int, error) {
+	n, err := b.Reader.Read(buf)
+	if b.Len() == 0 {
+		b.done()
+	}
+	return n, err
+}
+
+func (b *watchedBody) Close() error { b.done(); return nil }
+
+func (b *watchedBody) done() {
+	if b.onDone != nil {
+		b.once.Do(b.onDone)
+	}
 }
 
 func (p *muxPublisher) sender() {
@@ -110,7 +164,7 @@ func (p *muxPublisher) sender() {
 	for {
 		select {
 		case j := <-p.jobs:
-			_ = p.send(j.payload, j.sentAt)
+			_ = p.send(j.payload, j.sentAt, p.bodyWritten)
 			p.free <- j.payload
 			<-p.window
 		case <-p.ctx.Done():
@@ -158,7 +212,12 @@ func (p *muxPublisher) conn() (clientConn, func(), error) {
 	return cc, func() { retire(); _ = cc.Close() }, nil
 }
 
-func (p *muxPublisher) send(payload []byte, sentAt int64) error {
+// send POSTs one message and waits for the response; written, when set, is called once the
+// body was taken or the request ended without it.
+func (p *muxPublisher) send(payload []byte, sentAt int64, written func()) error {
+	body := &watchedBody{onDone: written}
+	body.Reset(payload)
+	defer body.done()
 	cc, hangUp, err := p.conn()
 	if err != nil {
 		return p.fail(err)
@@ -168,7 +227,7 @@ func (p *muxPublisher) send(payload []byte, sentAt int64) error {
 	}
 	req := (&http.Request{
 		Method: http.MethodPost, URL: p.url, Host: p.d.host, Header: p.hdr,
-		Body: io.NopCloser(bytes.NewReader(payload)), ContentLength: int64(len(payload)),
+		Body: body, ContentLength: int64(len(payload)),
 	}).WithContext(p.ctx)
 	resp, err := cc.RoundTrip(req)
 	if err != nil {
@@ -183,8 +242,11 @@ func (p *muxPublisher) send(payload []byte, sentAt int64) error {
 func (p *muxPublisher) fail(err error) error {
 	p.errMu.Lock()
 	defer p.errMu.Unlock()
-	if p.ctx.Err() != nil {
-		return p.closedErr() // Close interrupted the request
+	if p.ctx.Err() != nil { // Close interrupted the request
+		if p.err != nil {
+			return p.err
+		}
+		return errClosed
 	}
 	if p.err == nil {
 		p.err = err
@@ -232,7 +294,6 @@ func (p *muxPublisher) Err() error {
 func (p *muxPublisher) Subscribe(context.Context) error {
 	return errors.New("a publisher does not subscribe")
 }
-func (p *muxPublisher) Flush() error            { return nil }
 func (p *muxPublisher) ConnectBytes() int64     { return p.connB }
 func (p *muxPublisher) Counters() wire.Counters { return p.t.counters() }
 func (p *muxPublisher) Done() <-chan struct{}   { return p.done }
