@@ -11,9 +11,17 @@ import (
 	"net"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 )
+
+// QUICHandshakeTimeout bounds a QUIC handshake on the gateways' side. quic-go's default, 5 s,
+// is shorter than a handshake takes on NB-IoT (30 kbit/s down, 600 ms RTT, several handshakes
+// sharing the link: 10-20 s measured): the server gave up while the client completed, and the
+// client's first request then waited on a connection the server no longer knew. The clients
+// allow 30 s too.
+const QUICHandshakeTimeout = 30 * time.Second
 
 // Options are what every gateway needs.
 type Options struct {

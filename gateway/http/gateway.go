@@ -159,8 +159,9 @@ func (g *Gateway) listen(ctx context.Context, o gateway.Options) error {
 		MaxHeaderBytes: 16 << 10,
 		IdleTimeout:    g.api.limits.IdleTimeout,
 		QUICConfig: &quic.Config{
-			MaxIdleTimeout:     g.api.limits.IdleTimeout,
-			MaxIncomingStreams: 1000,
+			MaxIdleTimeout:       g.api.limits.IdleTimeout,
+			MaxIncomingStreams:   1000,
+			HandshakeIdleTimeout: gateway.QUICHandshakeTimeout,
 		},
 	}
 	return nil

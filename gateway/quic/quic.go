@@ -84,6 +84,7 @@ func ServerConfig(o gateway.Options) *quic.Config {
 		MaxIncomingUniStreams: -1,
 		Allow0RTT:             true,
 		MaxIdleTimeout:        idle,
+		HandshakeIdleTimeout:  gateway.QUICHandshakeTimeout,
 	}
 }
 
