@@ -162,7 +162,13 @@ type publisher struct {
 	// measureFrom is the engine time just before the first measured Publish: acknowledgements
 	// of messages stamped from then on belong to the measured window.
 	measureFrom atomic.Int64
-	windowBytes int64 // bytes the socket wrote in the measured window
+	// windowBytes is what the socket wrote from the first measured message until the last one
+	// was acknowledged (drain recounts it then): the uplink cost of the measured messages,
+	// including bytes a driver writes after Publish returned (HTTP/2 and HTTP/3 senders, QUIC's
+	// send loop) and completions such as QoS 2's PUBREL.
+	windowBytes int64
+	startBytes  int64 // the socket's bytes written before the first measured message
+	measuring   bool
 	lastSend    int64
 }
 
@@ -190,8 +196,6 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 	start := r.now() + int64(p.phase*interval)
 	window := r.window.Load()
 	var timer *time.Timer
-	var startBytes int64
-	measuring := false
 	for k := int64(0); ; k++ {
 		if p.plan.Quota > 0 && k >= p.plan.Quota {
 			break
@@ -215,12 +219,12 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 			}
 		}
 		measured := intended >= window
-		if measured && !measuring {
-			measuring = true
+		if measured && !p.measuring {
+			p.measuring = true
 			if err := sess.Flush(); err != nil {
 				return p.failed(err)
 			}
-			startBytes = sess.Counters().BytesSent
+			p.startBytes = sess.Counters().BytesSent
 			p.measureFrom.Store(r.now())
 		}
 		if len(payload) >= HeaderSize {
@@ -246,8 +250,8 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 	if err := sess.Flush(); err != nil {
 		return p.failed(err)
 	}
-	if measuring {
-		p.windowBytes = sess.Counters().BytesSent - startBytes
+	if p.measuring {
+		p.windowBytes = sess.Counters().BytesSent - p.startBytes
 	}
 	return nil
 }

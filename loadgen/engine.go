@@ -332,6 +332,8 @@ func (r *run) drain(ctx context.Context) []error {
 		}
 		if err := p.sess.Drain(ackCtx); err != nil {
 			errs = append(errs, fmt.Errorf("publisher %d: %w", p.plan.Index, err))
+		} else if p.measuring {
+			p.windowBytes = p.sess.Counters().BytesSent - p.startBytes
 		}
 	}
 	cancel()

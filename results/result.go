@@ -116,8 +116,9 @@ type Wire struct {
 	BytesPerMessage *float64 `json:"bytesPerMessage"`
 	// ConnectBytes is the mean bytes per client exchanged until its session was usable.
 	ConnectBytes *float64 `json:"connectBytes"`
-	// PublishBytesPerMessage is bytes written by publisher sockets in the measured window per
-	// message sent: the steady-state cost on the device's uplink.
+	// PublishBytesPerMessage is bytes written by publisher sockets from their first measured
+	// message until the last one was acknowledged, per message sent: the steady-state cost on
+	// the device's uplink.
 	PublishBytesPerMessage *float64 `json:"publishBytesPerMessage"`
 	SegmentsSent           *int64   `json:"segmentsSent"`
 	SegmentsReceived       *int64   `json:"segmentsReceived"`
