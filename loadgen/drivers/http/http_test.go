@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 
@@ -134,6 +135,11 @@ func TestEndToEnd(t *testing.T) {
 			if res.Wire.BytesSent < res.Sent*100 || res.Wire.BytesReceived < res.Received*100 {
 				t.Errorf("%s: wire %d/%d bytes for %d/%d messages of 100 bytes", name, res.Wire.BytesSent, res.Wire.BytesReceived, res.Sent, res.Received)
 			}
+			// The window's publisher bytes include every measured POST, also those a sender
+			// goroutine still held when the window closed.
+			if perMsg := float64(res.Wire.PublishBytesTotal) / float64(res.Wire.PublishMessageCount); v.keep && perMsg < 100 {
+				t.Errorf("%s: publisher uplink %.1f B per 100-byte message", name, perMsg)
+			}
 			if quic := v.version == v1alpha1.HTTP3; quic != (res.Wire.DatagramsSent != nil) {
 				t.Errorf("%s: datagram counts %v", name, res.Wire.DatagramsSent)
 			}
@@ -229,6 +235,91 @@ func TestIdleReconnect(t *testing.T) {
 				t.Errorf("HTTP/%s inflight %d: %d of 3 publishes answered 2xx, session error %v", version, inflight, h.ok.Load(), sess.Err())
 			}
 			_ = sess.Close()
+		}
+	}
+}
+
+// TestCloseWithRequestsInFlight: Close returns promptly while POSTs wait on a broker that has
+// stopped answering (SIGSTOP), for every version and with senders (inflight 4) or without.
+// It once deadlocked: a sender whose request Close interrupted re-took a lock it held.
+func TestCloseWithRequestsInFlight(t *testing.T) {
+	b, err := mosquitto.Start(context.Background(), mosquitto.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(b.PID(), syscall.SIGCONT); _ = b.Stop() })
+	bundle, err := certs.New("gw", []string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := bundle.ServerTLS()
+	gw, err := gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, TLS: srv}, gwhttp.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = gw.Close() })
+	clientTLS, _ := certs.ClientTLS(bundle.CACert, "127.0.0.1", "1.3")
+	for _, version := range []v1alpha1.HTTPVersion{v1alpha1.HTTP11, v1alpha1.HTTP2, v1alpha1.HTTP3} {
+		for _, inflight := range []int32{1, 4} {
+			s := spec(version, true, true, 1)
+			s.MQTT.Inflight = inflight
+			start := time.Now()
+			drv, err := httpdrv.New(drivers.Config{Spec: s, Address: gw.Addr().String(), TLS: clientTLS, Now: func() int64 { return int64(time.Since(start)) }}, httpdrv.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := fmt.Sprintf("HTTP/%s inflight %d", version, inflight)
+			sess, err := drv.Connect(context.Background(), drivers.Client{ID: "stall", Role: drivers.Publisher, Topic: "stall"}, &counting{})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if err := syscall.Kill(b.PID(), syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			published := make(chan struct{})
+			go func() {
+				defer close(published)
+				for range inflight {
+					_ = sess.Publish([]byte("x"), true) // inflight 1 blocks here until Close
+				}
+			}()
+			time.Sleep(300 * time.Millisecond) // the requests reach the gateway and wait
+			closed := make(chan struct{})
+			go func() { _ = sess.Close(); close(closed) }()
+			select {
+			case <-closed:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: Close still waiting after 10 s with requests in flight", name)
+			}
+			select {
+			case <-published:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: Publish still blocked 10 s after Close", name)
+			}
+			_ = syscall.Kill(b.PID(), syscall.SIGCONT)
+		}
+	}
+}
+
+// TestOneMessageWindowCountsItsBytes: a window of one message per publisher counts that
+// message's uplink bytes, though HTTP/2 and HTTP/3 senders (and QUIC's send loop) write it after
+// Publish returned. Once such a run reported 0 bytes per message.
+func TestOneMessageWindowCountsItsBytes(t *testing.T) {
+	g := startGateways(t)
+	for _, version := range []v1alpha1.HTTPVersion{v1alpha1.HTTP11, v1alpha1.HTTP2, v1alpha1.HTTP3} {
+		s := spec(version, version == v1alpha1.HTTP3, true, 1)
+		s.MQTT.Inflight = 4
+		s.Workload.PayloadBytes, s.Workload.Messages, s.Workload.Rate = 4000, 2, 0
+		s.Workload.Warmup.Duration = 0
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		res, err := loadgen.Run(ctx, g.options(s))
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Wire.PublishMessageCount != 2 || res.Wire.PublishBytesTotal < 2*4000 {
+			t.Errorf("HTTP/%s: %d bytes for %d measured 4000-byte messages (%s %s)", version,
+				res.Wire.PublishBytesTotal, res.Wire.PublishMessageCount, res.Phase, res.Message)
 		}
 	}
 }
