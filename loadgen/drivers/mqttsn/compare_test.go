@@ -2,7 +2,10 @@ package mqttsn_test
 
 import (
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -20,7 +23,10 @@ import (
 //
 //	MSGBENCH_COMPARE=1 go test -run TestCompareWithDirectMQTT -v -timeout 20m ./loadgen/drivers/mqttsn/
 //
-// MSGBENCH_COMPARE_SECONDS sets each run's measured duration (default 3).
+// MSGBENCH_COMPARE_SECONDS sets each run's measured duration (default 3). With
+// PAHO_MQTTSN_GATEWAY set to an Eclipse Paho MQTT-SNGateway binary (built by you from its public
+// source, eclipse/paho.mqtt-sn.embedded-c, `MQTTSNGateway/build.sh udp`), each cell also runs
+// through that gateway, on the same broker.
 func TestCompareWithDirectMQTT(t *testing.T) {
 	if os.Getenv("MSGBENCH_COMPARE") == "" {
 		t.Skip("set MSGBENCH_COMPARE=1 to run the MQTT-SN vs MQTT benchmark")
@@ -31,7 +37,14 @@ func TestCompareWithDirectMQTT(t *testing.T) {
 	}
 	b := startBroker(t)
 	var table strings.Builder
-	fmt.Fprintf(&table, "| QoS | clients | MQTT direct (inflight 20) | MQTT direct (inflight 1) | MQTT-SN via gateway | SN / MQTT (20) | SN / MQTT (1) | SN lost | SN publish-ack p50 µs |\n|---|---|---|---|---|---|---|---|---|\n")
+	paho := os.Getenv("PAHO_MQTTSN_GATEWAY")
+	header := "| QoS | clients | MQTT direct (inflight 20) | MQTT direct (inflight 1) | MQTT-SN via gateway | SN / MQTT (20) | SN / MQTT (1) | SN lost | SN publish-ack p50 µs |"
+	rule := "|---|---|---|---|---|---|---|---|---|"
+	if paho != "" {
+		header += " MQTT-SN via Paho gateway | Paho lost |"
+		rule += "---|---|"
+	}
+	table.WriteString(header + "\n" + rule + "\n")
 	for _, qos := range []int32{0, 1, 2} {
 		for _, n := range []int32{1, 4, 16} {
 			direct20 := compareRun(t, b.Addr, "mqtt", qos, n, 20, secs)
@@ -62,7 +75,13 @@ func TestCompareWithDirectMQTT(t *testing.T) {
 			if snRes.Latency.PublishAck != nil && qos > 0 {
 				ack = fmt.Sprint(snRes.Latency.PublishAck.P50Micros)
 			}
-			fmt.Fprintf(&table, "| %d | %d | %.0f | %s | %.0f | %.0f %% | %.0f %% | %.1f %% | %s |\n", qos, n, d20, one, sr, 100*sr/d20, 100*sr/d1, lost, ack)
+			fmt.Fprintf(&table, "| %d | %d | %.0f | %s | %.0f | %.0f %% | %.0f %% | %.1f %% | %s |", qos, n, d20, one, sr, 100*sr/d20, 100*sr/d1, lost, ack)
+			if paho != "" {
+				addr := startPahoGateway(t, paho, b.Addr)
+				pr := runResult(t, s, addr)
+				fmt.Fprintf(&table, " %.0f | %.1f %% |", pr.Throughput.ReceivedPerSecond, 100*float64(*pr.Lost)/float64(max(pr.Expected, 1)))
+			}
+			table.WriteString("\n")
 		}
 	}
 	t.Logf("received messages per second, %d s closed loop each, GOMAXPROCS %d, Mosquitto %s:\n%s", secs, runtime.GOMAXPROCS(0), b.Version, table.String())
@@ -95,4 +114,48 @@ func runResult(t *testing.T, s *v1alpha1.MessagingBenchmarkSpec, addr string) *r
 	res := run(t, s, addr)
 	t.Logf("%s qos %d clients %d inflight %d: sent %d received %d (%.0f/s) lost %d dups %d", s.Protocol, s.QoS, s.Workload.Publishers, s.MQTT.Inflight, res.Sent, res.Received, res.Throughput.ReceivedPerSecond, *res.Lost, *res.Duplicates)
 	return res
+}
+
+// startPahoGateway runs the Eclipse Paho MQTT-SN gateway (transparent, UDP) in front of broker
+// on a free port and returns its address; it is stopped when the test ends. Its packet log goes
+// to /dev/null.
+func startPahoGateway(t *testing.T, bin, broker string) string {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(broker)
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gwPort := pc.LocalAddr().(*net.UDPAddr).Port
+	_ = pc.Close()
+	dir := t.TempDir()
+	conf := fmt.Sprintf(`GatewayID=1
+GatewayName=paho-compare
+MaxNumberOfClients=200
+KeepAlive=60
+BrokerName=%s
+BrokerPortNo=%s
+BrokerSecurePortNo=8883
+AggregatingGateway=NO
+QoS-1=NO
+Forwarder=NO
+PredefinedTopic=NO
+ClientAuthentication=NO
+GatewayPortNo=%d
+MulticastPortNo=%d
+MulticastIP=225.1.1.1
+MulticastTTL=1
+ShearedMemory=NO
+`, host, port, gwPort, gwPort+1)
+	if err := os.WriteFile(filepath.Join(dir, "gateway.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-f", filepath.Join(dir, "gateway.conf"))
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	time.Sleep(time.Second) // it binds its port after reading the configuration
+	return fmt.Sprintf("127.0.0.1:%d", gwPort)
 }
