@@ -52,7 +52,7 @@ func (r *Reconciler) common(ctx context.Context, st *run) (bool, error) {
 	if !resources.NeedsCertificate(mb) {
 		return true, nil
 	}
-	if mb.Spec.TLS.SecretRef != nil {
+	if mb.Spec.TLS != nil && mb.Spec.TLS.SecretRef != nil { // QUIC needs a certificate with no tls block
 		var s corev1.Secret
 		err := r.Get(ctx, client.ObjectKey{Namespace: mb.Namespace, Name: mb.Spec.TLS.SecretRef.Name}, &s)
 		if apierrors.IsNotFound(err) {

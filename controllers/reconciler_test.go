@@ -454,3 +454,32 @@ func TestRenderedObjectsApply(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestQUICWithoutTLSBlockGetsACertificate: HTTP/3 and MQTT over QUIC always encrypt, so the
+// operator makes a certificate for their gateway even when the spec has no tls block, and goes on. On the
+// real node such specs once panicked the reconciler (spec.tls dereferenced while nil).
+func TestQUICWithoutTLSBlockGetsACertificate(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns)
+	for name, spec := range map[string]string{
+		"h3":   "protocol: http\nhttp: {version: \"3\"}\nqos: 1\nworkload: {publishers: 1, subscribers: 1, topics: 1, duration: 2s}",
+		"mqtq": "protocol: mqtt-quic\nqos: 1\nworkload: {publishers: 1, subscribers: 1, topics: 1, duration: 2s}",
+	} {
+		createBenchmark(t, ns, name, spec)
+		names := resources.NamesOf(get(t, ns, name))
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			// Without a kubelet the run then waits for its broker, past the certificate step.
+			var secret corev1.Secret
+			errS := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: names.TLS}, &secret)
+			mb := get(t, ns, name)
+			if errS == nil && len(secret.Data[corev1.TLSCertKey]) > 0 && strings.Contains(mb.Status.Message, "waiting for the broker") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: TLS Secret %v; after 20 s phase %q: %s", name, errS, mb.Status.Phase, mb.Status.Message)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}
