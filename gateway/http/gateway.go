@@ -10,8 +10,12 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -115,7 +119,7 @@ func Start(ctx context.Context, o gateway.Options, l Limits) (*Gateway, error) {
 		IdleTimeout:       a.limits.IdleTimeout,
 		MaxHeaderBytes:    16 << 10,
 		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: 1000},
-		ErrorLog:          nil,
+		ErrorLog:          log.New(probeFilter{os.Stderr}, "", log.LstdFlags),
 	}
 	var err error
 	for attempt := 0; ; attempt++ {
@@ -217,4 +221,17 @@ func (g *Gateway) Err() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.err
+}
+
+// probeFilter drops net/http's "TLS handshake error … EOF" lines: a TCP readiness probe (the
+// operator's gateway pods have one) opens and closes a connection every few seconds, and those
+// lines buried the gateway's real messages.
+type probeFilter struct{ w io.Writer }
+
+func (f probeFilter) Write(p []byte) (int, error) {
+	line := string(p)
+	if strings.Contains(line, "TLS handshake error") && strings.HasSuffix(strings.TrimSpace(line), ": EOF") {
+		return len(p), nil
+	}
+	return f.w.Write(p)
 }

@@ -242,6 +242,8 @@ func dump(t *testing.T, mb *v1alpha1.MessagingBenchmark) {
 		{"get", "pods,jobs,deployments,services", "-n", ns, "-l", v1alpha1.LabelBenchmark + "=" + mb.Name, "-o", "wide"},
 		{"get", "events", "-n", ns, "--sort-by=.lastTimestamp"},
 		{"logs", "-n", cfg["E2E_RELEASE_NAMESPACE"], "deployment/msgbench-operator", "--tail=40"},
+		// The broker's, gateway's and workers' own words, while the pods are still there.
+		{"logs", "-n", ns, "-l", v1alpha1.LabelBenchmark + "=" + mb.Name, "--all-containers", "--prefix", "--tail=60"},
 	} {
 		out, _ := exec.Command(kubectl, append([]string{"--kubeconfig", cfg["KUBECONFIG"]}, args...)...).CombinedOutput()
 		t.Logf("kubectl %s:\n%s", strings.Join(args, " "), out)
