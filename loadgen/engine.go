@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -53,6 +54,9 @@ type Options struct {
 	Monitor *Monitor
 	// Logf receives progress lines (nil: silent).
 	Logf func(format string, args ...any)
+	// AckWait is how long the end of the run waits for acknowledgements still due, before
+	// twice the slowest acknowledgement seen is added (default 60 s).
+	AckWait time.Duration
 }
 
 // Phases a Monitor reports.
@@ -325,7 +329,11 @@ func (r *run) usageNow() usagePair {
 // message has arrived or none has arrived for a while.
 func (r *run) drain(ctx context.Context) []error {
 	var errs []error
-	ackCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	// Acknowledgements still due get 60 s, plus twice the slowest one seen: on a slow link
+	// (NB-IoT's 30 kbit/s downlink carrying 10 KB deliveries) one takes longer than a minute.
+	// spec.timeout (ctx) still bounds the run.
+	ackWait := cmp.Or(r.o.AckWait, 60*time.Second) + 2*time.Duration(r.rec.maxAck())*time.Microsecond
+	ackCtx, cancel := context.WithTimeout(ctx, ackWait)
 	for _, p := range r.pubs {
 		if p.sess == nil {
 			continue

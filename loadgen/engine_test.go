@@ -257,3 +257,39 @@ func TestWorkersSplitAndMerge(t *testing.T) {
 		t.Errorf("merged workers %+v, e2e count %d", m.Workers, m.Latency.EndToEnd.Count)
 	}
 }
+
+// TestAckWaitGrowsWithSlowAcks: the end of the run waits for acknowledgements still due for
+// AckWait plus twice the slowest one seen, so a link where an acknowledgement takes longer than
+// AckWait (NB-IoT's saturated downlink: over 60 s) still ends with every publish acknowledged.
+// Here AckWait is 300 ms; the broker stalls 0.8 s mid-window, then again 0.3 s before the window
+// ends, for 1.2 s: the window of 100 is not full then, so publishing ends on time and the drain
+// starts with those messages unacknowledged.
+func TestAckWaitGrowsWithSlowAcks(t *testing.T) {
+	b := startMosquitto(t, "")
+	spec := baseSpec()
+	spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 1, 1, 1
+	spec.MQTT.Inflight = 100
+	spec.Workload.Rate = 200
+	spec.Workload.Warmup.Duration = 0
+	spec.Workload.Duration.Duration = 2 * time.Second
+	stall := func(after, length time.Duration) {
+		time.Sleep(after)
+		_ = syscall.Kill(b.PID(), syscall.SIGSTOP)
+		time.Sleep(length)
+		_ = syscall.Kill(b.PID(), syscall.SIGCONT)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(b.PID(), syscall.SIGCONT) })
+	ready := func() {
+		go func() {
+			stall(300*time.Millisecond, 800*time.Millisecond)  // acks of ~0.8 s seen mid-window
+			stall(600*time.Millisecond, 1200*time.Millisecond) // the last acks due as draining starts
+		}()
+	}
+	res := run(t, spec, loadgen.Options{Address: b.Addr, Ready: ready, AckWait: 300 * time.Millisecond})
+	if res.Message != "" || res.Acked != res.Sent { // e.g. "59 publishes still unacknowledged"
+		t.Errorf("acked %d of %d; message %q", res.Acked, res.Sent, res.Message)
+	}
+	if *res.Lost != 0 {
+		t.Errorf("lost %d at QoS 1", *res.Lost)
+	}
+}

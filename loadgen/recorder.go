@@ -91,12 +91,21 @@ func (r *recorder) totals() (sent, received, unique, errors int64) {
 
 // maxEndToEnd is the largest end-to-end latency seen so far, in microseconds.
 func (r *recorder) maxEndToEnd() int64 {
+	return r.maxOf(func(s *shard) *hdrhistogram.Histogram { return s.endToEnd })
+}
+
+// maxAck is the largest publish-acknowledgement latency seen so far, in microseconds.
+func (r *recorder) maxAck() int64 {
+	return r.maxOf(func(s *shard) *hdrhistogram.Histogram { return s.ack })
+}
+
+func (r *recorder) maxOf(hist func(*shard) *hdrhistogram.Histogram) int64 {
 	var m int64
 	for i := range r.shards {
 		s := &r.shards[i]
 		s.mu.Lock()
-		if s.endToEnd.TotalCount() > 0 {
-			m = max(m, s.endToEnd.Max())
+		if h := hist(s); h.TotalCount() > 0 {
+			m = max(m, h.Max())
 		}
 		s.mu.Unlock()
 	}
