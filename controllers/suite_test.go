@@ -337,13 +337,16 @@ func (k *kubelet) runWorker(ctx context.Context, index int, pod *corev1.Pod) {
 	}
 	if index == k.failWorker {
 		time.Sleep(1500 * time.Millisecond) // mid-run
-		cancelRun()
+		// An OOM kill gives the worker no last word: the pod reports the death first, then
+		// the in-process worker stops. (Cancelling it first let the operator read the
+		// worker's own "context canceled" before the pod's reason, now and then.)
 		k.setPod(ctx, pod.Name, func(p *corev1.Pod) {
 			p.Status.Phase = corev1.PodFailed
 			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "loadgen", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 				ExitCode: 137, Reason: "OOMKilled", Message: "worker ran out of memory"}}}}
 		})
+		cancelRun()
 		return
 	}
 	runErr := <-resultCh
