@@ -162,20 +162,10 @@ func TestCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Stop() })
-	bundle, err := certs.New("gw", []string{"127.0.0.1"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, _ := bundle.ServerTLS()
-	gw, err := gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, TLS: srv}, gwhttp.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = gw.Close() })
-	clientTLS, _ := certs.ClientTLS(bundle.CACert, "127.0.0.1", "1.3")
+	addr, clientTLS := tlsGateway(t, b.Addr, gwhttp.Limits{})
 	for _, version := range []v1alpha1.HTTPVersion{v1alpha1.HTTP11, v1alpha1.HTTP2, v1alpha1.HTTP3} {
 		for _, pw := range []string{"pw", "bad"} {
-			cfg := drivers.Config{Spec: spec(version, true, true, 1), Address: gw.Addr().String(), TLS: clientTLS}
+			cfg := drivers.Config{Spec: spec(version, true, true, 1), Address: addr, TLS: clientTLS}
 			factory := func(cfg drivers.Config) (drivers.Driver, error) {
 				return httpdrv.New(cfg, httpdrv.Options{Username: "dev", Password: pw})
 			}
@@ -197,26 +187,10 @@ func TestIdleReconnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Stop() })
-	bundle, err := certs.New("gw", []string{"127.0.0.1"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, _ := bundle.ServerTLS()
-	gw, err := gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, TLS: srv}, gwhttp.Limits{IdleTimeout: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = gw.Close() })
-	clientTLS, _ := certs.ClientTLS(bundle.CACert, "127.0.0.1", "1.3")
+	addr, clientTLS := tlsGateway(t, b.Addr, gwhttp.Limits{IdleTimeout: 300 * time.Millisecond})
 	for _, version := range []v1alpha1.HTTPVersion{v1alpha1.HTTP11, v1alpha1.HTTP2, v1alpha1.HTTP3} {
 		for _, inflight := range []int32{1, 4} {
-			s := spec(version, true, true, 1)
-			s.MQTT.Inflight = inflight
-			start := time.Now()
-			drv, err := httpdrv.New(drivers.Config{Spec: s, Address: gw.Addr().String(), TLS: clientTLS, Now: func() int64 { return int64(time.Since(start)) }}, httpdrv.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			drv := tlsDriver(t, version, inflight, addr, clientTLS)
 			h := &counting{}
 			sess, err := drv.Connect(context.Background(), drivers.Client{ID: "idle", Role: drivers.Publisher, Topic: "idle"}, h)
 			if err != nil {
@@ -248,26 +222,10 @@ func TestCloseWithRequestsInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(b.PID(), syscall.SIGCONT); _ = b.Stop() })
-	bundle, err := certs.New("gw", []string{"127.0.0.1"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, _ := bundle.ServerTLS()
-	gw, err := gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, TLS: srv}, gwhttp.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = gw.Close() })
-	clientTLS, _ := certs.ClientTLS(bundle.CACert, "127.0.0.1", "1.3")
+	addr, clientTLS := tlsGateway(t, b.Addr, gwhttp.Limits{})
 	for _, version := range []v1alpha1.HTTPVersion{v1alpha1.HTTP11, v1alpha1.HTTP2, v1alpha1.HTTP3} {
 		for _, inflight := range []int32{1, 4} {
-			s := spec(version, true, true, 1)
-			s.MQTT.Inflight = inflight
-			start := time.Now()
-			drv, err := httpdrv.New(drivers.Config{Spec: s, Address: gw.Addr().String(), TLS: clientTLS, Now: func() int64 { return int64(time.Since(start)) }}, httpdrv.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			drv := tlsDriver(t, version, inflight, addr, clientTLS)
 			name := fmt.Sprintf("HTTP/%s inflight %d", version, inflight)
 			sess, err := drv.Connect(context.Background(), drivers.Client{ID: "stall", Role: drivers.Publisher, Topic: "stall"}, &counting{})
 			if err != nil {
@@ -322,4 +280,35 @@ func TestOneMessageWindowCountsItsBytes(t *testing.T) {
 				res.Wire.PublishBytesTotal, res.Wire.PublishMessageCount, res.Phase, res.Message)
 		}
 	}
+}
+
+// tlsGateway starts an HTTP gateway with a fresh certificate in front of broker and returns its
+// address and a client TLS configuration that trusts it.
+func tlsGateway(t *testing.T, broker string, limits gwhttp.Limits) (string, *tls.Config) {
+	t.Helper()
+	bundle, err := certs.New("gw", []string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := bundle.ServerTLS()
+	gw, err := gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: broker, TLS: srv}, limits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = gw.Close() })
+	clientTLS, _ := certs.ClientTLS(bundle.CACert, "127.0.0.1", "1.3")
+	return gw.Addr().String(), clientTLS
+}
+
+// tlsDriver is an http driver of the version, with TLS and keep-alive, at QoS 1.
+func tlsDriver(t *testing.T, version v1alpha1.HTTPVersion, inflight int32, addr string, clientTLS *tls.Config) drivers.Driver {
+	t.Helper()
+	s := spec(version, true, true, 1)
+	s.MQTT.Inflight = inflight
+	start := time.Now()
+	drv, err := httpdrv.New(drivers.Config{Spec: s, Address: addr, TLS: clientTLS, Now: func() int64 { return int64(time.Since(start)) }}, httpdrv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return drv
 }
