@@ -21,7 +21,7 @@ func baseSpec() *v1alpha1.MessagingBenchmarkSpec {
 	return &v1alpha1.MessagingBenchmarkSpec{
 		Protocol: v1alpha1.ProtocolMQTT,
 		QoS:      1,
-		MQTT:     v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, CleanSession: true, KeepAliveSeconds: 60, Inflight: 20},
+		MQTT:     v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20},
 		Broker:   v1alpha1.BrokerSpec{Type: v1alpha1.BrokerMosquitto},
 		Workers:  v1alpha1.WorkersSpec{Replicas: 1},
 		Workload: v1alpha1.WorkloadSpec{

@@ -157,7 +157,7 @@ func TestDefaultsOfAMinimalManifest(t *testing.T) {
 	}
 	s := mb.Spec
 	got := fmt.Sprintf("qos=%d mqtt=%s/%t/%d/%d broker=%s workers=%d profile=%s/%s workload=%d/%d/%d/%q/%d/%d/%d/%s/%s/%s timeout=%s cleanup=%s",
-		s.QoS, s.MQTT.Version, s.MQTT.CleanSession, s.MQTT.KeepAliveSeconds, s.MQTT.Inflight, s.Broker.Type, s.Workers.Replicas,
+		s.QoS, s.MQTT.Version, *s.MQTT.CleanSession, *s.MQTT.KeepAliveSeconds, s.MQTT.Inflight, s.Broker.Type, s.Workers.Replicas,
 		s.Network.Profile, s.Network.Direction, s.Workload.Publishers, s.Workload.Subscribers, s.Workload.Topics, s.Workload.TopicPrefix,
 		s.Workload.PayloadBytes, s.Workload.Rate, s.Workload.Messages, s.Workload.Duration.Duration, s.Workload.Warmup.Duration,
 		s.Workload.TimelineInterval.Duration, s.Timeout.Duration, s.Cleanup)
@@ -313,3 +313,45 @@ func TestKubectlExplainAndPrinterColumns(t *testing.T) {
 }
 
 var _ runtime.Object = &v1.MessagingBenchmark{}
+
+// TestTypedClientGetsTheDefaults creates benchmarks from Go structs, as an operator or a GitOps
+// tool built on this package does. Fields left unset must get the CRD's defaults, and fields set
+// to their zero value must keep it. (As plain bool/int32 fields, unset cleanSession and
+// http.keepAlive reached the API server as false and keepAliveSeconds as 0: the e2e's HTTP/3
+// sample then opened a QUIC connection per message.)
+func TestTypedClientGetsTheDefaults(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	create := func(name string, spec v1.MessagingBenchmarkSpec) v1.MessagingBenchmarkSpec {
+		t.Helper()
+		mb := &v1.MessagingBenchmark{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: spec}
+		if err := env.Client.Create(ctx, mb); err != nil {
+			t.Fatal(err)
+		}
+		var back v1.MessagingBenchmark
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(mb), &back); err != nil {
+			t.Fatal(err)
+		}
+		return back.Spec
+	}
+	got := create("typed-unset", v1.MessagingBenchmarkSpec{Protocol: v1.ProtocolHTTP, QoS: 1})
+	if got.MQTT.CleanSession == nil || !*got.MQTT.CleanSession || got.MQTT.KeepAliveSeconds == nil || *got.MQTT.KeepAliveSeconds != 60 ||
+		got.MQTTSN.MaxRetries == nil || *got.MQTTSN.MaxRetries != 5 || got.HTTP.KeepAlive == nil || !*got.HTTP.KeepAlive {
+		t.Errorf("unset fields read back %+v %+v %+v; want cleanSession true, keepAliveSeconds 60, maxRetries 5, keepAlive true",
+			got.MQTT, got.MQTTSN, got.HTTP)
+	}
+	off, zero := false, int32(0)
+	got = create("typed-zero", v1.MessagingBenchmarkSpec{Protocol: v1.ProtocolHTTP, QoS: 1,
+		MQTT:   v1.MQTTSpec{CleanSession: &off, KeepAliveSeconds: &zero},
+		MQTTSN: v1.MQTTSNSpec{MaxRetries: &zero},
+		HTTP:   v1.HTTPSpec{KeepAlive: &off}})
+	if got.MQTT.CleanSessionOrDefault() || got.MQTT.KeepAliveSecondsOrDefault() != 0 || got.MQTTSN.MaxRetriesOrDefault() != 0 || got.HTTP.KeepAliveOrDefault() {
+		t.Errorf("zero values read back %+v %+v %+v; want them kept", got.MQTT, got.MQTTSN, got.HTTP)
+	}
+	// Unset in Go means the default in Go too: the accessors agree with the API server.
+	var unset v1.MessagingBenchmarkSpec
+	if !unset.MQTT.CleanSessionOrDefault() || unset.MQTT.KeepAliveSecondsOrDefault() != *create("typed-unset-2", v1.MessagingBenchmarkSpec{Protocol: v1.ProtocolMQTT}).MQTT.KeepAliveSeconds ||
+		unset.MQTTSN.MaxRetriesOrDefault() != v1.DefaultMQTTSNMaxRetries || !unset.HTTP.KeepAliveOrDefault() {
+		t.Errorf("accessors of an unset spec disagree with the CRD defaults")
+	}
+}

@@ -202,14 +202,14 @@ type MQTTSpec struct {
 	// expiry of zero).
 	// +kubebuilder:default=true
 	// +optional
-	CleanSession bool `json:"cleanSession"`
+	CleanSession *bool `json:"cleanSession,omitempty"`
 
 	// keepAliveSeconds is the MQTT keep-alive interval the clients announce; 0 disables it.
 	// +kubebuilder:default=60
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=65535
 	// +optional
-	KeepAliveSeconds int32 `json:"keepAliveSeconds"`
+	KeepAliveSeconds *int32 `json:"keepAliveSeconds,omitempty"`
 
 	// inflight is the most QoS 1/2 publishes a client keeps unacknowledged. With workload.rate 0
 	// (closed loop) it sets how hard each publisher pushes.
@@ -270,7 +270,7 @@ type MQTTSNSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
 	// +optional
-	MaxRetries int32 `json:"maxRetries"`
+	MaxRetries *int32 `json:"maxRetries,omitempty"`
 }
 
 // HTTPVersion is an HTTP protocol version.
@@ -294,7 +294,7 @@ type HTTPSpec struct {
 	// keepAlive reuses connections between requests; false opens a new connection per message.
 	// +kubebuilder:default=true
 	// +optional
-	KeepAlive bool `json:"keepAlive"`
+	KeepAlive *bool `json:"keepAlive,omitempty"`
 }
 
 // KafkaCompression is a Kafka producer compression codec.

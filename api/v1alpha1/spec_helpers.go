@@ -46,3 +46,37 @@ func (s *MessagingBenchmarkSpec) ClientTLSVersion() string {
 func (s *MessagingBenchmarkSpec) Impaired() bool {
 	return s.Network.Profile != "" && s.Network.Profile != ProfileNone
 }
+
+// The fields below are pointers because their CRD default is not Go's zero value while the zero
+// value is a setting of its own (false, 0). As plain values, a Go client's unset field would
+// reach the API server as an explicit false or 0 and silently replace the default — a typed
+// HTTP benchmark opened a new connection per message. Unset (nil) means the default, here too.
+
+// CleanSessionOrDefault is spec.mqtt.cleanSession; unset means true.
+func (m *MQTTSpec) CleanSessionOrDefault() bool { return m.CleanSession == nil || *m.CleanSession }
+
+// KeepAliveSecondsOrDefault is spec.mqtt.keepAliveSeconds; unset means 60.
+func (m *MQTTSpec) KeepAliveSecondsOrDefault() int32 {
+	if m.KeepAliveSeconds == nil {
+		return DefaultKeepAliveSeconds
+	}
+	return *m.KeepAliveSeconds
+}
+
+// MaxRetriesOrDefault is spec.mqttsn.maxRetries; unset means 5.
+func (m *MQTTSNSpec) MaxRetriesOrDefault() int32 {
+	if m.MaxRetries == nil {
+		return DefaultMQTTSNMaxRetries
+	}
+	return *m.MaxRetries
+}
+
+// KeepAliveOrDefault is spec.http.keepAlive; unset means true.
+func (h *HTTPSpec) KeepAliveOrDefault() bool { return h.KeepAlive == nil || *h.KeepAlive }
+
+// Defaults of the pointer fields, equal to their +kubebuilder:default markers
+// (TestPointerDefaultsMatchTheCRD checks them against the generated schema).
+const (
+	DefaultKeepAliveSeconds int32 = 60
+	DefaultMQTTSNMaxRetries int32 = 5
+)

@@ -98,7 +98,7 @@ type Gateway struct {
 // port number. spec.http.version "3" needs o.TLS: QUIC always encrypts.
 func Start(ctx context.Context, o gateway.Options, l Limits) (*Gateway, error) {
 	if o.Spec == nil {
-		o.Spec = &v1alpha1.MessagingBenchmarkSpec{QoS: 1, MQTT: v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, KeepAliveSeconds: 60, Inflight: 20}}
+		o.Spec = &v1alpha1.MessagingBenchmarkSpec{QoS: 1, MQTT: v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20}}
 	}
 	if o.Spec.HTTP.Version == v1alpha1.HTTP3 && o.TLS == nil {
 		return nil, errors.New("http gateway: spec.http.version 3 runs over QUIC, which always encrypts: give the gateway a server certificate (--tls-cert/--tls-key, or Options.TLS)")

@@ -97,14 +97,14 @@ func ConfigFromSpec(spec *v1alpha1.MessagingBenchmarkSpec) Config {
 	}
 	c.Mode = Mode(spec.MQTTSN.GatewayMode)
 	c.RetryInterval = spec.MQTTSN.RetryInterval.Duration
-	c.MaxRetries = int(spec.MQTTSN.MaxRetries)
+	c.MaxRetries = int(spec.MQTTSN.MaxRetriesOrDefault())
 	if c.MaxRetries == 0 {
 		c.MaxRetries = -1 // explicit zero: never retransmit
 	}
 	if spec.MQTT.Version == v1alpha1.MQTT5 {
 		c.MQTTVersion = mqtt.V5
 	}
-	c.KeepAlive = time.Duration(spec.MQTT.KeepAliveSeconds) * time.Second
+	c.KeepAlive = time.Duration(spec.MQTT.KeepAliveSecondsOrDefault()) * time.Second
 	n := min(int(spec.Workload.Topics), 0xFFFE)
 	c.Predefined = make(map[uint16]string, n)
 	for i := range n {

@@ -75,7 +75,7 @@ func Start(ctx context.Context, o gateway.Options) (gateway.Gateway, error) {
 func ServerConfig(o gateway.Options) *quic.Config {
 	idle := 90 * time.Second
 	if o.Spec != nil {
-		if ka := time.Duration(o.Spec.MQTT.KeepAliveSeconds) * time.Second * 2; ka > idle {
+		if ka := time.Duration(o.Spec.MQTT.KeepAliveSecondsOrDefault()) * time.Second * 2; ka > idle {
 			idle = ka
 		}
 	}

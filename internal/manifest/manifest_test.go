@@ -47,7 +47,7 @@ func TestDefaultsAndOverrides(t *testing.T) {
 		*s.Network.LossPercent != "2" || *s.Network.Up.DuplicatePercent != "0.5" {
 		t.Errorf("overrides not applied: %+v", s)
 	}
-	if s.MQTT.Inflight != 20 || s.Timeout.Duration != 15*time.Minute || s.Workload.TopicPrefix != "msgbench-" || !s.MQTT.CleanSession {
+	if s.MQTT.Inflight != 20 || s.Timeout.Duration != 15*time.Minute || s.Workload.TopicPrefix != "msgbench-" || !s.MQTT.CleanSessionOrDefault() {
 		t.Errorf("defaults not applied: %+v", s)
 	}
 }

@@ -38,6 +38,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -186,8 +187,16 @@ func load(t *testing.T, s sample) *v1alpha1.MessagingBenchmark {
 		t.Fatal(err)
 	}
 	mb.Namespace = ns
+	doc["metadata"].(map[string]any)["namespace"] = ns
+	asWritten.Store(mb.Name, doc)
 	return &mb
 }
+
+// asWritten holds each loaded sample's manifest as a map, by name: runToEnd sends that, not the
+// typed object, so the API server applies its defaults to the fields the sample leaves out,
+// exactly as for `kubectl apply`. (Marshalled from the Go struct, an unset field would arrive
+// as an explicit zero: http.keepAlive false, mqtt.cleanSession false, keep-alive 0 …)
+var asWritten sync.Map
 
 func env(k, def string) string {
 	if v := cfg[k]; v != "" {
@@ -201,7 +210,11 @@ func env(k, def string) string {
 func runToEnd(t *testing.T, mb *v1alpha1.MessagingBenchmark, timeout time.Duration, hook func(v1alpha1.Phase)) (*v1alpha1.MessagingBenchmark, []v1alpha1.Phase) {
 	t.Helper()
 	ctx := context.Background()
-	if err := c.Create(ctx, mb); err != nil {
+	doc, ok := asWritten.Load(mb.Name)
+	if !ok {
+		t.Fatalf("%s was not loaded from a sample", mb.Name)
+	}
+	if err := c.Create(ctx, &unstructured.Unstructured{Object: doc.(map[string]any)}); err != nil {
 		t.Fatalf("create %s: %v", mb.Name, err)
 	}
 	var phases []v1alpha1.Phase

@@ -26,8 +26,8 @@ func spec(version v1alpha1.HTTPVersion, tlsOn, keepAlive bool, qos int32) *v1alp
 	s := &v1alpha1.MessagingBenchmarkSpec{
 		Protocol: v1alpha1.ProtocolHTTP,
 		QoS:      qos,
-		HTTP:     v1alpha1.HTTPSpec{Version: version, KeepAlive: keepAlive},
-		MQTT:     v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, CleanSession: true, KeepAliveSeconds: 60, Inflight: 20},
+		HTTP:     v1alpha1.HTTPSpec{Version: version, KeepAlive: &keepAlive},
+		MQTT:     v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20},
 		Workers:  v1alpha1.WorkersSpec{Replicas: 1},
 		Workload: v1alpha1.WorkloadSpec{
 			Publishers: 2, Subscribers: 2, Topics: 2, TopicPrefix: "http/", PayloadBytes: 100, Rate: 300,

@@ -177,7 +177,7 @@ func (p *muxPublisher) sender() {
 // (the first message uses the one Connect opened).
 func (p *muxPublisher) conn() (clientConn, func(), error) {
 	p.ccMu.Lock()
-	if p.d.cfg.Spec.HTTP.KeepAlive && p.cc != nil && p.cc.Err() != nil {
+	if p.d.cfg.Spec.HTTP.KeepAliveOrDefault() && p.cc != nil && p.cc.Err() != nil {
 		// The gateway closed the connection (idle timeout, GOAWAY): open the next one, as a
 		// browser or device would. Requests in flight on the old one have failed already.
 		p.retire()
@@ -191,11 +191,11 @@ func (p *muxPublisher) conn() (clientConn, func(), error) {
 		p.cc, p.retire = cc, p.t.add(counters)
 	}
 	cc, retire := p.cc, p.retire
-	if !p.d.cfg.Spec.HTTP.KeepAlive {
+	if !p.d.cfg.Spec.HTTP.KeepAliveOrDefault() {
 		p.cc, p.retire = nil, nil
 	}
 	p.ccMu.Unlock()
-	if p.d.cfg.Spec.HTTP.KeepAlive {
+	if p.d.cfg.Spec.HTTP.KeepAliveOrDefault() {
 		if cc == nil {
 			return nil, nil, errClosed
 		}

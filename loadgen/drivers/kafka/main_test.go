@@ -67,7 +67,7 @@ func kafkaSpec(prefix string) *v1alpha1.MessagingBenchmarkSpec {
 	return &v1alpha1.MessagingBenchmarkSpec{
 		Protocol: v1alpha1.ProtocolKafka,
 		QoS:      1,
-		MQTT:     v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, CleanSession: true, KeepAliveSeconds: 60, Inflight: 20},
+		MQTT:     v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20},
 		Kafka:    v1alpha1.KafkaSpec{Partitions: 1, Replicas: 1, BatchBytes: 16384, Compression: "none"},
 		Broker:   v1alpha1.BrokerSpec{Type: v1alpha1.BrokerKafka},
 		Workers:  v1alpha1.WorkersSpec{Replicas: 1},

@@ -85,14 +85,14 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 		Connect: mqtt.ConnectOptions{
 			Version:      d.version,
 			ClientID:     c.ID,
-			CleanSession: spec.MQTT.CleanSession,
-			KeepAlive:    uint16(spec.MQTT.KeepAliveSeconds),
+			CleanSession: spec.MQTT.CleanSessionOrDefault(),
+			KeepAlive:    uint16(spec.MQTT.KeepAliveSecondsOrDefault()),
 		},
 		Inflight:      int(spec.MQTT.Inflight),
 		MaxPacketSize: int(spec.Workload.PayloadBytes) + len(c.Topic) + 1024,
 		Now:           d.cfg.Now,
 	}
-	if !spec.MQTT.CleanSession && d.version == mqtt.V5 {
+	if !spec.MQTT.CleanSessionOrDefault() && d.version == mqtt.V5 {
 		o.Connect.SessionExpiry = 3600
 	}
 	if c.Role == drivers.Publisher {

@@ -69,7 +69,7 @@ func TLSConfig(base *tls.Config, address string, zeroRTT bool) *tls.Config {
 // so an idle but healthy session is never cut by QUIC.
 func QUICConfig(spec *v1alpha1.MessagingBenchmarkSpec) *quic.Config {
 	idle := 90 * time.Second
-	if ka := time.Duration(spec.MQTT.KeepAliveSeconds) * time.Second * 2; ka > idle {
+	if ka := time.Duration(spec.MQTT.KeepAliveSecondsOrDefault()) * time.Second * 2; ka > idle {
 		idle = ka
 	}
 	return &quic.Config{MaxIdleTimeout: idle, HandshakeIdleTimeout: 30 * time.Second}

@@ -21,7 +21,7 @@ func spec(qos int32) *v1alpha1.MessagingBenchmarkSpec {
 	return &v1alpha1.MessagingBenchmarkSpec{
 		Protocol: v1alpha1.ProtocolMQTTQUIC,
 		QoS:      qos,
-		MQTT:     v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, CleanSession: true, KeepAliveSeconds: 60, Inflight: 20},
+		MQTT:     v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20},
 		Workers:  v1alpha1.WorkersSpec{Replicas: 1},
 		Workload: v1alpha1.WorkloadSpec{
 			Publishers: 2, Subscribers: 2, Topics: 2, TopicPrefix: "mq-", PayloadBytes: 256, Rate: 400,

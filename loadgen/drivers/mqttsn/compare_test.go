@@ -2,6 +2,7 @@ package mqttsn_test
 
 import (
 	"fmt"
+	"k8s.io/utils/ptr"
 	"net"
 	"os"
 	"os/exec"
@@ -95,7 +96,7 @@ func compareSpec(protocol string, qos, n, inflight int32, secs int) *v1alpha1.Me
 	s.Protocol = v1alpha1.Protocol(protocol)
 	s.MQTT.Inflight = inflight
 	s.MQTTSN.RetryInterval.Duration = time.Second
-	s.MQTTSN.MaxRetries = 5
+	s.MQTTSN.MaxRetries = ptr.To[int32](5)
 	s.Workload.Publishers, s.Workload.Subscribers, s.Workload.Topics = n, n, n
 	s.Workload.PayloadBytes, s.Workload.Rate = 255, 0
 	s.Workload.Duration.Duration = time.Duration(secs) * time.Second

@@ -47,8 +47,8 @@ type driver struct {
 // New returns the MQTT-SN driver for a run.
 func New(cfg drivers.Config) (drivers.Driver, error) {
 	spec := cfg.Spec
-	d := &driver{cfg: cfg, qos: int8(spec.QoS), retry: spec.MQTTSN.RetryInterval.Duration, maxRetries: int(spec.MQTTSN.MaxRetries),
-		keepAlive: uint16(spec.MQTT.KeepAliveSeconds), clean: spec.MQTT.CleanSession, dial: cfg.Dialer()}
+	d := &driver{cfg: cfg, qos: int8(spec.QoS), retry: spec.MQTTSN.RetryInterval.Duration, maxRetries: int(spec.MQTTSN.MaxRetriesOrDefault()),
+		keepAlive: uint16(spec.MQTT.KeepAliveSecondsOrDefault()), clean: spec.MQTT.CleanSessionOrDefault(), dial: cfg.Dialer()}
 	if d.qos < -1 || d.qos > 2 {
 		return nil, fmt.Errorf("spec.qos: %d is not an MQTT-SN QoS (-1..2)", spec.QoS)
 	}

@@ -3,6 +3,7 @@ package mqttsn_test
 import (
 	"context"
 	"fmt"
+	"k8s.io/utils/ptr"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -26,9 +27,9 @@ func spec(qos int32, idType v1alpha1.MQTTSNTopicIDType, mode v1alpha1.MQTTSNGate
 	return &v1alpha1.MessagingBenchmarkSpec{
 		Protocol: v1alpha1.ProtocolMQTTSN,
 		QoS:      qos,
-		MQTT:     v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, CleanSession: true, KeepAliveSeconds: 60, Inflight: 20},
+		MQTT:     v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20},
 		MQTTSN: v1alpha1.MQTTSNSpec{TopicIDType: idType, GatewayMode: mode,
-			RetryInterval: metav1.Duration{Duration: 100 * time.Millisecond}, MaxRetries: 10},
+			RetryInterval: metav1.Duration{Duration: 100 * time.Millisecond}, MaxRetries: ptr.To[int32](10)},
 		Broker:  v1alpha1.BrokerSpec{Type: v1alpha1.BrokerMosquitto},
 		Workers: v1alpha1.WorkersSpec{Replicas: 1},
 		Workload: v1alpha1.WorkloadSpec{
@@ -219,7 +220,7 @@ func TestLossyLink(t *testing.T) {
 		t.Run(fmt.Sprintf("qos%d", qos), func(t *testing.T) {
 			s := spec(qos, v1alpha1.TopicIDNormal, v1alpha1.GatewayTransparent)
 			s.MQTTSN.RetryInterval.Duration = 30 * time.Millisecond
-			s.MQTTSN.MaxRetries = 30
+			s.MQTTSN.MaxRetries = ptr.To[int32](30)
 			s.Workload.Rate = 300
 			s.Workload.Duration.Duration = 1500 * time.Millisecond
 			g := startGateway(t, b.Addr, "127.0.0.1:0", s)

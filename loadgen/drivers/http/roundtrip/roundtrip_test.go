@@ -58,7 +58,7 @@ func startServers(t *testing.T) *servers {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := &v1alpha1.MessagingBenchmarkSpec{QoS: 1, MQTT: v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20, KeepAliveSeconds: 60}}
+	spec := &v1alpha1.MessagingBenchmarkSpec{QoS: 1, MQTT: v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20}}
 	o := gateway.Options{Listen: "127.0.0.1:0", Broker: s.broker.Addr, Spec: spec}
 	if s.httpPlain, err = gwhttp.Start(ctx, o, gwhttp.Limits{}); err != nil {
 		t.Fatal(err)
@@ -96,8 +96,8 @@ type setup struct {
 func baseSpec(p v1alpha1.Protocol) *v1alpha1.MessagingBenchmarkSpec {
 	return &v1alpha1.MessagingBenchmarkSpec{
 		Protocol: p, QoS: 1,
-		MQTT:     v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, CleanSession: true, KeepAliveSeconds: 60, Inflight: 1},
-		HTTP:     v1alpha1.HTTPSpec{Version: v1alpha1.HTTP11, KeepAlive: true},
+		MQTT:     v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 1},
+		HTTP:     v1alpha1.HTTPSpec{Version: v1alpha1.HTTP11},
 		Workload: v1alpha1.WorkloadSpec{PayloadBytes: 16},
 	}
 }
@@ -112,7 +112,7 @@ func (s *servers) setup(t *testing.T, name string) setup {
 	}
 	httpSpec := func(v v1alpha1.HTTPVersion, keep bool) *v1alpha1.MessagingBenchmarkSpec {
 		sp := baseSpec(v1alpha1.ProtocolHTTP)
-		sp.HTTP = v1alpha1.HTTPSpec{Version: v, KeepAlive: keep}
+		sp.HTTP = v1alpha1.HTTPSpec{Version: v, KeepAlive: &keep}
 		return sp
 	}
 	switch name {

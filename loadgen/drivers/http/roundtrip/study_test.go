@@ -202,8 +202,8 @@ func runStudy(t *testing.T, dir, protocol string, size int32, up, down time.Dura
 	defer func() { _ = b.Stop() }()
 	spec := v1alpha1.MessagingBenchmarkSpec{
 		Protocol: v1alpha1.ProtocolMQTT, QoS: 1,
-		MQTT:    v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, CleanSession: true, KeepAliveSeconds: 60, Inflight: 20},
-		HTTP:    v1alpha1.HTTPSpec{Version: v1alpha1.HTTP3, KeepAlive: true},
+		MQTT:    v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20},
+		HTTP:    v1alpha1.HTTPSpec{Version: v1alpha1.HTTP3},
 		Workers: v1alpha1.WorkersSpec{Replicas: 1},
 		Workload: v1alpha1.WorkloadSpec{Publishers: 5, Subscribers: 5, Topics: 5, TopicPrefix: "nbiot-", PayloadBytes: size,
 			Messages: 100, ConnectRate: 1, Duration: metav1.Duration{Duration: time.Minute},
