@@ -13,6 +13,7 @@ import (
 
 	"github.com/msgbench/msgbench/internal/wire"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/loadgen/drivers/mqttquic/quicconn"
 )
 
 // muxPublisher publishes over HTTP/2 or HTTP/3, which multiplex requests on one connection: up
@@ -231,7 +232,7 @@ func (p *muxPublisher) send(payload []byte, sentAt int64, written func()) error 
 	}).WithContext(p.ctx)
 	resp, err := cc.RoundTrip(req)
 	if err != nil {
-		return p.fail(fmt.Errorf("POST %s: %w", p.url.Path, err))
+		return p.fail(fmt.Errorf("POST %s: %w", p.url.Path, quicconn.ExplainRefused(err)))
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()

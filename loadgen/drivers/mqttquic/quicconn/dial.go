@@ -3,6 +3,7 @@ package quicconn
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 
@@ -44,9 +45,22 @@ func Dial(ctx context.Context, dial drivers.DialFunc, address string, tlsConf *t
 	if err != nil {
 		_ = tr.Close()
 		_ = udp.Close()
-		return nil, fmt.Errorf("QUIC handshake with %s: %w", address, err)
+		return nil, fmt.Errorf("QUIC handshake with %s: %w", address, ExplainRefused(err))
 	}
 	return &Conn{Conn: qc, tr: tr, pc: pc}, nil
+}
+
+// ExplainRefused adds what a QUIC CONNECTION_REFUSED from the server usually means to err. A
+// quic-go server refuses a connection whose handshake completed while 32 others wait to be
+// accepted, or while it shuts down: at a benchmark's rates, the first means the server takes
+// new connections faster than its CPU lets it serve them (for example a new connection per
+// message, http.keepAlive false, on a busy node).
+func ExplainRefused(err error) error {
+	var te *quic.TransportError
+	if errors.As(err, &te) && te.Remote && te.ErrorCode == quic.ConnectionRefused {
+		return fmt.Errorf("%w (the QUIC server refused the connection: its queue of handshaken connections waiting to be accepted was full, or it was shutting down)", err)
+	}
+	return err
 }
 
 // Counters returns the UDP bytes and datagrams of the connection so far.
