@@ -74,6 +74,9 @@ type Conn struct {
 	// lowWater wakes a publisher that waits for half the window to free (see Publish).
 	lowWater    chan struct{}
 	waitingHalf atomic.Bool
+	// readerIdle is set while the reader has handled every packet that arrived and waits on
+	// the socket: no acknowledgement is coming until the broker sends more.
+	readerIdle atomic.Bool
 	smu         sync.Mutex
 	slots       []slot
 	mask        uint16
@@ -311,20 +314,36 @@ func (c *Conn) writePublishLocked(topic string, payload []byte, qos byte, id uin
 	return err
 }
 
-// waitHalfWindow blocks until at most half the window is in flight (or the connection ends).
+// waitHalfWindow blocks until at most half the window is in flight, so that the next write
+// carries many PUBLISHes, or until the connection ends. If no acknowledgement has come for
+// ackStallGuard while the reader waits on the socket with a slot free, it returns early: a broker
+// without TCP_NODELAY (Mosquitto's default) sends one PUBACK and holds the next ones until our
+// ACK of it (Nagle), and our kernel delays that ACK up to 40 ms while we send nothing. Measured
+// against such a Mosquitto, a QoS 1 closed loop got 7,294 msg/s at inflight 20 (38,644 at
+// inflight 1); writing the next PUBLISH carries the ACK.
 func (c *Conn) waitHalfWindow() {
-	half := int32(cap(c.window) / 2)
+	half, full := int32(cap(c.window)/2), int32(cap(c.window))
 	c.waitingHalf.Store(true)
+	defer c.waitingHalf.Store(false)
+	stall := time.NewTimer(ackStallGuard) // one per batch, not per message
+	defer stall.Stop()
 	for c.inflight.Load() > half {
 		select {
 		case <-c.lowWater:
+		case <-stall.C:
+			if c.inflight.Load() < full && c.readerIdle.Load() {
+				return
+			}
+			stall.Reset(ackStallGuard)
 		case <-c.done:
-			c.waitingHalf.Store(false)
 			return
 		}
 	}
-	c.waitingHalf.Store(false)
 }
+
+// ackStallGuard is how long waitHalfWindow waits without an acknowledgement before it suspects a
+// Nagle stall: far above a loopback or LAN round trip's share of a batch, far below 40 ms.
+const ackStallGuard = 200 * time.Microsecond
 
 // allocLocked finds a free packet id whose slot is free. The window guarantees one exists within
 // len(slots) steps. Caller holds smu.
@@ -584,7 +603,14 @@ func (c *Conn) readLoop() {
 	for err == nil {
 		var h Header
 		var body []byte
+		idle := !c.packetBuffered() // the next read may block on the socket
+		if idle {
+			c.readerIdle.Store(true)
+		}
 		h, body, err = c.readPacket()
+		if idle {
+			c.readerIdle.Store(false)
+		}
 		if err != nil {
 			break
 		}

@@ -24,7 +24,9 @@ import (
 //
 //	MSGBENCH_COMPARE=1 go test -run TestCompareWithDirectMQTT -v -timeout 20m ./loadgen/drivers/mqttsn/
 //
-// MSGBENCH_COMPARE_SECONDS sets each run's measured duration (default 3). With
+// MSGBENCH_COMPARE_SECONDS sets each run's measured duration (default 3);
+// MSGBENCH_COMPARE_MODE=aggregating runs msgbench's gateway in aggregating mode (shared broker
+// connections) instead of transparent mode. With
 // PAHO_MQTTSN_GATEWAY set to an Eclipse Paho MQTT-SNGateway binary (built by you from its public
 // source, eclipse/paho.mqtt-sn.embedded-c, `MQTTSNGateway/build.sh udp`), each cell also runs
 // through that gateway, on the same broker.
@@ -54,6 +56,9 @@ func TestCompareWithDirectMQTT(t *testing.T) {
 				direct1 = compareRun(t, b.Addr, "mqtt", qos, n, 1, secs)
 			}
 			s := compareSpec("mqtt-sn", qos, n, 20, secs)
+			if os.Getenv("MSGBENCH_COMPARE_MODE") == "aggregating" {
+				s.MQTTSN.GatewayMode = v1alpha1.GatewayAggregating
+			}
 			if qos == 0 {
 				// UDP has no flow control: a closed-loop QoS 0 publisher floods the gateway and
 				// measures how much the receivers drop. Offer 80 % of what direct MQTT received
