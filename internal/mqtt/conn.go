@@ -77,12 +77,12 @@ type Conn struct {
 	// readerIdle is set while the reader has handled every packet that arrived and waits on
 	// the socket: no acknowledgement is coming until the broker sends more.
 	readerIdle atomic.Bool
-	smu         sync.Mutex
-	slots       []slot
-	mask        uint16
-	nextID      uint16
-	inflight    atomic.Int32
-	waiters     map[uint16]chan Ack // SUBACK/UNSUBACK waiters, under smu
+	smu        sync.Mutex
+	slots      []slot
+	mask       uint16
+	nextID     uint16
+	inflight   atomic.Int32
+	waiters    map[uint16]chan Ack // SUBACK/UNSUBACK waiters, under smu
 
 	// Incoming QoS 2 packet ids between PUBLISH and PUBREL (allocated on first use).
 	qos2In []uint64
