@@ -2,7 +2,6 @@ package mqttsn_test
 
 import (
 	"fmt"
-	"k8s.io/utils/ptr"
 	"net"
 	"os"
 	"os/exec"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/utils/ptr"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	_ "github.com/msgbench/msgbench/loadgen/drivers/mqtt"

@@ -3,7 +3,6 @@ package mqttsn_test
 import (
 	"context"
 	"fmt"
-	"k8s.io/utils/ptr"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/mosquitto"

@@ -75,7 +75,7 @@ func TestRefusedConnectionsAreExplained(t *testing.T) {
 	if refused == 0 {
 		t.Fatalf("%d connections to a server that accepts none, none refused; quic-go's accept queue is 32", len(conns))
 	}
-	if other := ExplainRefused(context.Canceled); other != context.Canceled {
+	if other := ExplainRefused(context.Canceled); other.Error() != context.Canceled.Error() {
 		t.Errorf("ExplainRefused changed an unrelated error: %v", other)
 	}
 }
