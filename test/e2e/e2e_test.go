@@ -306,9 +306,8 @@ var (
 )
 
 // parallel runs the test beside others, E2E_PARALLEL at a time. A closed-loop benchmark
-// (rate 0) saturates the node's two cores by design, so it takes every slot and runs alone: run
-// beside it, an HTTP/3 benchmark's p99 reached 5 s and once its publishers' new QUIC connections
-// were refused.
+// (rate 0) saturates the node's two cores by design, so it takes every slot and runs alone:
+// beside it, the fixed-rate samples' latencies would measure the node's overload.
 func parallel(t *testing.T, mb *v1alpha1.MessagingBenchmark) {
 	t.Helper()
 	t.Parallel()
