@@ -169,6 +169,10 @@ type publisher struct {
 	windowBytes int64
 	startBytes  int64 // the socket's bytes written before the first measured message
 	measuring   bool
+	// windowDone is set when every measured message was acknowledged and windowBytes recounted:
+	// only then do its bytes and messages count towards publishBytesPerMessage.
+	windowDone bool
+	stuck      atomic.Bool // closeIfStuck closed the session
 	lastSend    int64
 }
 
@@ -184,6 +188,9 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 	}
 	p.sess = sess
 	p.measureFrom.Store(1 << 62)
+	publishing := make(chan struct{})
+	defer close(publishing)
+	go p.closeIfStuck(ctx, publishing)
 
 	payload := make([]byte, r.spec.Workload.PayloadBytes)
 	fillPayload(payload, p.plan.Index)
@@ -234,6 +241,9 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 		actual := r.now()
 		p.lastSend = actual
 		if err != nil {
+			if p.stuck.Load() {
+				err = fmt.Errorf("its inflight window was still full %s after the run's end, the broker acknowledging nothing: %w", r.ackWait().Round(time.Second), err)
+			}
 			return p.failed(err)
 		}
 		if measured {
@@ -254,6 +264,37 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 		p.windowBytes = sess.Counters().BytesSent - p.startBytes
 	}
 	return nil
+}
+
+// closeIfStuck closes the publisher's session if it is still publishing when ctx ends or when
+// the run has been over for longer than the acknowledgement wait: a Publish blocked on a full
+// inflight window returns only when the broker acknowledges or the session closes, so a broker
+// that stopped answering would otherwise hold the run (and a worker pod) forever. It returns
+// when publishing ends.
+func (p *publisher) closeIfStuck(ctx context.Context, publishing <-chan struct{}) {
+	r := p.r
+	for {
+		var expired <-chan time.Time
+		if r.end > 0 {
+			left := time.Duration(r.end-r.now()) + r.ackWait() // re-read: the wait grows with slow acks
+			if left <= 0 {
+				p.stuck.Store(true)
+				_ = p.sess.Close()
+				return
+			}
+			t := time.NewTimer(left)
+			defer t.Stop()
+			expired = t.C
+		}
+		select {
+		case <-publishing:
+			return
+		case <-ctx.Done():
+			_ = p.sess.Close()
+			return
+		case <-expired:
+		}
+	}
 }
 
 // failed counts a publish error; the run goes on without this publisher, and its message says so.

@@ -325,15 +325,18 @@ func (r *run) usageNow() usagePair {
 	return u
 }
 
+// ackWait is how long acknowledgements still due may take: Options.AckWait (60 s), plus twice
+// the slowest one seen, since on a slow link (NB-IoT's 30 kbit/s downlink carrying 10 KB
+// deliveries) one takes longer than a minute. spec.timeout (ctx) still bounds the run.
+func (r *run) ackWait() time.Duration {
+	return cmp.Or(r.o.AckWait, 60*time.Second) + 2*time.Duration(r.rec.maxAck())*time.Microsecond
+}
+
 // drain waits for outstanding acknowledgements, then for deliveries until every expected
 // message has arrived or none has arrived for a while.
 func (r *run) drain(ctx context.Context) []error {
 	var errs []error
-	// Acknowledgements still due get 60 s, plus twice the slowest one seen: on a slow link
-	// (NB-IoT's 30 kbit/s downlink carrying 10 KB deliveries) one takes longer than a minute.
-	// spec.timeout (ctx) still bounds the run.
-	ackWait := cmp.Or(r.o.AckWait, 60*time.Second) + 2*time.Duration(r.rec.maxAck())*time.Microsecond
-	ackCtx, cancel := context.WithTimeout(ctx, ackWait)
+	ackCtx, cancel := context.WithTimeout(ctx, r.ackWait())
 	for _, p := range r.pubs {
 		if p.sess == nil {
 			continue
@@ -342,6 +345,7 @@ func (r *run) drain(ctx context.Context) []error {
 			errs = append(errs, fmt.Errorf("publisher %d: %w", p.plan.Index, err))
 		} else if p.measuring {
 			p.windowBytes = p.sess.Counters().BytesSent - p.startBytes
+			p.windowDone = true
 		}
 	}
 	cancel()
@@ -448,8 +452,10 @@ func (r *run) result(startWall time.Time, skew time.Duration, atWindow chan usag
 		sum.Add(p.sess.Counters())
 		res.Wire.Connections++
 		res.Wire.ConnectBytesTotal += p.sess.ConnectBytes()
-		res.Wire.PublishBytesTotal += p.windowBytes
-		res.Wire.PublishMessageCount += p.measured.Load()
+		if p.windowDone { // a publisher whose acknowledgements never all came has no complete figure
+			res.Wire.PublishBytesTotal += p.windowBytes
+			res.Wire.PublishMessageCount += p.measured.Load()
+		}
 		if err := p.sess.Err(); err != nil {
 			dropped = append(dropped, fmt.Errorf("publisher %d: %w", p.plan.Index, err))
 		}

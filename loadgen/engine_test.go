@@ -2,6 +2,7 @@ package loadgen_test
 
 import (
 	"context"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -291,5 +292,68 @@ func TestAckWaitGrowsWithSlowAcks(t *testing.T) {
 	}
 	if *res.Lost != 0 {
 		t.Errorf("lost %d at QoS 1", *res.Lost)
+	}
+}
+
+// TestUnfinishedWindowHasNoUplinkFigure: when a publisher's measured messages are never all
+// acknowledged (the broker stops as the window ends and the drain gives up), the run has no
+// complete count of their uplink bytes, so publishBytesPerMessage is absent rather than a
+// partial number (HTTP/2 and HTTP/3 write after Publish returns: it used to read 0).
+func TestUnfinishedWindowHasNoUplinkFigure(t *testing.T) {
+	b := startMosquitto(t, "")
+	spec := baseSpec()
+	spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 1, 1, 1
+	spec.MQTT.Inflight = 200 // the window never fills: publishing ends on time, the drain gives up
+	spec.Workload.Rate = 200
+	spec.Workload.Warmup.Duration = 0
+	spec.Workload.Duration.Duration = time.Second
+	t.Cleanup(func() { _ = syscall.Kill(b.PID(), syscall.SIGCONT) })
+	ready := func() {
+		go func() {
+			time.Sleep(700 * time.Millisecond)
+			_ = syscall.Kill(b.PID(), syscall.SIGSTOP)
+		}()
+	}
+	res := run(t, spec, loadgen.Options{Address: b.Addr, Ready: ready, AckWait: 300 * time.Millisecond})
+	_ = syscall.Kill(b.PID(), syscall.SIGCONT)
+	if res.Acked == res.Sent {
+		t.Fatalf("every publish acknowledged (%d) although the broker stopped", res.Acked)
+	}
+	if res.Wire.PublishBytesPerMessage != nil {
+		t.Errorf("publishBytesPerMessage %.1f from an unfinished window; want none", *res.Wire.PublishBytesPerMessage)
+	}
+}
+
+// TestStoppedBrokerEndsTheRun: a broker that stops answering mid-run leaves a publisher blocked
+// on its full inflight window; the run must still end, ackWait after its end, and say why
+// (it used to wait for ever: Publish returned only on an acknowledgement).
+func TestStoppedBrokerEndsTheRun(t *testing.T) {
+	b := startMosquitto(t, "")
+	spec := baseSpec()
+	spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 1, 1, 1
+	spec.Workload.Rate = 200 // inflight 20 fills in 0.1 s once the broker stops
+	spec.Workload.Warmup.Duration = 0
+	spec.Workload.Duration.Duration = time.Second
+	t.Cleanup(func() { _ = syscall.Kill(b.PID(), syscall.SIGCONT) })
+	ready := func() {
+		go func() {
+			time.Sleep(300 * time.Millisecond)
+			_ = syscall.Kill(b.PID(), syscall.SIGSTOP)
+		}()
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := loadgen.Run(ctx, loadgen.Options{Name: "test", Spec: spec, Address: b.Addr, Ready: ready, AckWait: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	_ = syscall.Kill(b.PID(), syscall.SIGCONT)
+	if took > 20*time.Second {
+		t.Errorf("the run took %s with the broker stopped", took)
+	}
+	if res.Phase == "Succeeded" || !strings.Contains(res.Message, "inflight window was still full") {
+		t.Errorf("phase %s, message %q; want a failure naming the full window", res.Phase, res.Message)
 	}
 }

@@ -484,6 +484,8 @@ func (c *Conn) WaitInflight(ctx context.Context) error {
 // Disconnect sends DISCONNECT and closes the connection.
 func (c *Conn) Disconnect() error {
 	c.closing.Store(true)
+	// A broker that stopped reading (its socket full) must not hold Disconnect forever.
+	_ = c.nc.SetWriteDeadline(time.Now().Add(disconnectTimeout))
 	c.wmu.Lock()
 	_, err := c.bw.Write(disconnectPacket)
 	if err == nil {
@@ -493,6 +495,9 @@ func (c *Conn) Disconnect() error {
 	c.finish(nil)
 	return err
 }
+
+// disconnectTimeout bounds the DISCONNECT write.
+const disconnectTimeout = 2 * time.Second
 
 // Close closes the connection without DISCONNECT (an ungraceful loss: the broker publishes
 // the will, if any).
