@@ -173,7 +173,7 @@ type publisher struct {
 	// only then do its bytes and messages count towards publishBytesPerMessage.
 	windowDone bool
 	stuck      atomic.Bool // closeIfStuck closed the session
-	lastSend    int64
+	lastSend   int64
 }
 
 // run connects the publisher and publishes until its quota is sent or the duration ends.

@@ -295,6 +295,18 @@ func TestAckWaitGrowsWithSlowAcks(t *testing.T) {
 	}
 }
 
+// stopBrokerAfter returns a Ready callback that SIGSTOPs the broker d after the clients are
+// ready; the test's end lets it go on.
+func stopBrokerAfter(t *testing.T, b *mosquitto.Process, d time.Duration) func() {
+	t.Cleanup(func() { _ = syscall.Kill(b.PID(), syscall.SIGCONT) })
+	return func() {
+		go func() {
+			time.Sleep(d)
+			_ = syscall.Kill(b.PID(), syscall.SIGSTOP)
+		}()
+	}
+}
+
 // TestUnfinishedWindowHasNoUplinkFigure: when a publisher's measured messages are never all
 // acknowledged (the broker stops as the window ends and the drain gives up), the run has no
 // complete count of their uplink bytes, so publishBytesPerMessage is absent rather than a
@@ -307,13 +319,7 @@ func TestUnfinishedWindowHasNoUplinkFigure(t *testing.T) {
 	spec.Workload.Rate = 200
 	spec.Workload.Warmup.Duration = 0
 	spec.Workload.Duration.Duration = time.Second
-	t.Cleanup(func() { _ = syscall.Kill(b.PID(), syscall.SIGCONT) })
-	ready := func() {
-		go func() {
-			time.Sleep(700 * time.Millisecond)
-			_ = syscall.Kill(b.PID(), syscall.SIGSTOP)
-		}()
-	}
+	ready := stopBrokerAfter(t, b, 700*time.Millisecond)
 	res := run(t, spec, loadgen.Options{Address: b.Addr, Ready: ready, AckWait: 300 * time.Millisecond})
 	_ = syscall.Kill(b.PID(), syscall.SIGCONT)
 	if res.Acked == res.Sent {
@@ -334,13 +340,7 @@ func TestStoppedBrokerEndsTheRun(t *testing.T) {
 	spec.Workload.Rate = 200 // inflight 20 fills in 0.1 s once the broker stops
 	spec.Workload.Warmup.Duration = 0
 	spec.Workload.Duration.Duration = time.Second
-	t.Cleanup(func() { _ = syscall.Kill(b.PID(), syscall.SIGCONT) })
-	ready := func() {
-		go func() {
-			time.Sleep(300 * time.Millisecond)
-			_ = syscall.Kill(b.PID(), syscall.SIGSTOP)
-		}()
-	}
+	ready := stopBrokerAfter(t, b, 300*time.Millisecond)
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
