@@ -173,7 +173,9 @@ type publisher struct {
 	// only then do its bytes and messages count towards publishBytesPerMessage.
 	windowDone bool
 	stuck      atomic.Bool // closeIfStuck closed the session
-	lastSend   int64
+	// blockedSince is the engine time the Publish in progress began, 0 between calls.
+	blockedSince atomic.Int64
+	lastSend     int64
 }
 
 // run connects the publisher and publishes until its quota is sent or the duration ends.
@@ -237,12 +239,14 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 		if len(payload) >= HeaderSize {
 			putHeader(payload, uint32(p.plan.Index), uint32(k), intended)
 		}
+		p.blockedSince.Store(r.now())
 		err := sess.Publish(payload, openLoop)
+		p.blockedSince.Store(0)
 		actual := r.now()
 		p.lastSend = actual
 		if err != nil {
 			if p.stuck.Load() {
-				err = fmt.Errorf("its inflight window was still full %s after the run's end, the broker acknowledging nothing: %w", r.ackWait().Round(time.Second), err)
+				err = fmt.Errorf("a publish was still waiting for a free inflight slot %s after the run's end, the broker acknowledging nothing: %w", r.ackWait().Round(time.Second), err)
 			}
 			return p.failed(err)
 		}
@@ -266,33 +270,44 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 	return nil
 }
 
-// closeIfStuck closes the publisher's session if it is still publishing when ctx ends or when
-// the run has been over for longer than the acknowledgement wait: a Publish blocked on a full
-// inflight window returns only when the broker acknowledges or the session closes, so a broker
-// that stopped answering would otherwise hold the run (and a worker pod) forever. It returns
-// when publishing ends.
+// closeIfStuck closes the publisher's session if, after the run's end, one Publish has been
+// blocked for longer than the acknowledgement wait, or if ctx ends while it publishes: a Publish
+// blocked on a full inflight window returns only when the broker acknowledges or the session
+// closes, so a broker that stopped answering would otherwise hold the run (and a worker pod)
+// forever. A publisher that is merely behind its open-loop schedule (a slow link) keeps getting
+// acknowledgements, so each of its Publish calls ends and it is left alone. It returns when
+// publishing ends.
 func (p *publisher) closeIfStuck(ctx context.Context, publishing <-chan struct{}) {
 	r := p.r
-	for {
-		var expired <-chan time.Time
-		if r.end > 0 {
-			left := time.Duration(r.end-r.now()) + r.ackWait() // re-read: the wait grows with slow acks
-			if left <= 0 {
-				p.stuck.Store(true)
-				_ = p.sess.Close()
-				return
-			}
-			t := time.NewTimer(left)
-			defer t.Stop()
-			expired = t.C
+	var tick <-chan time.Time
+	if r.end > 0 {
+		t := time.NewTimer(max(0, time.Duration(r.end-r.now())))
+		defer t.Stop()
+		tick = t.C
+	}
+	var ticker *time.Ticker
+	defer func() {
+		if ticker != nil {
+			ticker.Stop()
 		}
+	}()
+	for {
 		select {
 		case <-publishing:
 			return
 		case <-ctx.Done():
 			_ = p.sess.Close()
 			return
-		case <-expired:
+		case <-tick:
+			if ticker == nil { // the run's end: from now on look once a second
+				ticker = time.NewTicker(time.Second)
+				tick = ticker.C
+			}
+			if since := p.blockedSince.Load(); since != 0 && time.Duration(r.now()-max(since, r.end)) > r.ackWait() {
+				p.stuck.Store(true)
+				_ = p.sess.Close()
+				return
+			}
 		}
 	}
 }

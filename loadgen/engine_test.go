@@ -353,7 +353,7 @@ func TestStoppedBrokerEndsTheRun(t *testing.T) {
 	if took > 20*time.Second {
 		t.Errorf("the run took %s with the broker stopped", took)
 	}
-	if res.Phase == "Succeeded" || !strings.Contains(res.Message, "inflight window was still full") {
+	if res.Phase == "Succeeded" || !strings.Contains(res.Message, "waiting for a free inflight slot") {
 		t.Errorf("phase %s, message %q; want a failure naming the full window", res.Phase, res.Message)
 	}
 }
