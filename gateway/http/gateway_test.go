@@ -23,6 +23,7 @@ import (
 	gwhttp "github.com/msgbench/msgbench/gateway/http"
 	"github.com/msgbench/msgbench/gateway/http/stream"
 	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/internal/certs/certstest"
 )
 
 type env struct {
@@ -39,14 +40,7 @@ func start(t *testing.T, l gwhttp.Limits) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Stop() })
-	bundle, err := certs.New("gw", []string{"127.0.0.1"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := bundle.ServerTLS()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bundle, srv := certstest.Loopback(t)
 	spec := &v1alpha1.MessagingBenchmarkSpec{QoS: 1, MQTT: v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20}}
 	e := &env{broker: b}
 	if e.plain, err = gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, Spec: spec}, l); err != nil {

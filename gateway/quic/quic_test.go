@@ -17,6 +17,7 @@ import (
 	"github.com/msgbench/msgbench/gateway"
 	gwquic "github.com/msgbench/msgbench/gateway/quic"
 	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/internal/certs/certstest"
 	"github.com/msgbench/msgbench/internal/mqtt"
 )
 
@@ -27,14 +28,7 @@ func start(t *testing.T) (gateway.Gateway, *certs.Bundle) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Stop() })
-	bundle, err := certs.New("gw", []string{"127.0.0.1"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := bundle.ServerTLS()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bundle, srv := certstest.Loopback(t)
 	gw, err := gwquic.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, TLS: srv})
 	if err != nil {
 		t.Fatal(err)

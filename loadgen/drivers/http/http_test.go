@@ -16,6 +16,7 @@ import (
 	"github.com/msgbench/msgbench/gateway"
 	gwhttp "github.com/msgbench/msgbench/gateway/http"
 	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/internal/certs/certstest"
 	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/loadgen/drivers"
 	httpdrv "github.com/msgbench/msgbench/loadgen/drivers/http"
@@ -54,14 +55,7 @@ func startGateways(t testing.TB) *gateways {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Stop() })
-	bundle, err := certs.New("gw", []string{"127.0.0.1"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := bundle.ServerTLS()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bundle, srv := certstest.Loopback(t)
 	g := &gateways{}
 	gs := spec(v1alpha1.HTTP11, false, true, 1)
 	if g.plain, err = gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, Spec: gs}, gwhttp.Limits{}); err != nil {
@@ -286,11 +280,7 @@ func TestOneMessageWindowCountsItsBytes(t *testing.T) {
 // address and a client TLS configuration that trusts it.
 func tlsGateway(t *testing.T, broker string, limits gwhttp.Limits) (string, *tls.Config) {
 	t.Helper()
-	bundle, err := certs.New("gw", []string{"127.0.0.1"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, _ := bundle.ServerTLS()
+	bundle, srv := certstest.Loopback(t)
 	gw, err := gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: broker, TLS: srv}, limits)
 	if err != nil {
 		t.Fatal(err)

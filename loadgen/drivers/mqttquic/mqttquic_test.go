@@ -12,6 +12,7 @@ import (
 	"github.com/msgbench/msgbench/gateway"
 	_ "github.com/msgbench/msgbench/gateway/quic"
 	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/internal/certs/certstest"
 	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/loadgen/drivers"
 	"github.com/msgbench/msgbench/loadgen/drivers/mqttquic"
@@ -40,14 +41,7 @@ func setup(t *testing.T) (string, *certs.Bundle) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Stop() })
-	bundle, err := certs.New("msgbench-gateway", []string{"127.0.0.1"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := bundle.ServerTLS()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bundle, srv := certstest.Loopback(t)
 	gw, err := gateway.Start(context.Background(), "quic", gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, TLS: srv, Spec: spec(1)})
 	if err != nil {
 		t.Fatal(err)

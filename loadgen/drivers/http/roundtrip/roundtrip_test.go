@@ -14,6 +14,7 @@ import (
 	gwhttp "github.com/msgbench/msgbench/gateway/http"
 	gwquic "github.com/msgbench/msgbench/gateway/quic"
 	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/internal/certs/certstest"
 	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/loadgen/drivers"
 	httpdrv "github.com/msgbench/msgbench/loadgen/drivers/http"
@@ -49,15 +50,8 @@ func startServers(t *testing.T) *servers {
 		p := *b.p
 		t.Cleanup(func() { _ = p.Stop() })
 	}
-	bundle, err := certs.New("gw", []string{"127.0.0.1"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bundle, srv := certstest.Loopback(t)
 	s.ca = bundle.CACert
-	srv, err := bundle.ServerTLS()
-	if err != nil {
-		t.Fatal(err)
-	}
 	spec := &v1alpha1.MessagingBenchmarkSpec{QoS: 1, MQTT: v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20}}
 	o := gateway.Options{Listen: "127.0.0.1:0", Broker: s.broker.Addr, Spec: spec}
 	if s.httpPlain, err = gwhttp.Start(ctx, o, gwhttp.Limits{}); err != nil {

@@ -10,20 +10,14 @@ import (
 	"github.com/quic-go/quic-go"
 
 	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/internal/certs/certstest"
 )
 
 // TestRefusedConnectionsAreExplained fills a real quic-go server's accept queue (nobody calls
 // Accept) and checks that the refusals that follow reach the caller with the explanation, as
 // they do when a gateway takes new connections faster than its CPU serves them.
 func TestRefusedConnectionsAreExplained(t *testing.T) {
-	b, err := certs.New("quicconn-test", []string{"127.0.0.1"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serverTLS, err := b.ServerTLS()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, serverTLS := certstest.Loopback(t)
 	serverTLS.NextProtos = []string{"test"}
 	ln, err := quic.ListenAddr("127.0.0.1:0", serverTLS, nil)
 	if err != nil {
