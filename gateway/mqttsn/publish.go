@@ -76,7 +76,12 @@ func (c *client) onPublish(p *sn.Publish) {
 		tok = c.token(p.MsgID)
 	}
 	c.mu.Unlock() // never hold a client's lock while writing to the broker
-	if err := bc.publish(tp.name, p.Data, qos, p.Flags.Retain(), tok, false); err != nil {
+	// A QoS 0 publish waits in the connection's buffer while more datagrams are queued (readLoop
+	// flushes): a client streaming QoS 0 then reaches the broker in few writes. A QoS 1/2 publish
+	// goes out at once: its client, allowed one in flight, waits for the acknowledgement, so
+	// holding it only adds latency (measured: half the QoS 1 rate with 16 clients).
+	batch := qos == 0
+	if err := bc.publish(tp.name, p.Data, qos, p.Flags.Retain(), tok, !batch); err != nil {
 		if e != nil {
 			c.mu.Lock()
 			if e.msgID == p.MsgID && e.state == inAwaitBroker {
@@ -87,7 +92,9 @@ func (c *client) onPublish(p *sn.Publish) {
 		g.st.drop(DropInflightExceeded)
 		return
 	}
-	g.markDirty(bc)
+	if batch {
+		g.markDirty(bc)
+	}
 	g.st.publishesIn.Add(1)
 }
 

@@ -158,3 +158,44 @@ func TestSubscribeEveryQoSAndTopicType(t *testing.T) {
 		}
 	}
 }
+
+// TestPublishesBatchWhileDatagramsWait holds the gateway's reader inside the first of 50 QoS 0
+// publishes (by holding the client's broker connection), so the other 49 queue on the UDP socket:
+// all 50 must then reach the broker in one write, in order, and a later lone publish at once.
+// Before, a read with an expired deadline "polled" the socket; Go fails such a read without
+// looking, so every publish was flushed on its own (50 writes).
+func TestPublishesBatchWhileDatagramsWait(t *testing.T) {
+	b := startBroker(t)
+	g := startGateway(t, b.Addr, "127.0.0.1:0", Config{Mode: Transparent})
+	sub := dialMQTT(t, b.Addr, "batch-sub")
+	sub.subscribe(t, "#", 0)
+	r := dialRaw(t, g.Addr())
+	r.connect("batch-pub", 60)
+	id, topic := topicRef(t, r, sn.TopicNormal, 3)
+	g.mu.RLock()
+	bc := g.byID["batch-pub"].bc
+	g.mu.RUnlock()
+	before := g.Stats()
+
+	bc.mu.Lock()
+	const n = 50
+	for i := range n {
+		r.send(&sn.Publish{Flags: sn.Flags(0).WithQoS(0), TopicID: id, Data: fmt.Appendf(nil, "m%02d", i)})
+	}
+	eventually(t, 2*time.Second, "reader holds the first publish", func() bool { return g.Stats().DatagramsIn > before.DatagramsIn })
+	bc.mu.Unlock()
+	for i := range n {
+		p := sub.next(t, 2*time.Second)
+		if want := fmt.Sprintf("m%02d", i); string(p.Topic) != topic || string(p.Payload) != want {
+			t.Fatalf("message %d: broker delivered %s %q, want %s %q", i, p.Topic, p.Payload, topic, want)
+		}
+	}
+	if st := g.Stats(); st.PublishesIn-before.PublishesIn != n || st.BrokerFlushes-before.BrokerFlushes != 1 {
+		t.Fatalf("%d publishes reached the broker in %d writes, want %d in 1", st.PublishesIn-before.PublishesIn, st.BrokerFlushes-before.BrokerFlushes, n)
+	}
+
+	r.send(&sn.Publish{Flags: sn.Flags(0).WithQoS(0), TopicID: id, Data: []byte("lone")})
+	if p := sub.next(t, time.Second); string(p.Payload) != "lone" {
+		t.Fatalf("broker delivered %q, want the lone publish", p.Payload)
+	}
+}

@@ -50,7 +50,7 @@ func (r DropReason) String() string {
 // counters are the gateway's live counters.
 type counters struct {
 	datagramsIn, datagramsOut, bytesIn, bytesOut atomic.Uint64
-	publishesIn, publishesOut                    atomic.Uint64
+	publishesIn, publishesOut, brokerFlushes     atomic.Uint64
 	connects, rejected, lost, disconnects        atomic.Uint64
 	retransmissions, duplicates, willsPublished  atomic.Uint64
 	rejectedTopic                                atomic.Uint64
@@ -65,6 +65,10 @@ type Stats struct {
 	// PublishesIn are PUBLISHes from clients forwarded to the broker (QoS -1 included);
 	// PublishesOut are PUBLISHes sent to clients (first transmissions only).
 	PublishesIn, PublishesOut uint64
+	// BrokerFlushes counts writes of client publishes buffered for a broker connection: the
+	// gateway holds them while more datagrams wait on its socket, so PublishesIn / BrokerFlushes
+	// is how many publishes reached the broker per write.
+	BrokerFlushes uint64
 	// Connects are accepted CONNECTs; Rejected were refused (client limit: "rejected:
 	// congestion", broker refused, unsupported); Lost clients missed their keep-alive or sleep
 	// deadline or stopped acknowledging; Disconnects left with DISCONNECT.
@@ -87,7 +91,7 @@ func (c *counters) snapshot() Stats {
 	s := Stats{
 		DatagramsIn: c.datagramsIn.Load(), DatagramsOut: c.datagramsOut.Load(),
 		BytesIn: c.bytesIn.Load(), BytesOut: c.bytesOut.Load(),
-		PublishesIn: c.publishesIn.Load(), PublishesOut: c.publishesOut.Load(),
+		PublishesIn: c.publishesIn.Load(), PublishesOut: c.publishesOut.Load(), BrokerFlushes: c.brokerFlushes.Load(),
 		Connects: c.connects.Load(), Rejected: c.rejected.Load(), Lost: c.lost.Load(), Disconnects: c.disconnects.Load(),
 		Retransmissions: c.retransmissions.Load(), Duplicates: c.duplicates.Load(),
 		WillsPublished: c.willsPublished.Load(), RejectedTopic: c.rejectedTopic.Load(),

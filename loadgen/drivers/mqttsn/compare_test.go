@@ -26,6 +26,7 @@ import (
 //	MSGBENCH_COMPARE=1 go test -run TestCompareWithDirectMQTT -v -timeout 20m ./loadgen/drivers/mqttsn/
 //
 // MSGBENCH_COMPARE_SECONDS sets each run's measured duration (default 3);
+// MSGBENCH_COMPARE_QOS and MSGBENCH_COMPARE_CLIENTS (comma-separated) pick the cells;
 // MSGBENCH_COMPARE_MODE=aggregating runs msgbench's gateway in aggregating mode (shared broker
 // connections) instead of transparent mode. With
 // PAHO_MQTTSN_GATEWAY set to an Eclipse Paho MQTT-SNGateway binary (built by you from its public
@@ -49,8 +50,8 @@ func TestCompareWithDirectMQTT(t *testing.T) {
 		rule += "---|---|"
 	}
 	table.WriteString(header + "\n" + rule + "\n")
-	for _, qos := range []int32{0, 1, 2} {
-		for _, n := range []int32{1, 4, 16} {
+	for _, qos := range envInts("MSGBENCH_COMPARE_QOS", 0, 1, 2) {
+		for _, n := range envInts("MSGBENCH_COMPARE_CLIENTS", 1, 4, 16) {
 			direct20 := compareRun(t, b.Addr, "mqtt", qos, n, 20, secs)
 			direct1 := direct20
 			if qos > 0 {
@@ -95,6 +96,23 @@ func TestCompareWithDirectMQTT(t *testing.T) {
 	if out := os.Getenv("MSGBENCH_COMPARE_OUT"); out != "" {
 		_ = os.WriteFile(out, []byte(table.String()), 0o644)
 	}
+}
+
+// envInts is the comma-separated numbers in environment variable name, or defaults.
+func envInts(name string, defaults ...int32) []int32 {
+	v := os.Getenv(name)
+	if v == "" {
+		return defaults
+	}
+	var out []int32
+	for _, f := range strings.Split(v, ",") {
+		var n int32
+		if _, err := fmt.Sscan(strings.TrimSpace(f), &n); err != nil {
+			panic(fmt.Sprintf("%s: %q is not a number", name, f))
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 func compareSpec(protocol string, qos, n, inflight int32, secs int) *v1alpha1.MessagingBenchmarkSpec {
