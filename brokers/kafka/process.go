@@ -276,11 +276,17 @@ func PEMKeystore(b *certs.Bundle) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// clusterID is a random KRaft cluster id (a UUID in URL-safe base64 without padding).
+// clusterID is a random KRaft cluster id (a UUID in URL-safe base64 without padding). One that
+// starts with '-' is drawn again, as Kafka's own Uuid.randomUuid does: kafka-storage would read
+// "--cluster-id -x…" as a missing value and another option (1 start in 64 failed so in CI).
 func clusterID() string {
 	var u [16]byte
-	_, _ = rand.Read(u[:])
-	return base64.RawURLEncoding.EncodeToString(u[:])
+	for {
+		_, _ = rand.Read(u[:])
+		if id := base64.RawURLEncoding.EncodeToString(u[:]); id[0] != '-' {
+			return id
+		}
+	}
 }
 
 // waitReady polls each listener with a metadata request until the broker lists itself.

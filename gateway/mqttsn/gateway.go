@@ -315,10 +315,11 @@ func (g *Gateway) send(to netip.AddrPort, b []byte) {
 // maxBatch bounds how many datagrams' publishes wait in a broker connection's buffer.
 const maxBatch = 64
 
-// readLoop reads datagrams until the socket closes. Publishes from clients wait in their broker
-// connections' buffers while more datagrams are already queued on the socket, and are flushed
-// (one write per broker connection) when none is, or after maxBatch datagrams: under load many
-// clients' publishes reach the broker in one segment, and one client's lone publish is never held.
+// readLoop reads datagrams until the socket closes. QoS 0 publishes from clients wait in their
+// broker connections' buffers while more datagrams are already queued on the socket, and are
+// flushed (one write per broker connection) when none is, or after maxBatch datagrams: a client
+// streaming QoS 0 (or, in aggregating mode, many clients) reaches the broker in few writes, and a
+// lone publish is never held.
 func (g *Gateway) readLoop() {
 	defer g.wg.Done()
 	batch := 0
@@ -330,7 +331,10 @@ func (g *Gateway) readLoop() {
 				return
 			}
 			// ICMP errors surface on unconnected sockets on some systems; they are not fatal.
+			// Flush first: the next read may block, and buffered publishes must not wait for it.
 			g.o.Log("mqtt-sn gateway: read: %v", err)
+			g.flushDirty()
+			batch = 0
 			continue
 		}
 		g.handle(from, g.rbuf[:n])
