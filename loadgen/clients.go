@@ -76,6 +76,9 @@ type subscriber struct {
 	sess     drivers.Session
 	trackers []tracker // one per publisher of the topic
 	dial     atomic.Int64
+	// arrived counts this run's messages delivered to this subscriber, warm-up ones included:
+	// the drain's sign of progress while a backlog from the warm-up is still coming through.
+	arrived atomic.Int64
 }
 
 func (s *subscriber) connect(ctx context.Context) error {
@@ -98,6 +101,7 @@ func (s *subscriber) Message(payload []byte) {
 	now := r.now()
 	window := r.window.Load()
 	if len(payload) < HeaderSize {
+		s.arrived.Add(1)
 		if now < window {
 			return
 		}
@@ -119,6 +123,7 @@ func (s *subscriber) Message(payload []byte) {
 		s.shard.mu.Unlock()
 		return
 	}
+	s.arrived.Add(1)
 	dup, ooo := s.trackers[k].observe(seq)
 	if seq == 0 && !dup {
 		if p := r.pubByIndex[int(pub)]; p != nil && p.firstDelivered.CompareAndSwap(false, true) {

@@ -2,6 +2,7 @@ package loadgen_test
 
 import (
 	"context"
+	"net"
 	"strings"
 	"syscall"
 	"testing"
@@ -222,6 +223,51 @@ func TestPausedBrokerShowsAsLatencyNotLowerRate(t *testing.T) {
 	if max := res.Latency.PublishDelay.MaxMicros; max < 350_000 {
 		t.Errorf("publish delay max %d µs: the blocked window is not in publish delay", max)
 	}
+}
+
+// TestWarmupBacklogIsWaitedFor: when the warm-up's messages take longer to come through than the
+// quiet period (a slow subscriber link here; a closed loop at QoS 0 with many publishers fills
+// every buffer the same way), the window's messages come after them. The drain must wait while any
+// message still arrives. It used to count only measured arrivals, stop after 2 s without one,
+// and report every measured message lost (64 publishers, closed loop: received 0 of 301,626).
+func TestWarmupBacklogIsWaitedFor(t *testing.T) {
+	b := startMosquitto(t, "")
+	spec := baseSpec()
+	spec.QoS = 0
+	spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 1, 1, 1
+	spec.Workload.PayloadBytes = 500
+	spec.Workload.Rate = 200
+	spec.Workload.Warmup.Duration = time.Second // 100 KB of warm-up messages …
+	spec.Workload.Duration.Duration = 250 * time.Millisecond
+	const readRate = 20_000 // … read at 20 KB/s: the window's messages start ~3.7 s after publishing ends
+	var d net.Dialer
+	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, address)
+		if err != nil {
+			return nil, err
+		}
+		return &slowReader{Conn: c, bytesPerSecond: readRate}, nil
+	}
+	res := run(t, spec, loadgen.Options{Address: b.Addr, Dial: dial})
+	if res.Sent != 50 || res.Received != res.Sent || *res.Lost != 0 {
+		t.Fatalf("sent %d, received %d, lost %d: want 50 sent, all received", res.Sent, res.Received, *res.Lost)
+	}
+	if p50 := res.Latency.EndToEnd.P50Micros; p50 < 3_000_000 {
+		t.Errorf("end-to-end p50 %d µs: the messages should have waited behind the warm-up's", p50)
+	}
+}
+
+// slowReader reads at most bytesPerSecond: a slow subscriber link.
+type slowReader struct {
+	net.Conn
+	bytesPerSecond float64
+}
+
+func (s *slowReader) Read(p []byte) (int, error) {
+	p = p[:min(len(p), 512)]
+	n, err := s.Conn.Read(p)
+	time.Sleep(time.Duration(float64(n) / s.bytesPerSecond * float64(time.Second)))
+	return n, err
 }
 
 // TestWorkersSplitAndMerge runs one benchmark as three workers against one broker and merges
