@@ -82,6 +82,10 @@ type Conn struct {
 	mask       uint16
 	nextID     uint16
 	inflight   atomic.Int32
+	// unfinished counts publishes whose OnComplete has not returned yet: inflight drops before
+	// OnComplete runs (a gateway's completion handler may publish again at once), so
+	// WaitInflight waits on this instead, or a caller counting completions could miss the last.
+	unfinished atomic.Int32
 	waiters    map[uint16]chan Ack // SUBACK/UNSUBACK waiters, under smu
 
 	// Incoming QoS 2 packet ids between PUBLISH and PUBREL (allocated on first use).
@@ -276,6 +280,7 @@ func (c *Conn) publish(topic string, payload []byte, qos byte, retain, flush boo
 		}
 		c.slots[id&c.mask].sentAt = stamp
 		c.smu.Unlock()
+		c.unfinished.Add(1)
 		c.inflight.Add(1)
 	}
 	err := c.writePublishLocked(topic, payload, qos, id, retain)
@@ -462,14 +467,15 @@ func (c *Conn) request(ctx context.Context, build func([]byte, uint16) []byte) (
 	}
 }
 
-// WaitInflight waits until every QoS 1/2 publish has completed, or ctx ends.
+// WaitInflight waits until every QoS 1/2 publish has completed and its OnComplete has returned,
+// or ctx ends.
 func (c *Conn) WaitInflight(ctx context.Context) error {
 	if err := c.Flush(); err != nil {
 		return err
 	}
 	t := time.NewTicker(time.Millisecond)
 	defer t.Stop()
-	for c.inflight.Load() > 0 {
+	for c.unfinished.Load() > 0 {
 		select {
 		case <-t.C:
 		case <-c.done:
@@ -740,4 +746,5 @@ func (c *Conn) outgoingAck(packetType byte, id uint16, reason byte) {
 	if c.opts.OnComplete != nil {
 		c.opts.OnComplete(id, sentAt, reason)
 	}
+	c.unfinished.Add(-1)
 }
