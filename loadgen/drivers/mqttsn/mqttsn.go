@@ -583,6 +583,8 @@ func (s *session) onAck(t sn.MsgType, body []byte) {
 	s.out.state = outNone
 	s.retry.Stop()
 	s.mu.Unlock()
-	<-s.window
+	// Record first, then free the slot: Drain waits for an empty window, and the run counts
+	// acknowledgements right after it.
 	s.h.Completed(sentAt, rc == sn.Accepted)
+	<-s.window
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/msgbench/msgbench/gateway"
 	gw "github.com/msgbench/msgbench/gateway/mqttsn"
 	"github.com/msgbench/msgbench/loadgen"
+	"github.com/msgbench/msgbench/loadgen/drivers"
 	_ "github.com/msgbench/msgbench/loadgen/drivers/mqttsn"
 	"github.com/msgbench/msgbench/results"
 )
@@ -247,5 +249,46 @@ func TestLossyLink(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// slowCompletions is a drivers.Handler whose Completed takes a while.
+type slowCompletions struct{ completed atomic.Int32 }
+
+func (h *slowCompletions) Message([]byte) {}
+func (h *slowCompletions) Completed(int64, bool) {
+	time.Sleep(50 * time.Millisecond)
+	h.completed.Add(1)
+}
+
+// TestDrainWaitsForCompleted: Drain returns only after the handler has heard of the last
+// acknowledgement. The driver used to free the window slot first, so a run that counted
+// acknowledgements right after Drain could be one short.
+func TestDrainWaitsForCompleted(t *testing.T) {
+	b := startBroker(t)
+	s := spec(1, v1alpha1.TopicIDPredefined, v1alpha1.GatewayTransparent)
+	g := startGateway(t, b.Addr, "127.0.0.1:0", s)
+	d, err := drivers.New("mqtt-sn", drivers.Config{Spec: s, Address: g.Addr().String(), Now: func() int64 { return time.Now().UnixNano() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h := &slowCompletions{}
+	sess, err := d.Connect(ctx, drivers.Client{ID: "drain-pub", Role: drivers.Publisher, Topic: loadgen.TopicName(&s.Workload, 0)}, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close() //nolint:errcheck // end of test
+	for range 3 {
+		if err := sess.Publish([]byte("x"), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sess.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.completed.Load(); n != 3 {
+		t.Fatalf("Drain returned with %d of 3 acknowledgements handled", n)
 	}
 }
