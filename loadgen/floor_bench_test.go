@@ -193,22 +193,15 @@ func (r *floorReceiver) run() {
 // consume counts the whole PUBLISH packets in c's buffer and keeps a partial one.
 func (c *floorConn) consume() int64 {
 	b, count := c.buf[:c.n], int64(0)
-	for len(b) >= 2 {
-		remaining, mult, i := 0, 1, 1
-		for ; i < len(b) && i <= 4; i++ {
-			remaining += int(b[i]&0x7f) * mult
-			mult *= 128
-			if b[i]&0x80 == 0 {
-				break
-			}
-		}
-		if i >= len(b) || i > 4 || len(b) < 1+i+remaining {
+	for {
+		size, ok := mqtt.PacketLen(b)
+		if !ok || len(b) < size {
 			break
 		}
 		if b[0]>>4 == mqtt.PUBLISH {
 			count++
 		}
-		b = b[1+i+remaining:]
+		b = b[size:]
 	}
 	c.n = copy(c.buf, b)
 	return count

@@ -221,6 +221,11 @@ func Start(ctx context.Context, o gateway.Options, cfg Config) (*Gateway, error)
 		done:    make(chan struct{}),
 		rbuf:    make([]byte, 65536),
 	}
+	if g.raw, err = udp.SyscallConn(); err != nil {
+		_ = udp.Close()
+		return nil, fmt.Errorf("mqtt-sn gateway: %w", err)
+	}
+	g.probe = func(fd uintptr) { g.waiting = queuedBytes(fd) > 0 }
 	g.free = make([]int32, cfg.MaxClients)
 	for i := range g.free {
 		g.free[i] = int32(cfg.MaxClients - 1 - i) // pop from the end: slot 0 first
@@ -349,16 +354,8 @@ func (g *Gateway) readLoop() {
 
 // datagramWaiting reports whether a datagram is queued on the socket, so that the next read will
 // not block. (A read with an expired deadline cannot tell: Go fails it before looking at the
-// socket, data waiting or not.) One ioctl, no allocation: the probe closure is made once.
+// socket, data waiting or not.) One ioctl, no allocation: Start makes the probe closure once.
 func (g *Gateway) datagramWaiting() bool {
-	if g.probe == nil {
-		raw, err := g.pc.SyscallConn()
-		if err != nil {
-			return false
-		}
-		g.raw = raw
-		g.probe = func(fd uintptr) { g.waiting = queuedBytes(fd) > 0 }
-	}
 	g.waiting = false
 	if err := g.raw.Control(g.probe); err != nil {
 		return false

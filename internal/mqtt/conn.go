@@ -605,8 +605,8 @@ func (c *Conn) packetBuffered() bool {
 		return false
 	}
 	b, _ := c.br.Peek(min(n, 5))
-	rl, ln, err := readVarint(b[1:])
-	return err == nil && 1+ln+rl <= n
+	size, ok := PacketLen(b)
+	return ok && size <= n
 }
 
 func (c *Conn) readLoop() {

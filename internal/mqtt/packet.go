@@ -105,6 +105,20 @@ func readVarint(b []byte) (value, n int, err error) {
 
 var errShort = errors.New("truncated")
 
+// PacketLen is the length of the whole packet at the start of b, fixed header included, read
+// from that header; ok is false while b does not hold the whole fixed header (or it is
+// malformed, which reading the packet reports).
+func PacketLen(b []byte) (n int, ok bool) {
+	if len(b) < 2 {
+		return 0, false
+	}
+	remaining, ln, err := readVarint(b[1:])
+	if err != nil {
+		return 0, false
+	}
+	return 1 + ln + remaining, true
+}
+
 func appendString(b []byte, s string) []byte {
 	b = binary.BigEndian.AppendUint16(b, uint16(len(s)))
 	return append(b, s...)

@@ -51,8 +51,8 @@ func TestCompareWithDirectMQTT(t *testing.T) {
 		rule += "---|---|"
 	}
 	table.WriteString(header + "\n" + rule + "\n")
-	for _, qos := range envInts("MSGBENCH_COMPARE_QOS", 0, 1, 2) {
-		for _, n := range envInts("MSGBENCH_COMPARE_CLIENTS", 1, 4, 16) {
+	for _, qos := range envInts(t, "MSGBENCH_COMPARE_QOS", 0, 1, 2) {
+		for _, n := range envInts(t, "MSGBENCH_COMPARE_CLIENTS", 1, 4, 16) {
 			direct20 := compareRun(t, b.Addr, "mqtt", qos, n, 20, secs)
 			direct1 := direct20
 			if qos > 0 {
@@ -102,7 +102,7 @@ func TestCompareWithDirectMQTT(t *testing.T) {
 }
 
 // envInts is the comma-separated numbers in environment variable name, or defaults.
-func envInts(name string, defaults ...int32) []int32 {
+func envInts(t *testing.T, name string, defaults ...int32) []int32 {
 	v := os.Getenv(name)
 	if v == "" {
 		return defaults
@@ -111,7 +111,7 @@ func envInts(name string, defaults ...int32) []int32 {
 	for _, f := range strings.Split(v, ",") {
 		var n int32
 		if _, err := fmt.Sscan(strings.TrimSpace(f), &n); err != nil {
-			panic(fmt.Sprintf("%s: %q is not a number", name, f))
+			t.Fatalf("%s: %q is not a number", name, f)
 		}
 		out = append(out, n)
 	}
