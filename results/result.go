@@ -30,8 +30,10 @@ type Result struct {
 	Message     string                           `json:"message"`
 	StartTime   time.Time                        `json:"startTime"`
 	EndTime     time.Time                        `json:"endTime"`
-	// MeasuredSeconds is the length of the measured window: workload.duration, or with
-	// workload.messages from the end of warm-up to the last send or delivery.
+	// MeasuredSeconds is the length of the window actually measured: from the end of warm-up
+	// until publishing stopped (workload.duration when the run went the whole way; shorter when
+	// it ended early), or with workload.messages until the last send or delivery. Every rate is
+	// over this window.
 	MeasuredSeconds float64 `json:"measuredSeconds"`
 
 	// Sent counts messages published in the measured window; Acked those the broker
@@ -51,6 +53,15 @@ type Result struct {
 	OutOfOrder *int64 `json:"outOfOrder"`
 	// Errors counts failed operations (refused publishes, dropped connections).
 	Errors int64 `json:"errors"`
+	// Unsent counts messages an open-loop schedule called for in the measured window that could
+	// not be sent before it ended (the publisher was still waiting for the link or for an
+	// acknowledgement window): k6's dropped iterations. Zero in closed loop.
+	Unsent int64 `json:"unsent"`
+
+	// Caveats name conditions of the run that bend part of its figures (the machine too busy
+	// for exact link delays, the load generator saturated, CPU steal, the offered load not
+	// sustained …); each says what it affects. A run with caveats may still have Succeeded.
+	Caveats []Caveat `json:"caveats,omitempty"`
 
 	Throughput Throughput `json:"throughput"`
 	Latency    Latencies  `json:"latency"`
@@ -66,19 +77,66 @@ type Result struct {
 	Histograms map[string]string `json:"histograms"`
 }
 
-// Environment says where and with what the run happened.
+// Caveat is one condition that bends part of a measurement.
+type Caveat struct {
+	// Type names the condition (CaveatEmulatorLate, …), stable for scripts.
+	Type string `json:"type"`
+	// Message says what was seen, with numbers, and which figures it affects.
+	Message string `json:"message"`
+	// Worker is the worker that saw it (-1 or absent: the run as a whole).
+	Worker *int `json:"worker,omitempty"`
+	// Value is the measured quantity and Limit the tolerance it passed, in the unit the
+	// message names.
+	Value *float64 `json:"value,omitempty"`
+	Limit *float64 `json:"limit,omitempty"`
+}
+
+// Caveat types.
+const (
+	// CaveatEmulatorLate: the user-space link emulator delivered packets later than the link's
+	// delay by more than its tolerance (the machine was too busy); latencies include it.
+	CaveatEmulatorLate = "EmulatorLate"
+	// CaveatLoadGeneratorSaturated: a load-generator process used nearly all of a core or of
+	// the machine; it may be the bottleneck rather than the broker.
+	CaveatLoadGeneratorSaturated = "LoadGeneratorSaturated"
+	// CaveatCPUSteal: the hypervisor took CPU time from this machine during the window.
+	CaveatCPUSteal = "CPUSteal"
+	// CaveatRetransmits: TCP retransmitted segments on a link that loses nothing (loopback or
+	// an emulated link without loss): a sign of overflowing socket buffers or queues.
+	CaveatRetransmits = "Retransmits"
+	// CaveatOfferedLoadNotSustained: an open-loop run could not send at the rate it asked for.
+	CaveatOfferedLoadNotSustained = "OfferedLoadNotSustained"
+	// CaveatEndedEarly: the measured window was shorter than workload.duration.
+	CaveatEndedEarly = "EndedEarly"
+)
+
+// Environment says where and with what the run happened: what a reader needs to judge and
+// repeat it.
 type Environment struct {
 	Mode            string `json:"mode"` // local or kubernetes
 	MsgbenchVersion string `json:"msgbenchVersion"`
+	MsgbenchCommit  string `json:"msgbenchCommit,omitempty"`
 	Broker          string `json:"broker"`
 	Gateway         string `json:"gateway,omitempty"`
 	Host            string `json:"host"`
 	GoVersion       string `json:"goVersion,omitempty"`
 	CPUs            int    `json:"cpus,omitempty"`
+	CPUModel        string `json:"cpuModel,omitempty"`
+	Kernel          string `json:"kernel,omitempty"`
+	// Protocol is the protocol as spoken, version included: "MQTT 3.1.1", "MQTT 5.0",
+	// "MQTT-SN 1.2", "HTTP/2", "HTTP/3", "MQTT 3.1.1 over QUIC", "Kafka".
+	Protocol string `json:"protocol,omitempty"`
+	// TLSVersion and TLSGroup are what the clients' handshakes negotiated ("TLS 1.3",
+	// "X25519MLKEM768"), empty without TLS.
+	TLSVersion string `json:"tlsVersion,omitempty"`
+	TLSGroup   string `json:"tlsGroup,omitempty"`
 }
 
 // Throughput over the measured window.
 type Throughput struct {
+	// OfferedPerSecond is the rate the open-loop schedule asked for (workload.rate), 0 in
+	// closed loop; SentPerSecond below it means the offered load was not sustained.
+	OfferedPerSecond       float64 `json:"offeredPerSecond,omitempty"`
 	SentPerSecond          float64 `json:"sentPerSecond"`
 	ReceivedPerSecond      float64 `json:"receivedPerSecond"`
 	SentBytesPerSecond     float64 `json:"sentBytesPerSecond"`     // payload bytes
