@@ -80,7 +80,8 @@ func crdSchema() (*schema, error) {
 	return loaded, loadFailed
 }
 
-// ReadFile reads a manifest file; see Parse.
+// ReadFile reads a manifest file; see Parse. A refusal names where each problem comes from: the
+// file, or the --set override that caused it.
 func ReadFile(path string, overrides ...string) (*v1alpha1.MessagingBenchmark, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -88,31 +89,119 @@ func ReadFile(path string, overrides ...string) (*v1alpha1.MessagingBenchmark, e
 	}
 	mb, err := Parse(data, overrides...)
 	if err != nil {
+		var pe *Error
+		if errors.As(err, &pe) {
+			pe.File = path
+			return nil, pe
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return mb, nil
 }
 
+// Error is a refused manifest: each problem with where it comes from, so that a misspelt --set is
+// blamed on the --set and not on the file.
+type Error struct {
+	// File is the manifest's path (ReadFile), empty for Parse.
+	File     string
+	Problems []Problem
+}
+
+// Problem is one reason a manifest was refused.
+type Problem struct {
+	// Override is the --set ("path=value") the problem comes from, empty when it is the file's.
+	Override string
+	// With lists the overrides under the field a rule failed on (a rule over several fields,
+	// such as one on spec): the problem is the file's and theirs together.
+	With    []string
+	Message string
+}
+
+func (e *Error) Error() string {
+	var groups []string
+	var keys []string
+	msgs := map[string][]string{}
+	for _, p := range e.Problems {
+		var key string
+		switch {
+		case p.Override != "":
+			key = "--set " + p.Override
+		case len(p.With) > 0:
+			key = strings.TrimSpace(e.File + " with --set " + strings.Join(p.With, ", --set "))
+		default:
+			key = e.File
+		}
+		if _, seen := msgs[key]; !seen {
+			if key == e.File { // the file's own problems first
+				keys = append([]string{key}, keys...)
+			} else {
+				keys = append(keys, key)
+			}
+		}
+		msgs[key] = append(msgs[key], p.Message)
+	}
+	for _, k := range keys {
+		m := strings.Join(msgs[k], ", ")
+		if k != "" {
+			m = k + ": " + m
+		}
+		groups = append(groups, m)
+	}
+	return strings.Join(groups, "; ")
+}
+
+// blame finds where a problem at spec field path p (e.g. "spec.workload.duration") comes from:
+// the last override that set p or a field under it (own), or, when p is an object some overrides
+// wrote into, those overrides (with). unknownField says p was not in the schema, so an override
+// that wrote under it created it.
+func blame(p string, overrides []string, unknownField bool) (own string, with []string) {
+	for _, o := range overrides {
+		path, _, _ := strings.Cut(o, "=")
+		op := "spec." + strings.TrimPrefix(strings.TrimSpace(path), "spec.")
+		switch {
+		case p == op || strings.HasPrefix(p, op+".") || strings.HasPrefix(p, op+"["):
+			own = o
+		case strings.HasPrefix(op, p+"."):
+			if unknownField {
+				own = o
+			} else {
+				with = append(with, o)
+			}
+		}
+	}
+	if own != "" {
+		return own, nil
+	}
+	return "", with
+}
+
 // Parse reads one MessagingBenchmark from YAML or JSON, applies overrides ("path=value", the path
 // relative to spec, e.g. "workload.duration=5s"; the value is read as YAML, so 5 is a number and
-// "5" a string), then defaults and validates it like the API server would.
+// "5" a string), then defaults and validates it like the API server would. A refusal is an
+// *Error.
 func Parse(data []byte, overrides ...string) (*v1alpha1.MessagingBenchmark, error) {
+	fileErr := func(err error) error { return &Error{Problems: []Problem{{Message: err.Error()}}} }
 	var obj map[string]any
 	if err := unmarshal(data, &obj); err != nil {
-		return nil, fmt.Errorf("not YAML: %w", err)
+		return nil, fileErr(fmt.Errorf("not YAML: %w", err))
 	}
 	if obj == nil {
-		return nil, errors.New("empty manifest")
+		return nil, fileErr(errors.New("empty manifest"))
 	}
 	if av, _ := obj["apiVersion"].(string); av != v1alpha1.GroupVersion.String() {
-		return nil, fmt.Errorf("apiVersion: %q, want %s", av, v1alpha1.GroupVersion)
+		return nil, fileErr(fmt.Errorf("apiVersion: %q, want %s", av, v1alpha1.GroupVersion))
 	}
 	if k, _ := obj["kind"].(string); k != "MessagingBenchmark" {
-		return nil, fmt.Errorf("kind: %q, want MessagingBenchmark", k)
+		return nil, fileErr(fmt.Errorf("kind: %q, want MessagingBenchmark", k))
 	}
 	for _, o := range overrides {
 		if err := Set(obj, o); err != nil {
-			return nil, err
+			// Set's message starts "--set <path>: "; the problem's key names the override whole.
+			msg := err.Error()
+			if _, rest, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(msg, "--set ") {
+				msg = rest
+			}
+			return nil, &Error{Problems: []Problem{{Override: o, Message: msg}}}
 		}
 	}
 	s, err := crdSchema()
@@ -120,7 +209,12 @@ func Parse(data []byte, overrides ...string) (*v1alpha1.MessagingBenchmark, erro
 		return nil, err
 	}
 	if unknown := pruning.PruneWithOptions(obj, s.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}); len(unknown) > 0 {
-		return nil, fmt.Errorf("unknown field %s", strings.Join(unknown, ", "))
+		e := &Error{}
+		for _, u := range unknown {
+			own, _ := blame(u, overrides, true)
+			e.Problems = append(e.Problems, Problem{Override: own, Message: "unknown field " + u})
+		}
+		return nil, e
 	}
 	defaulting.Default(obj, s.structural)
 	var errs field.ErrorList
@@ -137,7 +231,12 @@ func Parse(data []byte, overrides ...string) (*v1alpha1.MessagingBenchmark, erro
 		errs = append(errs, celErrs...)
 	}
 	if len(errs) > 0 {
-		return nil, errs.ToAggregate()
+		e := &Error{}
+		for _, fe := range errs {
+			own, with := blame(fe.Field, overrides, false)
+			e.Problems = append(e.Problems, Problem{Override: own, With: with, Message: fe.Error()})
+		}
+		return nil, e
 	}
 	var mb v1alpha1.MessagingBenchmark
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj, &mb, true); err != nil {

@@ -124,3 +124,50 @@ func TestSamplesAreDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorsNameTheirSource: a problem an override causes names the --set, not the file (a typo
+// in --set workload.duraton=5s was reported as the file's); the file's own problems still name
+// the file.
+func TestErrorsNameTheirSource(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(good, doc("x", "protocol: mqtt"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, doc("x", "protocol: mqtt\nworkload: {publishrs: 2}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, file string
+		set        []string
+		want       string // the whole message
+	}{
+		{"misspelt --set", good, []string{"workload.duraton=5s"},
+			"--set workload.duraton=5s: unknown field spec.workload.duraton"},
+		{"misspelt --set under a new object", good, []string{"workloads.duration=5s"},
+			"--set workloads.duration=5s: unknown field spec.workloads"},
+		{"invalid --set value", good, []string{"workload.duration=soon"},
+			`--set workload.duration=soon: spec.workload.duration: Invalid value: "soon": spec.workload.duration in body should match '^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$'`},
+		{"malformed --set", good, []string{"workload.duration"},
+			`--set workload.duration: want path=value, e.g. workload.duration=5s`},
+		{"the file's own typo", bad, []string{"workload.duration=5s"},
+			bad + ": unknown field spec.workload.publishrs"},
+		{"both", bad, []string{"qos=7"},
+			bad + ": unknown field spec.workload.publishrs"}, // unknown fields are refused before values are checked
+		{"the file's typo and a --set typo", bad, []string{"workload.duraton=5s"},
+			bad + ": unknown field spec.workload.publishrs; --set workload.duraton=5s: unknown field spec.workload.duraton"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := manifest.ReadFile(tc.file, tc.set...)
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("error\n  %v\nwant\n  %s", err, tc.want)
+			}
+		})
+	}
+	// A value a --set makes invalid, checked by a rule on a field of its own.
+	_, err := manifest.ReadFile(good, "qos=-1")
+	if err == nil || !strings.HasPrefix(err.Error(), "--set qos=-1: spec.qos") || strings.Contains(err.Error(), good) {
+		t.Errorf("error %v, want one starting --set qos=-1: spec.qos and not naming the file", err)
+	}
+}
