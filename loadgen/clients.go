@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
@@ -181,6 +182,12 @@ type publisher struct {
 	// blockedSince is the engine time the Publish in progress began, 0 between calls.
 	blockedSince atomic.Int64
 	lastSend     int64
+	// endedAt is the engine time this publisher stopped publishing: the window's end when it
+	// went the whole way, the moment it failed otherwise (0: never started).
+	endedAt int64
+	// unsent counts messages its open-loop schedule put in the measured window that it could
+	// not send before the window ended.
+	unsent int64
 }
 
 // run connects the publisher and publishes until its quota is sent or the duration ends.
@@ -191,6 +198,11 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 	sess, err := r.connect(ctx, c, p, &p.dial)
 	connected()
 	if err != nil {
+		p.endedAt = r.now()
+		if rate := float64(r.spec.Workload.Rate); rate > 0 && r.end > 0 { // as if it had connected now
+			interval := float64(r.plan.TotalPublishers) * 1e9 / rate
+			p.unsent = scheduledIn(r.now()+int64(p.phase*interval), interval, r.window.Load(), r.end, p.plan.Quota)
+		}
 		return fmt.Errorf("publisher %d: %w", p.plan.Index, err)
 	}
 	p.sess = sess
@@ -210,6 +222,14 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 	start := r.now() + int64(p.phase*interval)
 	window := r.window.Load()
 	var timer *time.Timer
+	// Whatever ends the loop, the open-loop schedule's measured messages not sent by then are
+	// unsent: with an error, or when the window closed while the publisher was behind.
+	defer func() {
+		if openLoop && r.end > 0 {
+			p.unsent = max(0, scheduledIn(start, interval, window, r.end, p.plan.Quota)-p.measured.Load())
+		}
+	}()
+	p.endedAt = r.end // unless it fails (failed sets it) or runs on quota
 	for k := int64(0); ; k++ {
 		if p.plan.Quota > 0 && k >= p.plan.Quota {
 			break
@@ -218,6 +238,12 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 		if openLoop {
 			intended = start + int64(float64(k)*interval)
 			if r.end > 0 && intended >= r.end {
+				break
+			}
+			// Behind schedule when the window closed (a link or broker slower than the rate):
+			// publishing stops with the window; the rest of the schedule is unsent, not sent late.
+			// (A publisher on time sends its last message even if its wake-up is late.)
+			if r.end > 0 && r.now() >= r.end {
 				break
 			}
 			if !waitUntil(ctx, &timer, r.now, intended) {
@@ -272,7 +298,37 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 	if p.measuring {
 		p.windowBytes = sess.Counters().BytesSent - p.startBytes
 	}
+	if r.end == 0 {
+		p.endedAt = r.now()
+	}
 	return nil
+}
+
+// scheduledIn counts the open-loop sends k = 0, 1, … (at most quota when quota > 0) whose
+// intended time start + k·interval falls in [from, to).
+func scheduledIn(start int64, interval float64, from, to, quota int64) int64 {
+	if interval <= 0 || to <= from {
+		return 0
+	}
+	// first k with start + k·interval >= t
+	first := func(t int64) int64 {
+		if t <= start {
+			return 0
+		}
+		k := int64(math.Ceil(float64(t-start) / interval))
+		for k > 0 && start+int64(float64(k-1)*interval) >= t { // float rounding
+			k--
+		}
+		for start+int64(float64(k)*interval) < t {
+			k++
+		}
+		return k
+	}
+	a, b := first(from), first(to)
+	if quota > 0 {
+		a, b = min(a, quota), min(b, quota)
+	}
+	return b - a
 }
 
 // closeIfStuck closes the publisher's session if, after the run's end, one Publish has been
@@ -319,6 +375,7 @@ func (p *publisher) closeIfStuck(ctx context.Context, publishing <-chan struct{}
 
 // failed counts a publish error; the run goes on without this publisher, and its message says so.
 func (p *publisher) failed(err error) error {
+	p.endedAt = p.r.now()
 	p.shard.mu.Lock()
 	p.shard.errors++
 	p.shard.mu.Unlock()

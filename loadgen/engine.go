@@ -206,7 +206,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		o.Monitor.start.Store(time.Now().UnixNano())
 	}
 	o.Monitor.setPhase(PhaseWarmup)
-	usage := r.snapshotAtWindow(ctx)
+	windowUsage := r.snapshotAtWindow(ctx)
 
 	// 3. Publishers connect (ramped) and publish.
 	var wg sync.WaitGroup
@@ -234,6 +234,10 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		}()
 	}
 	wg.Wait()
+	// Usage over the measured window: from its start until publishing ended (the drain that
+	// follows only waits). A window that never opened has no usage.
+	usage := usageWindow{end: r.usageNow()}
+	usage.start, usage.ok = windowUsage()
 	close(pubErrs)
 	var failures []error
 	for err := range pubErrs {
@@ -298,16 +302,35 @@ func (r *run) connectSubscribers(ctx context.Context, ramp *ramp) error {
 }
 
 // snapshotAtWindow records the process's (and broker's) usage when the measured window opens.
-func (r *run) snapshotAtWindow(ctx context.Context) chan usagePair {
+// The returned function gives that snapshot, or false when the window has not opened (then it
+// stops waiting for it).
+func (r *run) snapshotAtWindow(ctx context.Context) func() (usagePair, bool) {
 	ch := make(chan usagePair, 1)
+	stop := make(chan struct{})
 	go func() {
-		if err := sleepUntil(ctx, r.epoch.Add(time.Duration(r.window.Load()))); err != nil {
-			ch <- usagePair{}
-			return
+		t := time.NewTimer(time.Until(r.epoch.Add(time.Duration(r.window.Load()))))
+		defer t.Stop()
+		select {
+		case <-t.C:
+			ch <- r.usageNow()
+		case <-stop:
+		case <-ctx.Done():
 		}
-		ch <- r.usageNow()
+		close(ch)
 	}()
-	return ch
+	return func() (usagePair, bool) {
+		if r.now() < r.window.Load() {
+			close(stop)
+		}
+		u, ok := <-ch
+		return u, ok
+	}
+}
+
+// usageWindow is the usage at the measured window's start and end.
+type usageWindow struct {
+	start, end usagePair
+	ok         bool // the window opened
 }
 
 type usagePair struct {
@@ -336,7 +359,13 @@ func (r *run) ackWait() time.Duration {
 // message has arrived or none has arrived for a while.
 func (r *run) drain(ctx context.Context) []error {
 	var errs []error
-	ackCtx, cancel := context.WithTimeout(ctx, r.ackWait())
+	// Acknowledgements are waited for until ackWait after the window's end (a publisher held
+	// past the end by a full window already used part of it), so the drain stays bounded.
+	ackDeadline := time.Now().Add(r.ackWait())
+	if r.end > 0 {
+		ackDeadline = r.epoch.Add(time.Duration(r.end) + r.ackWait())
+	}
+	ackCtx, cancel := context.WithDeadline(ctx, ackDeadline)
 	for _, p := range r.pubs {
 		if p.sess == nil {
 			continue
@@ -418,9 +447,8 @@ func (r *run) closeAll() {
 	}
 }
 
-func (r *run) result(startWall time.Time, skew time.Duration, atWindow chan usagePair, drainErrs []error) *results.Result {
-	end := r.usageNow()
-	start := <-atWindow
+func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow, drainErrs []error) *results.Result {
+	start, end := usage.start, usage.end
 	hists, timeline, tot := r.rec.merged()
 	expected, withHeader := r.expected()
 	res := &results.Result{
@@ -438,7 +466,15 @@ func (r *run) result(startWall time.Time, skew time.Duration, atWindow chan usag
 		Errors:      tot.errors,
 	}
 	if r.end > 0 {
-		res.MeasuredSeconds = time.Duration(r.end - r.window.Load()).Seconds()
+		// The window actually measured: until the last publisher stopped, which is the
+		// window's end unless every publisher failed before it.
+		var ended int64
+		for _, p := range r.pubs {
+			res.Unsent += p.unsent
+			ended = max(ended, p.endedAt)
+		}
+		ended = min(ended, r.end)
+		res.MeasuredSeconds = max(0, time.Duration(ended-r.window.Load()).Seconds())
 	} else {
 		last := tot.lastReceive
 		for _, p := range r.pubs {
@@ -490,10 +526,12 @@ func (r *run) result(startWall time.Time, skew time.Duration, atWindow chan usag
 	if problems := errors.Join(append(drainErrs, dropped...)...); problems != nil {
 		res.Message = problems.Error()
 	}
-	res.Resources.LoadgenCPUSeconds = (end.self.CPU - start.self.CPU).Seconds()
+	if usage.ok {
+		res.Resources.LoadgenCPUSeconds = max(0, end.self.CPU-start.self.CPU).Seconds()
+	}
 	res.Resources.LoadgenMaxRSSBytes = end.self.PeakRSS
-	if end.brokerOK && start.brokerOK {
-		res.Resources.BrokerCPUSeconds = results.Float64((end.broker.CPU - start.broker.CPU).Seconds())
+	if usage.ok && end.brokerOK && start.brokerOK {
+		res.Resources.BrokerCPUSeconds = results.Float64(max(0, end.broker.CPU-start.broker.CPU).Seconds())
 		res.Resources.BrokerMaxRSSBytes = results.Int64(end.broker.PeakRSS)
 	}
 	step := time.Duration(r.rec.interval).Seconds()
@@ -511,6 +549,9 @@ func (r *run) result(startWall time.Time, skew time.Duration, atWindow chan usag
 		res.Environment.CPUs = runtime.NumCPU()
 	}
 	_ = res.Finalize(hists)
+	if r.o.Workers == 1 { // a run's only worker judges it; several are judged once merged
+		results.Judge(res).Apply(res)
+	}
 	return res
 }
 

@@ -45,6 +45,9 @@ func (r *Result) Finalize(hists map[string]*hdrhistogram.Histogram) error {
 		payload = float64(r.Spec.Workload.PayloadBytes)
 	}
 	r.Throughput = Throughput{}
+	if r.Spec != nil && r.Spec.Workload.Rate > 0 {
+		r.Throughput.OfferedPerSecond = float64(r.Spec.Workload.Rate)
+	}
 	if r.MeasuredSeconds > 0 {
 		r.Throughput.SentPerSecond = float64(r.Sent) / r.MeasuredSeconds
 		r.Throughput.ReceivedPerSecond = float64(r.Received) / r.MeasuredSeconds
@@ -109,6 +112,10 @@ func Merge(parts []*Result) (*Result, error) {
 		m.Received += p.Received
 		m.Expected += p.Expected
 		m.Errors += p.Errors
+		m.Unsent += p.Unsent
+		for _, c := range p.Caveats {
+			m.AddCaveat(c)
+		}
 		if p.Lost != nil {
 			lost += *p.Lost
 		}
@@ -172,7 +179,11 @@ func Merge(parts []*Result) (*Result, error) {
 		m.Timeline = append(m.Timeline, *timeline[j])
 	}
 	sort.Slice(m.Workers, func(a, b int) bool { return m.Workers[a].Index < m.Workers[b].Index })
-	return m, m.Finalize(hists)
+	if err := m.Finalize(hists); err != nil {
+		return nil, err
+	}
+	Judge(m).Apply(m)
+	return m, nil
 }
 
 func mergeWire(dst, src *Wire) {

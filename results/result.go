@@ -21,9 +21,12 @@ const (
 // Result is one benchmark run's result: one worker's, or the merge of all workers'. Figures that
 // could not be measured are nil (null in JSON), never zero-as-unknown.
 type Result struct {
-	APIVersion  string                           `json:"apiVersion"`
-	Kind        string                           `json:"kind"`
-	Name        string                           `json:"name"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	// RunID names this run among the benchmark's runs (locally the folder under
+	// <out>/<name>/; on Kubernetes the object's UID).
+	RunID       string                           `json:"runID,omitempty"`
 	Spec        *v1alpha1.MessagingBenchmarkSpec `json:"spec,omitempty"`
 	Environment Environment                      `json:"environment"`
 	Phase       string                           `json:"phase"`

@@ -1,0 +1,103 @@
+package results
+
+import (
+	"fmt"
+	"strings"
+)
+
+// UnsentTolerance is the share of an open-loop schedule that may go unsent (the last message of
+// a publisher woken a little after the window closed) before the run fails for not sustaining
+// its offered load. Below it the shortfall is a caveat.
+const UnsentTolerance = 0.01
+
+// Verdict is what a run's own counts allow it to claim, decided from the result alone.
+type Verdict struct {
+	// Failed runs measured nothing or less than the spec asked for; Reasons say why and what to
+	// change, cause first.
+	Failed  bool
+	Reasons []string
+	// Caveats bend part of the figures without failing the run.
+	Caveats []Caveat
+}
+
+// Judge decides r's verdict: a run that measured nothing, a shorter window than asked, or an
+// open-loop load it could not send is not a success, whatever its figures look like. It reads
+// only r (spec and counts), so workers, the local runner and the operator judge alike.
+func Judge(r *Result) Verdict {
+	var v Verdict
+	fail := func(format string, args ...any) {
+		v.Failed = true
+		v.Reasons = append(v.Reasons, fmt.Sprintf(format, args...))
+	}
+	if r.Spec == nil {
+		return v
+	}
+	w := &r.Spec.Workload
+	switch {
+	case r.Sent > 0:
+	case w.Messages > 0 && w.Warmup.Duration > 0 && r.MeasuredSeconds == 0:
+		fail("measured nothing: the %d messages of workload.messages were all published during the %s warm-up, "+
+			"which is left out of every figure; set workload.warmup=0s or raise workload.messages", w.Messages, w.Warmup.Duration)
+	case r.MeasuredSeconds == 0:
+		fail("measured nothing: publishing stopped before the %s warm-up ended, so no message was sent in the measured window", w.Warmup.Duration)
+	default:
+		fail("measured nothing: no message was published in the %.2f s measured window", r.MeasuredSeconds)
+	}
+	if w.Messages == 0 && r.Sent > 0 {
+		if asked := w.Duration.Duration; asked > 0 && r.MeasuredSeconds < asked.Seconds()-0.001 {
+			fail("measured %.2f s of the %s asked: publishing stopped early", r.MeasuredSeconds, asked)
+			v.Caveats = append(v.Caveats, Caveat{Type: CaveatEndedEarly, Value: Float64(r.MeasuredSeconds), Limit: Float64(asked.Seconds()),
+				Message: fmt.Sprintf("the measured window lasted %.2f s of the %s asked; rates are over %.2f s", r.MeasuredSeconds, asked, r.MeasuredSeconds)})
+		}
+	}
+	if r.Unsent > 0 {
+		scheduled := r.Sent + r.Unsent
+		share := float64(r.Unsent) / float64(scheduled)
+		what := fmt.Sprintf("the offered load was not sustained: %d of the %d messages the open-loop schedule put in the window "+
+			"could not be sent before it ended (%.0f msg/s sent of %d msg/s asked)", r.Unsent, scheduled, r.Throughput.SentPerSecond, w.Rate)
+		v.Caveats = append(v.Caveats, Caveat{Type: CaveatOfferedLoadNotSustained, Message: what, Value: Float64(100 * share), Limit: Float64(100 * UnsentTolerance)})
+		if share > UnsentTolerance {
+			fail("%s; the link or broker cannot carry workload.rate=%d: lower it, or set workload.rate=0 (closed loop) to measure the most it carries", what, w.Rate)
+		}
+	}
+	return v
+}
+
+// Apply records v in r: the phase, the reasons in front of r's message (once), the caveats
+// (once per type and message).
+func (v Verdict) Apply(r *Result) {
+	for _, c := range v.Caveats {
+		r.AddCaveat(c)
+	}
+	if !v.Failed {
+		return
+	}
+	r.Phase = "Failed"
+	for i := len(v.Reasons) - 1; i >= 0; i-- {
+		if !strings.Contains(r.Message, v.Reasons[i]) {
+			r.Message = joinMessage(v.Reasons[i], r.Message)
+		}
+	}
+	for i := range r.Workers {
+		if r.Workers[i].Phase == "" || len(r.Workers) == 1 {
+			r.Workers[i].Phase = r.Phase
+		}
+	}
+}
+
+// AddCaveat adds c unless a caveat of the same type and message is there already.
+func (r *Result) AddCaveat(c Caveat) {
+	for _, have := range r.Caveats {
+		if have.Type == c.Type && have.Message == c.Message {
+			return
+		}
+	}
+	r.Caveats = append(r.Caveats, c)
+}
+
+func joinMessage(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + "; " + b
+}
