@@ -28,11 +28,25 @@ func WriteSummary(w io.Writer, r *Result) error {
 	if r.Environment.Broker != "" {
 		row("broker", r.Environment.Broker)
 	}
-	row("measured", fmt.Sprintf("%.2f s", r.MeasuredSeconds))
-	row("messages", fmt.Sprintf("sent %d, received %d of %d expected", r.Sent, r.Received, r.Expected))
+	measured := fmt.Sprintf("%.2f s", r.MeasuredSeconds)
+	if r.Spec != nil && r.Spec.Workload.Messages == 0 {
+		if asked := r.Spec.Workload.Duration.Duration; asked > 0 && r.MeasuredSeconds < asked.Seconds()-0.001 {
+			measured += fmt.Sprintf(" of the %s asked", asked)
+		}
+	}
+	row("measured", measured)
+	msgs := fmt.Sprintf("sent %d, received %d of %d expected", r.Sent, r.Received, r.Expected)
+	if r.Unsent > 0 {
+		msgs = fmt.Sprintf("sent %d (%d more scheduled but unsent), received %d of %d expected", r.Sent, r.Unsent, r.Received, r.Expected)
+	}
+	row("messages", msgs)
 	row("delivery", fmt.Sprintf("lost %s, duplicates %s, out of order %s, errors %d", opt(r.Lost), opt(r.Duplicates), opt(r.OutOfOrder), r.Errors))
-	row("throughput", fmt.Sprintf("%.0f msg/s sent, %.0f msg/s received (%s/s payload)", r.Throughput.SentPerSecond,
-		r.Throughput.ReceivedPerSecond, bytesHuman(r.Throughput.ReceivedBytesPerSecond)))
+	tp := fmt.Sprintf("%.0f msg/s sent, %.0f msg/s received (%s/s payload)", r.Throughput.SentPerSecond,
+		r.Throughput.ReceivedPerSecond, bytesHuman(r.Throughput.ReceivedBytesPerSecond))
+	if r.Throughput.OfferedPerSecond > 0 {
+		tp = fmt.Sprintf("%.0f msg/s offered, ", r.Throughput.OfferedPerSecond) + tp
+	}
+	row("throughput", tp)
 	for _, l := range []struct {
 		name string
 		s    *LatencySummary
@@ -68,6 +82,13 @@ func WriteSummary(w io.Writer, r *Result) error {
 		}
 	}
 	row("resources", res)
+	for i, c := range r.Caveats {
+		k := ""
+		if i == 0 {
+			k = "caveats"
+		}
+		row(k, c.Type+": "+c.Message)
+	}
 	return tw.Flush()
 }
 

@@ -102,3 +102,27 @@ func exitIsSignal(err error) error {
 	}
 	return err
 }
+
+// System returns the machine's CPU time since boot over all CPUs, and the part of it the
+// hypervisor stole (the "cpu" line of /proc/stat). Both are zero where /proc/stat is missing.
+func System() (total, steal time.Duration) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, 0
+	}
+	// user nice system idle iowait irq softirq steal [guest guest_nice, already in user/nice]
+	var ticks [8]int64
+	for i := range ticks {
+		ticks[i], _ = strconv.ParseInt(f[i+1], 10, 64)
+	}
+	var sum int64
+	for _, v := range ticks {
+		sum += v
+	}
+	return time.Duration(sum) * time.Second / clockTicks, time.Duration(ticks[7]) * time.Second / clockTicks
+}
