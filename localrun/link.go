@@ -8,6 +8,7 @@ import (
 
 	"github.com/msgbench/msgbench/netem"
 	"github.com/msgbench/msgbench/netem/emulator"
+	"github.com/msgbench/msgbench/results"
 )
 
 // startLink puts the run on an emulated link: the broker and gateway in a server network
@@ -51,6 +52,9 @@ func (r *runner) startLink() error {
 		start:      server.Start,
 		serverDial: server.DialContext,
 		link:       describeLink(r.spec.Network.Profile, link, l.Name()),
+		caveats: func(res *results.Result) []results.Caveat {
+			return linkCaveats(l.Stats(), link, res)
+		},
 	}
 	r.logf("network: %s, clients in %s, servers in %s at %s", r.spec.Network.Profile, device.Name(), server.Name(), r.net.serverHost)
 	return nil
@@ -71,4 +75,21 @@ func describeLink(profile any, l netem.Link, name string) map[string]any {
 		"up": dir(l.Up), "down": dir(l.Down), "mtuBytes": l.EffectiveMTU(),
 		"rttMillis": float64(l.Up.Delay+l.Down.Delay) / float64(time.Millisecond),
 	}
+}
+
+// linkCaveats are what the emulated link's counters say about a run: the emulator running late
+// (the machine too busy for exact delays) and TCP retransmits on a link that loses nothing.
+func linkCaveats(st emulator.Stats, link netem.Link, res *results.Result) []results.Caveat {
+	var cs []results.Caveat
+	late := max(st.Up.MaxLate, st.Down.MaxLate)
+	if c := results.EmulatorLateCaveat(late, st.Up.Late+st.Down.Late, st.Up.Packets+st.Down.Packets, link.Up.Delay+link.Down.Delay); c != nil {
+		cs = append(cs, *c)
+	}
+	if res.Wire.Retransmits != nil {
+		lossless := link.Up.Loss == 0 && link.Down.Loss == 0 && link.Up.Corrupt == 0 && link.Down.Corrupt == 0
+		if c := results.RetransmitCaveat(*res.Wire.Retransmits, lossless, int64(st.Up.QueueDrops+st.Down.QueueDrops)); c != nil {
+			cs = append(cs, *c)
+		}
+	}
+	return cs
 }

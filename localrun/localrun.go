@@ -30,8 +30,6 @@ import (
 
 // Options of a local run.
 type Options struct {
-	// OutDir receives <name>/result.json and <name>/report.html.
-	OutDir string
 	// NoEmbedded refuses the embedded broker: without Mosquitto the run fails instead.
 	NoEmbedded bool
 	// BrokerPort pins the local broker's port (0: a free one).
@@ -55,8 +53,7 @@ type Progress struct {
 	RecentPerSecond float64
 }
 
-// Run runs mb locally and returns its merged result. The result is also written under
-// o.OutDir when set.
+// Run runs mb locally and returns its merged result (Write stores it).
 func Run(ctx context.Context, mb *v1alpha1.MessagingBenchmark, o Options) (*results.Result, error) {
 	r := &runner{mb: mb, spec: &mb.Spec, o: o}
 	if t := mb.Spec.Timeout.Duration; t > 0 {
@@ -70,11 +67,6 @@ func Run(ctx context.Context, mb *v1alpha1.MessagingBenchmark, o Options) (*resu
 	}
 	if err != nil {
 		return nil, err
-	}
-	if o.OutDir != "" {
-		if err := Write(res, o.OutDir); err != nil {
-			return res, err
-		}
 	}
 	return res, nil
 }
@@ -187,6 +179,9 @@ func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
 		merged.Resources.LoadgenCPUSeconds = max(merged.Resources.LoadgenCPUSeconds, p.Resources.LoadgenCPUSeconds)
 	}
 	merged.Environment = r.env
+	for _, c := range r.net.pathCaveats(merged) {
+		merged.AddCaveat(c)
+	}
 	return merged, nil
 }
 
@@ -203,13 +198,12 @@ func (r *runner) makeCertificates(context.Context) error {
 	return nil
 }
 
-// Write writes result.json and report.html into dir/<name>/.
+// Write writes result.json and report.html into dir.
 func Write(res *results.Result, dir string) error {
-	d := filepath.Join(dir, res.Name)
-	if err := res.WriteFile(filepath.Join(d, "result.json")); err != nil {
+	if err := res.WriteFile(filepath.Join(dir, "result.json")); err != nil {
 		return err
 	}
-	return writeReport(res, filepath.Join(d, "report.html"))
+	return writeReport(res, filepath.Join(dir, "report.html"))
 }
 
 // startGate releases every worker at one start time once all are ready.

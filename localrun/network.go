@@ -6,6 +6,7 @@ import (
 	"os/exec"
 
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/results"
 )
 
 // network is where the run's two sides meet: loopback, or the user-space link emulator's two
@@ -24,6 +25,24 @@ type network struct {
 	serverDial func(ctx context.Context, network, address string) (net.Conn, error)
 	// link describes the emulated link for the result (nil: none).
 	link any
+	// caveats says what of the path bent the run's figures (nil: loopback).
+	caveats func(res *results.Result) []results.Caveat
+}
+
+// pathCaveats are the conditions of the path between clients and servers that bend a run's
+// figures: retransmits where nothing is lost, and, over an emulated link, the emulator's
+// lateness.
+func (n *network) pathCaveats(res *results.Result) []results.Caveat {
+	if n.caveats != nil {
+		return n.caveats(res)
+	}
+	if res.Wire.Retransmits == nil {
+		return nil
+	}
+	if c := results.RetransmitCaveat(*res.Wire.Retransmits, true, -1); c != nil {
+		return []results.Caveat{*c}
+	}
+	return nil
 }
 
 func loopback() *network {

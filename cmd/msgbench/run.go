@@ -1,48 +1,58 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/localrun"
 	"github.com/msgbench/msgbench/results/store"
 )
 
 type runFlags struct {
-	file, out           string
-	set                 []string
-	json, noEmbedded, q bool
-	brokerPort          int
+	file, out, name, runID string
+	set                    []string
+	json, noEmbedded, q    bool
+	force                  bool
+	brokerPort             int
 }
 
 func newRunCommand() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run -f FILE [--out DIR] [--set path=value …] [--json]",
+		Use:   "run -f FILE [--out DIR] [--set path=value …] [--name NAME] [--run-id ID] [--json]",
 		Short: "Run a benchmark manifest on this machine: broker, gateway, emulated network and load generator",
 		Long: `Runs a MessagingBenchmark locally, as the operator would on Kubernetes: it starts the broker
 (Mosquitto when installed, otherwise an embedded broker named as such in the result), the
 protocol gateway in-process, the user-space link emulator for spec.network, and the load
-generator; prints a summary and writes DIR/<name>/result.json and DIR/<name>/report.html.
-Everything it started is stopped at the end, on failure and on Ctrl-C.`,
+generator; prints a summary and writes DIR/<name>/<run-id>/result.json and report.html
+(DIR/<name>/latest points at the newest run). Everything it can check — the manifest, the
+output folder, the object store and its credentials — is checked before anything starts.
+Everything it started is stopped at the end, on failure, on Ctrl-C and when the terminal
+closes. The exit status is non-zero when the run failed, measured nothing, or its results
+could not be stored.`,
 		Example: `  msgbench run -f config/samples/mqtt-qos1.yaml
-  msgbench run -f config/samples/mqtt-qos1.yaml --set workload.duration=5s --set qos=2`,
+  msgbench run -f config/samples/mqtt-qos1.yaml --set workload.duration=5s --set qos=2 --name mqtt-qos2-short`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLocal(cmd, f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.file, "file", "f", "", "MessagingBenchmark manifest (YAML or JSON)")
-	fl.StringVar(&f.out, "out", "results", "folder for <name>/result.json and <name>/report.html")
+	fl.StringVar(&f.out, "out", "runs", "folder for <name>/<run-id>/result.json and report.html")
+	fl.StringVar(&f.name, "name", "", "name the benchmark (replaces metadata.name): results go to <out>/<name>/")
+	fl.StringVar(&f.runID, "run-id", "", "name this run's folder under <out>/<name>/ (default: the UTC start time, e.g. 20261124-113103)")
+	fl.BoolVar(&f.force, "force", false, "replace an earlier run's folder of the same --run-id")
 	fl.StringArrayVar(&f.set, "set", nil, "override a spec field, e.g. --set workload.duration=5s (repeatable)")
 	fl.BoolVar(&f.json, "json", false, "print the result JSON on stdout instead of the summary")
 	fl.BoolVar(&f.noEmbedded, "no-embedded-broker", false, "fail when Mosquitto is not installed instead of using the embedded broker")
@@ -57,16 +67,40 @@ func runLocal(cmd *cobra.Command, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	if f.name != "" {
+		if msgs := validation.IsDNS1123Subdomain(f.name); len(msgs) > 0 {
+			return fmt.Errorf("--name %q: %s", f.name, strings.Join(msgs, "; "))
+		}
+		mb.Name = f.name
+	}
+	ctx, stop := runContext(cmd.Context())
 	defer stop()
 	errOut := cmd.ErrOrStderr()
-	o := localrun.Options{OutDir: f.out, NoEmbedded: f.noEmbedded, BrokerPort: f.brokerPort,
+
+	// Everything that can be checked is checked before anything starts: a run must not be lost
+	// at its end to an unwritable folder or an unreachable bucket.
+	upload, err := checkObjectStore(ctx, mb.Spec.Results.ObjectStore)
+	if err != nil {
+		return err
+	}
+	out, err := prepareRunDir(f.out, mb.Name, f.runID, f.force, time.Now())
+	if err != nil {
+		return err
+	}
+	kept := false
+	defer func() {
+		if !kept {
+			out.discard()
+		}
+	}()
+
+	o := localrun.Options{NoEmbedded: f.noEmbedded, BrokerPort: f.brokerPort,
 		Logf: func(format string, args ...any) { fmt.Fprintf(errOut, "msgbench: "+format+"\n", args...) }}
 	var clearLine func()
 	if !f.q {
 		o.Progress, clearLine = progressPrinter(errOut)
 	}
-	fmt.Fprintf(errOut, "msgbench: running %s (%s, QoS %d) locally\n", mb.Name, mb.Spec.Protocol, mb.Spec.QoS)
+	fmt.Fprintf(errOut, "msgbench: running %s (%s, QoS %d) locally, results in %s\n", mb.Name, mb.Spec.Protocol, mb.Spec.QoS, out.dir)
 	res, err := localrun.Run(ctx, mb, o)
 	if clearLine != nil {
 		clearLine()
@@ -77,40 +111,66 @@ func runLocal(cmd *cobra.Command, f runFlags) error {
 		}
 		return err
 	}
-	if os := mb.Spec.Results.ObjectStore; os != nil {
-		if u, err := uploadLocal(cmd, res.Name, f.out); err != nil {
-			fmt.Fprintf(errOut, "msgbench: upload to %s failed: %v (the result is in %s)\n", os.URL, err, filepath.Join(f.out, res.Name))
+	res.RunID = out.runID
+	if err := localrun.Write(res, out.dir); err != nil {
+		return fmt.Errorf("writing the result to %s: %w", out.dir, err)
+	}
+	kept = true
+	out.markLatest()
+	var stored error
+	if upload != nil {
+		if u, err := uploadLocal(ctx, upload, res.Name, out); err != nil {
+			stored = fmt.Errorf("results not stored in %s: %w (they are in %s)", mb.Spec.Results.ObjectStore.URL, err, out.dir)
 		} else {
 			fmt.Fprintf(errOut, "msgbench: uploaded to %s\n", u)
 		}
 	}
-	dir := filepath.Join(f.out, res.Name)
-	if err := emitResult(cmd, res, "", f.json); err != nil {
-		return err
-	}
+	failed := emitResult(cmd, res, "", f.json)
 	if !f.json {
-		fmt.Fprintf(cmd.OutOrStdout(), "  files          %s, %s\n", filepath.Join(dir, "result.json"), filepath.Join(dir, "report.html"))
+		fmt.Fprintf(cmd.OutOrStdout(), "  files          %s, %s\n", filepath.Join(out.dir, "result.json"), filepath.Join(out.dir, "report.html"))
 	}
-	return nil
+	return errors.Join(failed, stored)
 }
 
-// uploadLocal uploads a local run's result.json where spec.results.objectStore says, with the
-// credentials from $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY.
-func uploadLocal(cmd *cobra.Command, name, out string) (string, error) {
-	mb, err := manifest.ReadFile(cmd.Flag("file").Value.String())
+// checkObjectStore refuses an object store a local run must not or cannot use, before the run:
+// a name that is not this machine's, missing or wrong credentials, a missing bucket or an
+// unwritable folder. It returns the store to upload to (nil: none asked for).
+func checkObjectStore(ctx context.Context, spec *v1alpha1.ObjectStoreSpec) (store.Store, error) {
+	if spec == nil {
+		return nil, nil
+	}
+	if err := store.LocalOnly(spec); err != nil {
+		return nil, err
+	}
+	creds := store.Credentials{AccessKeyID: os.Getenv("AWS_ACCESS_KEY_ID"), SecretAccessKey: os.Getenv("AWS_SECRET_ACCESS_KEY")}
+	if strings.HasPrefix(spec.URL, "s3://") && (creds.AccessKeyID == "") != (creds.SecretAccessKey == "") {
+		return nil, errors.New("spec.results.objectStore: set both $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY (or neither, for a bucket that allows anonymous writes)")
+	}
+	s, err := store.New(spec, creds)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := s.Check(cctx); err != nil {
+		return nil, fmt.Errorf("%w (checked before starting; credentials come from $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY)", err)
+	}
+	return s, nil
+}
+
+// uploadLocal uploads a local run's result.json to the object store, under
+// local/<name>/<run-id>/result.json.
+func uploadLocal(ctx context.Context, s store.Store, name string, out *runDir) (string, error) {
+	data, err := os.ReadFile(filepath.Join(out.dir, "result.json"))
 	if err != nil {
 		return "", err
 	}
-	s, err := store.New(mb.Spec.Results.ObjectStore, store.Credentials{AccessKeyID: os.Getenv("AWS_ACCESS_KEY_ID"), SecretAccessKey: os.Getenv("AWS_SECRET_ACCESS_KEY")})
-	if err != nil {
-		return "", err
-	}
-	data, err := os.ReadFile(filepath.Join(out, name, "result.json"))
-	if err != nil {
-		return "", err
-	}
-	key := fmt.Sprintf("local/%s/%s/result.json", name, time.Now().UTC().Format("20060102T150405Z"))
-	if err := store.PutWithRetry(cmd.Context(), s, key, data, 4); err != nil {
+	key := fmt.Sprintf("local/%s/%s/result.json", name, out.runID)
+	// The run is over: an interrupt now should not lose the upload's error, so it gets its own
+	// bounded context.
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := store.PutWithRetry(uctx, s, key, data, 4); err != nil {
 		return "", err
 	}
 	return s.URL(key), nil

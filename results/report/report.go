@@ -32,6 +32,8 @@ type Row struct {
 	P50, P99, Connect, FirstMessage, BytesPerMsg string
 	Phase, Message                               string
 	CPU                                          string
+	// Caveats lists the run's caveat types ("" when none).
+	Caveats string
 }
 
 // RenderedChart is a chart as inline SVG.
@@ -122,6 +124,9 @@ func row(r *results.Result) Row {
 		ReceivedPerSecond: fmt.Sprintf("%.0f", r.Throughput.ReceivedPerSecond),
 		ReceivedBytes:     humanBytes(r.Throughput.ReceivedBytesPerSecond) + "/s",
 		CPU:               fmt.Sprintf("%.2f", r.Resources.LoadgenCPUSeconds)}
+	for _, c := range r.Caveats {
+		out.Caveats = strings.TrimPrefix(out.Caveats+", "+c.Type, ", ")
+	}
 	if r.Spec != nil {
 		out.Protocol = protocolLabel(r)
 		out.Payload, out.Publishers, out.Subscribers = r.Spec.Workload.PayloadBytes, r.Spec.Workload.Publishers, r.Spec.Workload.Subscribers
@@ -176,6 +181,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
  th:first-child, td:first-child, th.l, td.l { text-align: left; }
  th { background: #f5f7fa; font-weight: 600; }
  .failed { color: #b3261e; font-weight: 600; }
+ .caveat { color: #8a5300; }
  figure { margin: 1.5rem 0; } figure svg { width: 100%; height: auto; max-width: 900px; display: block; }
  figcaption { color: #5b6577; font-size: .88rem; margin-top: .3rem; }
  dl.kv { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; font-size: .92rem; }
@@ -191,14 +197,16 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
  <dt>phase</dt><dd{{if ne .Phase "Succeeded"}} class="failed"{{end}}>{{.Phase}}{{if .Message}}: {{.Message}}{{end}}</dd>
  <dt>broker</dt><dd>{{.Environment.Broker}}{{if .Environment.Gateway}}, {{.Environment.Gateway}}{{end}}</dd>
  <dt>measured</dt><dd>{{printf "%.2f" .MeasuredSeconds}} s from {{.StartTime.Format "2006-01-02 15:04:05 MST"}}</dd>
- <dt>messages</dt><dd>sent {{.Sent}}, received {{.Received}} of {{.Expected}} expected, {{.Errors}} errors</dd>
- <dt>throughput</dt><dd>{{printf "%.0f" .Throughput.ReceivedPerSecond}} msg/s received, {{printf "%.0f" .Throughput.ReceivedBytesPerSecond}} payload B/s</dd>
+ <dt>messages</dt><dd>sent {{.Sent}}{{if .Unsent}} ({{.Unsent}} more scheduled but unsent){{end}}, received {{.Received}} of {{.Expected}} expected, {{.Errors}} errors</dd>
+ <dt>throughput</dt><dd>{{if .Throughput.OfferedPerSecond}}{{printf "%.0f" .Throughput.OfferedPerSecond}} msg/s offered, {{printf "%.0f" .Throughput.SentPerSecond}} sent, {{end}}{{printf "%.0f" .Throughput.ReceivedPerSecond}} msg/s received, {{printf "%.0f" .Throughput.ReceivedBytesPerSecond}} payload B/s</dd>
+ {{range $i, $c := .Caveats}}<dt>{{if eq $i 0}}caveats{{end}}</dt><dd class="caveat">{{$c.Type}}: {{$c.Message}}</dd>
+ {{end}}
 </dl>
 {{end}}
 <h2>{{if .Single}}Run{{else}}Runs{{end}}</h2>
 <table>
 <tr><th>name</th><th class="l">protocol</th><th>payload B</th><th>pub/sub</th><th class="l">network</th><th>sent</th><th>received</th><th>lost</th><th>received/s</th><th>payload/s</th><th>e2e p50</th><th>e2e p99</th><th>connect p50</th><th>first msg p50</th><th>wire B/msg</th><th>CPU-s</th></tr>
-{{range .Runs}}<tr><td>{{.Name}}{{if ne .Phase "Succeeded"}} <span class="failed">{{.Phase}}</span>{{end}}</td><td class="l">{{.Protocol}}</td><td>{{.Payload}}</td><td>{{.Publishers}}/{{.Subscribers}}</td><td class="l">{{.Network}}</td><td>{{.Sent}}</td><td>{{.Received}}</td><td>{{.Lost}}</td><td>{{.ReceivedPerSecond}}</td><td>{{.ReceivedBytes}}</td><td>{{.P50}}</td><td>{{.P99}}</td><td>{{.Connect}}</td><td>{{.FirstMessage}}</td><td>{{.BytesPerMsg}}</td><td>{{.CPU}}</td></tr>
+{{range .Runs}}<tr><td>{{.Name}}{{if ne .Phase "Succeeded"}} <span class="failed">{{.Phase}}</span>{{end}}{{if .Caveats}} <span class="caveat" title="{{.Caveats}}">caveats</span>{{end}}</td><td class="l">{{.Protocol}}</td><td>{{.Payload}}</td><td>{{.Publishers}}/{{.Subscribers}}</td><td class="l">{{.Network}}</td><td>{{.Sent}}</td><td>{{.Received}}</td><td>{{.Lost}}</td><td>{{.ReceivedPerSecond}}</td><td>{{.ReceivedBytes}}</td><td>{{.P50}}</td><td>{{.P99}}</td><td>{{.Connect}}</td><td>{{.FirstMessage}}</td><td>{{.BytesPerMsg}}</td><td>{{.CPU}}</td></tr>
 {{end}}</table>
 <h2>Charts</h2>
 {{range .Charts}}<figure id="{{.ID}}">{{.SVG}}<figcaption>{{.Title}}. {{.Caption}}</figcaption></figure>

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path"
@@ -26,6 +27,9 @@ type Store interface {
 	Put(ctx context.Context, key string, data []byte) error
 	// URL is the address of key, as users see it (s3://bucket/prefix/key or file:///…).
 	URL(key string) string
+	// Check finds out, without storing anything, whether Put can work: the folder can be
+	// written, or the bucket exists and the credentials may see it. Run it before a run starts.
+	Check(ctx context.Context) error
 }
 
 // Credentials for an S3 store.
@@ -87,6 +91,18 @@ func (f *fileStore) Put(_ context.Context, key string, data []byte) error {
 
 func (f *fileStore) URL(key string) string { return "file://" + path.Join(f.root, key) }
 
+func (f *fileStore) Check(context.Context) error {
+	if err := os.MkdirAll(f.root, 0o755); err != nil {
+		return fmt.Errorf("spec.results.objectStore.url: %w", err)
+	}
+	probe, err := os.CreateTemp(f.root, ".msgbench-check-")
+	if err != nil {
+		return fmt.Errorf("spec.results.objectStore.url: %s is not writable: %w", f.root, err)
+	}
+	_ = probe.Close()
+	return os.Remove(probe.Name())
+}
+
 type s3Store struct {
 	client         *minio.Client
 	bucket, prefix string
@@ -128,3 +144,37 @@ func (s *s3Store) Put(ctx context.Context, key string, data []byte) error {
 }
 
 func (s *s3Store) URL(key string) string { return "s3://" + s.bucket + "/" + s.key(key) }
+
+func (s *s3Store) Check(ctx context.Context) error {
+	ok, err := s.client.BucketExists(ctx, s.bucket)
+	if err != nil {
+		return fmt.Errorf("spec.results.objectStore: bucket %s at %s: %w", s.bucket, s.client.EndpointURL().Host, err)
+	}
+	if !ok {
+		return fmt.Errorf("spec.results.objectStore.url: bucket %s does not exist at %s", s.bucket, s.client.EndpointURL().Host)
+	}
+	return nil
+}
+
+// LocalOnly refuses an object store a run on this machine must not reach: msgbench run talks
+// only to this machine, so an S3 endpoint must be localhost or an IP address. A name such as
+// minio.minio.svc exists only inside a cluster (and looking it up would ask this machine's
+// resolver), and no endpoint means AWS S3.
+func LocalOnly(spec *v1alpha1.ObjectStoreSpec) error {
+	if spec == nil || strings.HasPrefix(spec.URL, "file://") {
+		return nil
+	}
+	fix := "a local run stores results on this machine: use a file:/// URL, or an S3 endpoint on localhost or an IP address (e.g. --set results.objectStore.endpoint=http://127.0.0.1:9000)"
+	if spec.Endpoint == "" {
+		return fmt.Errorf("spec.results.objectStore.endpoint: unset, which means AWS S3; %s", fix)
+	}
+	e, err := url.Parse(spec.Endpoint)
+	if err != nil {
+		return fmt.Errorf("spec.results.objectStore.endpoint: %w", err)
+	}
+	host := e.Hostname()
+	if host == "localhost" || net.ParseIP(host) != nil {
+		return nil
+	}
+	return fmt.Errorf("spec.results.objectStore.endpoint: %s is a name, not this machine (a cluster Service name such as minio.minio.svc resolves only inside the cluster); %s", host, fix)
+}
