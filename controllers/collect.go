@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -66,6 +67,9 @@ func (r *Reconciler) collect(ctx context.Context, st *run) (bool, error) {
 	merged.Environment.Broker = r.brokerDescription(mb)
 	merged.Environment.Host = ""
 	mb.Status.Summary = summarize(merged)
+	for _, c := range measurementConditions(merged) {
+		r.setCondition(st, c.Type, c.Status, c.Reason, c.Message)
+	}
 
 	data, err := json.MarshalIndent(merged, "", "  ")
 	if err != nil {
@@ -99,6 +103,34 @@ func (r *Reconciler) brokerDescription(mb *v1alpha1.MessagingBenchmark) string {
 		image = mb.Spec.Broker.Image
 	}
 	return "mosquitto (" + image + ")"
+}
+
+// measurementConditions judge a merged result for the status: whether an open loop sustained its
+// offered load, and the caveats that bend its figures.
+func measurementConditions(r *results.Result) []metav1.Condition {
+	var cs []metav1.Condition
+	if r.Spec != nil && r.Spec.Workload.Rate > 0 && r.Spec.Workload.Messages == 0 {
+		c := metav1.Condition{Type: v1alpha1.ConditionOfferedLoadSustained, Status: metav1.ConditionTrue, Reason: "AllSent",
+			Message: fmt.Sprintf("sent all %d messages the schedule put in the window (%d msg/s)", r.Sent, r.Spec.Workload.Rate)}
+		if r.Unsent > 0 {
+			c.Status, c.Reason = metav1.ConditionFalse, results.CaveatOfferedLoadNotSustained
+			c.Message = fmt.Sprintf("%d of the %d messages the schedule put in the window were not sent (%.0f msg/s sent of %d msg/s asked)",
+				r.Unsent, r.Sent+r.Unsent, r.Throughput.SentPerSecond, r.Spec.Workload.Rate)
+		}
+		cs = append(cs, c)
+	}
+	c := metav1.Condition{Type: v1alpha1.ConditionCaveats, Status: metav1.ConditionFalse, Reason: "None", Message: "nothing was seen that bends the figures"}
+	if len(r.Caveats) > 0 {
+		var types, msgs []string
+		for _, cv := range r.Caveats {
+			if !slices.Contains(types, cv.Type) {
+				types = append(types, cv.Type)
+			}
+			msgs = append(msgs, cv.Type+": "+cv.Message)
+		}
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, strings.Join(types, ","), strings.Join(msgs, "; ")
+	}
+	return append(cs, c)
 }
 
 // summarize takes the headline numbers of a result for the status (integers: no floats in the API).
