@@ -96,7 +96,7 @@ func TestStaleProcessesAreReaped(t *testing.T) {
 		// Through the spawner, not Namespace.Start, which would tag it with this process.
 		cmd := exec.Command("sleep", "60")
 		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=msgb-%d-0", tagVar, owner))
-		if err := l.spawner.start(l.Device().fd, cmd); err != nil {
+		if err := l.spawner.Start(l.Device().fd, cmd); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/msgbench/msgbench/internal/spawn"
 	"github.com/msgbench/msgbench/netem"
 )
 
@@ -38,7 +39,7 @@ type Link struct {
 	device, server *Namespace
 	tuns           []*os.File
 	up, down       *pipe
-	spawner        *spawner
+	spawner        *spawn.Spawner // its thread forks the link's children; Close stops it
 	wg             sync.WaitGroup
 
 	closeOnce sync.Once
@@ -69,7 +70,7 @@ func Start(config netem.Link, opts Options) (_ *Link, err error) {
 	}
 	name := fmt.Sprintf("msgb-%d-%d", os.Getpid(), linkCounter.Add(1)-1)
 	tag := tagVar + "=" + name
-	l := &Link{name: name, config: config, spawner: newSpawner()}
+	l := &Link{name: name, config: config, spawner: spawn.New()}
 	defer func() {
 		// l, not the result: "return nil, err" has set that to nil already.
 		if err != nil {
@@ -187,7 +188,7 @@ func (l *Link) Close() error {
 				errs = append(errs, fmt.Errorf("forwarder stopped early: %w", p.err))
 			}
 		}
-		l.spawner.stop()
+		l.spawner.Stop()
 		l.closeErr = errors.Join(errs...)
 	})
 	return l.closeErr

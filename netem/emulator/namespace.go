@@ -13,9 +13,11 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/msgbench/msgbench/internal/guardian"
+	"github.com/msgbench/msgbench/internal/spawn"
 )
 
 // Namespace is one side of a link: a network namespace holding a TUN device toward the other
@@ -27,7 +29,7 @@ type Namespace struct {
 	addrs  []netip.Addr
 	tag    string // environment entry marking processes started here, for stale-process cleanup
 
-	spawner *spawner
+	spawner *spawn.Spawner
 
 	mu   sync.Mutex
 	cmds []*exec.Cmd
@@ -36,7 +38,7 @@ type Namespace struct {
 // newNamespace creates an empty network namespace. unshare moves only the calling thread, so it
 // runs on a locked thread that goes back to its namespace afterwards. (Ending the thread instead
 // would be simpler, but a thread that ends fires the Pdeathsig of every child it forked.)
-func newNamespace(name, tag string, sp *spawner) (*Namespace, error) {
+func newNamespace(name, tag string, sp *spawn.Spawner) (*Namespace, error) {
 	fd := -1
 	err := onLockedThread(func() error {
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
@@ -52,6 +54,7 @@ func newNamespace(name, tag string, sp *spawner) (*Namespace, error) {
 		}
 		return nil, fmt.Errorf("create network namespace %s: %w", name, err)
 	}
+	guardian.TrackNamespace(fd) // if msgbench dies, its guardian kills whatever still runs inside
 	return &Namespace{name: name, fd: fd, tag: tag, spawner: sp}, nil
 }
 
@@ -149,20 +152,17 @@ func (n *Namespace) ListenPacket(ctx context.Context, network, address string) (
 }
 
 // Start starts cmd inside the namespace. It gets SIGKILL if msgbench dies (unless cmd sets its
-// own Pdeathsig) and an environment entry that lets a later msgbench find it if it outlives
-// this one; Close kills it if it still runs. Wait for it as usual.
+// own Pdeathsig; see internal/spawn) and an environment entry that lets a later msgbench find it
+// if it outlives this one; Close kills it if it still runs. Wait for it as usual.
 func (n *Namespace) Start(cmd *exec.Cmd) error {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	if cmd.SysProcAttr.Pdeathsig == 0 {
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	}
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
 	cmd.Env = append(cmd.Env, n.tag)
-	if err := n.spawner.start(n.fd, cmd); err != nil {
+	if err := n.spawner.Start(n.fd, cmd); err != nil {
+		if errors.Is(err, spawn.ErrStopped) {
+			err = errors.New("the link is closed")
+		}
 		return fmt.Errorf("start %s in %s: %w", cmd.Path, n.name, err)
 	}
 	n.mu.Lock()
@@ -186,6 +186,7 @@ func (n *Namespace) close() error {
 	}
 	n.cmds = nil
 	n.mu.Unlock()
+	guardian.ForgetNamespace(n.fd)
 	if cerr := unix.Close(n.fd); cerr != nil && err == nil {
 		err = cerr
 	}
