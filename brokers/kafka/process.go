@@ -24,7 +24,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/internal/guardian"
 	"github.com/msgbench/msgbench/internal/proc"
+	"github.com/msgbench/msgbench/internal/spawn"
 )
 
 // LibsEnv names a folder of Kafka jars (what hack/kafka.sh prints); it overrides the search.
@@ -96,10 +98,10 @@ type Options struct {
 	// HeapMB is the JVM heap (default 512): enough for a benchmark broker, small on a shared machine.
 	HeapMB int
 	// Dir holds the configuration, certificates and data (default: a new temporary folder,
-	// removed by Stop).
+	// removed by Stop, or by msgbench's guardian if msgbench dies first).
 	Dir string
 	// Start, when set, starts the broker's command (for example inside a network namespace)
-	// instead of cmd.Start.
+	// instead of spawn.Start. Either way the broker must get a parent-death signal.
 	Start func(cmd *exec.Cmd) error
 	// Listen finds free ports and Dial probes the listeners, in the namespace the broker runs
 	// in (default: the net package).
@@ -158,7 +160,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 func start(ctx context.Context, java string, o Options) (*Process, error) {
 	p := &Process{dir: o.Dir, Version: LibsVersion(o.Libs), log: &lockedBuffer{}, exited: make(chan struct{})}
 	if p.dir == "" {
-		d, err := os.MkdirTemp("", "msgbench-kafka-")
+		d, err := guardian.MkdirTemp("", "msgbench-kafka-")
 		if err != nil {
 			return nil, err
 		}
@@ -209,7 +211,7 @@ func start(ctx context.Context, java string, o Options) (*Process, error) {
 	// Format the storage: KRaft refuses to start on an unformatted log directory.
 	format := exec.CommandContext(ctx, java, append([]string{"-Xmx256m", "-XX:TieredStopAtLevel=1"}, append(common,
 		"kafka.tools.StorageTool", "format", "--cluster-id", clusterID(), "--config", propsPath, "--ignore-formatted")...)...)
-	if out, err := format.CombinedOutput(); err != nil {
+	if out, err := spawn.CombinedOutput(format); err != nil {
 		return fail(fmt.Errorf("kafka-storage format: %w: %s", err, strings.TrimSpace(string(out))))
 	}
 
@@ -219,13 +221,14 @@ func start(ctx context.Context, java string, o Options) (*Process, error) {
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	start := o.Start
 	if start == nil {
-		start = (*exec.Cmd).Start
+		start = spawn.Start // SIGKILL when msgbench dies, however it dies
 	}
 	if err := start(p.cmd); err != nil {
 		return fail(fmt.Errorf("start kafka: %w", err))
 	}
 	go func() {
 		_ = p.cmd.Wait()
+		spawn.Forget(p.cmd)
 		close(p.exited)
 	}()
 	if err := p.waitReady(ctx, o.Dial); err != nil {
@@ -385,7 +388,7 @@ func (p *Process) Stop() error {
 
 func (p *Process) cleanup() {
 	if p.ownDir != "" {
-		_ = os.RemoveAll(p.ownDir)
+		_ = guardian.RemoveAll(p.ownDir)
 	}
 }
 

@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/internal/guardian"
 	"github.com/msgbench/msgbench/internal/proc"
+	"github.com/msgbench/msgbench/internal/spawn"
 )
 
 // ErrNotInstalled means no mosquitto binary was found.
@@ -48,7 +50,7 @@ func Binary() (string, error) {
 
 // Version returns e.g. "2.0.11".
 func Version(binary string) string {
-	out, _ := exec.Command(binary, "-h").CombinedOutput()
+	out, _ := spawn.CombinedOutput(exec.Command(binary, "-h"))
 	if m := regexp.MustCompile(`mosquitto version ([0-9][0-9.]*)`).FindSubmatch(out); m != nil {
 		return string(m[1])
 	}
@@ -71,10 +73,10 @@ type Options struct {
 	MaxInflight int
 	Extra       map[string]string
 	// Dir holds mosquitto.conf and the certificates (default: a new temporary folder,
-	// removed by Stop).
+	// removed by Stop, or by msgbench's guardian if msgbench dies first).
 	Dir string
 	// Start, when set, starts the broker's command (for example inside a network namespace)
-	// instead of cmd.Start.
+	// instead of spawn.Start. Either way the broker must get a parent-death signal.
 	Start func(cmd *exec.Cmd) error
 	// Listen, when set, finds free ports (in the namespace the broker runs in).
 	Listen func(ctx context.Context, network, address string) (net.Listener, error)
@@ -125,7 +127,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 func start(ctx context.Context, bin string, o Options) (*Process, error) {
 	p := &Process{dir: o.Dir, Version: Version(bin), stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	if p.dir == "" {
-		d, err := os.MkdirTemp("", "msgbench-mosquitto-")
+		d, err := guardian.MkdirTemp("", "msgbench-mosquitto-")
 		if err != nil {
 			return nil, err
 		}
@@ -181,7 +183,7 @@ func start(ctx context.Context, bin string, o Options) (*Process, error) {
 	p.cmd.Stdout = p.stderr
 	startCmd := o.Start
 	if startCmd == nil {
-		startCmd = (*exec.Cmd).Start
+		startCmd = spawn.Start // SIGKILL when msgbench dies, however it dies
 	}
 	if err := startCmd(p.cmd); err != nil {
 		p.cleanup()
@@ -189,6 +191,7 @@ func start(ctx context.Context, bin string, o Options) (*Process, error) {
 	}
 	go func() {
 		_ = p.cmd.Wait()
+		spawn.Forget(p.cmd)
 		close(p.exited)
 	}()
 	if err := p.waitReady(ctx, o); err != nil {
@@ -270,7 +273,7 @@ func (p *Process) Stop() error {
 
 func (p *Process) cleanup() {
 	if p.ownDir != "" {
-		_ = os.RemoveAll(p.ownDir)
+		_ = guardian.RemoveAll(p.ownDir)
 	}
 }
 
