@@ -62,7 +62,7 @@ func (r *run) connect(ctx context.Context, c drivers.Client, h drivers.Handler, 
 	defer cancel()
 	sess, err := r.drv.Connect(ctx, c, h)
 	if err != nil {
-		return nil, fmt.Errorf("%s %d: connect to %s: %w", c.Role, c.TopicIndex, r.o.Address, err)
+		return nil, fmt.Errorf("connect to %s: %w", r.o.Address, err) // the caller names the client
 	}
 	r.rec.recordConnect((r.now() - start) / 1000)
 	return sess, nil
@@ -87,11 +87,11 @@ func (s *subscriber) connect(ctx context.Context) error {
 	c := drivers.Client{ID: r.clientID("s", s.plan.Index), Role: drivers.Subscriber, Topic: TopicName(&r.spec.Workload, s.plan.Topic), TopicIndex: s.plan.Topic}
 	sess, err := r.connect(ctx, c, s, &s.dial)
 	if err != nil {
-		return fmt.Errorf("subscriber %d: %w", s.plan.Index, err)
+		return clientErr(drivers.Subscriber, s.plan.Index, err)
 	}
 	s.sess = sess
 	if err := sess.Subscribe(ctx); err != nil {
-		return fmt.Errorf("subscriber %d: %w", s.plan.Index, err)
+		return clientErr(drivers.Subscriber, s.plan.Index, err)
 	}
 	return nil
 }
@@ -203,7 +203,7 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 			interval := float64(r.plan.TotalPublishers) * 1e9 / rate
 			p.unsent = scheduledIn(r.now()+int64(p.phase*interval), interval, r.window.Load(), r.end, p.plan.Quota)
 		}
-		return fmt.Errorf("publisher %d: %w", p.plan.Index, err)
+		return clientErr(drivers.Publisher, p.plan.Index, err)
 	}
 	p.sess = sess
 	p.measureFrom.Store(1 << 62)
@@ -379,7 +379,7 @@ func (p *publisher) failed(err error) error {
 	p.shard.mu.Lock()
 	p.shard.errors++
 	p.shard.mu.Unlock()
-	return fmt.Errorf("publisher %d: %w", p.plan.Index, err)
+	return clientErr(drivers.Publisher, p.plan.Index, err)
 }
 
 // Message implements drivers.Handler; publishers subscribe to nothing.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -250,22 +249,14 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	// 4. Drain: acknowledgements, then deliveries still on their way.
 	o.Monitor.setPhase(PhaseDraining)
 	drainErrs := r.drain(ctx)
-	res := r.result(startWall, skew, usage, drainErrs)
+	res := r.result(startWall, skew, usage, append(failures, drainErrs...)) // one message, causes first
 	if len(failures) > 0 {
 		// A publisher that could not connect or publish makes the numbers incomplete.
 		res.Phase = string(v1alpha1.PhaseFailed)
-		res.Message = joinMessages(errors.Join(failures...).Error(), res.Message)
 		res.Workers[0].Phase = res.Phase
 	}
 	o.Monitor.setPhase(PhaseDone)
 	return res, nil
-}
-
-func joinMessages(a, b string) string {
-	if b == "" {
-		return a
-	}
-	return a + "; " + b
 }
 
 // connectSubscribers connects and subscribes every subscriber, ramped by connectRate.
@@ -293,12 +284,8 @@ func (r *run) connectSubscribers(ctx context.Context, ramp *ramp) error {
 	var all []error
 	for err := range errs {
 		all = append(all, err)
-		if len(all) == 5 {
-			all = append(all, fmt.Errorf("… and %d more", len(errs)))
-			break
-		}
 	}
-	return errors.Join(all...)
+	return joinSummarized(all, len(r.plan.Subscribers))
 }
 
 // snapshotAtWindow records the process's (and broker's) usage when the measured window opens.
@@ -336,10 +323,13 @@ type usageWindow struct {
 type usagePair struct {
 	self, broker proc.Usage
 	brokerOK     bool
+	// the machine's CPU time over all CPUs, and its stolen part
+	sysTotal, sysSteal time.Duration
 }
 
 func (r *run) usageNow() usagePair {
 	u := usagePair{self: proc.Self()}
+	u.sysTotal, u.sysSteal = proc.System()
 	if r.o.BrokerUsage != nil {
 		if b, err := r.o.BrokerUsage(); err == nil {
 			u.broker, u.brokerOK = b, true
@@ -371,7 +361,7 @@ func (r *run) drain(ctx context.Context) []error {
 			continue
 		}
 		if err := p.sess.Drain(ackCtx); err != nil {
-			errs = append(errs, fmt.Errorf("publisher %d: %w", p.plan.Index, err))
+			errs = append(errs, clientErr(drivers.Publisher, p.plan.Index, err))
 		} else if p.measuring {
 			p.windowBytes = p.sess.Counters().BytesSent - p.startBytes
 			p.windowDone = true
@@ -504,7 +494,7 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 			res.Wire.PublishMessageCount += p.measured.Load()
 		}
 		if err := p.sess.Err(); err != nil {
-			dropped = append(dropped, fmt.Errorf("publisher %d: %w", p.plan.Index, err))
+			dropped = append(dropped, clientErr(drivers.Publisher, p.plan.Index, err))
 		}
 	}
 	for _, s := range r.subs {
@@ -512,7 +502,7 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 		res.Wire.Connections++
 		res.Wire.ConnectBytesTotal += s.sess.ConnectBytes()
 		if err := s.sess.Err(); err != nil {
-			dropped = append(dropped, fmt.Errorf("subscriber %d: %w", s.plan.Index, err))
+			dropped = append(dropped, clientErr(drivers.Subscriber, s.plan.Index, err))
 		}
 	}
 	res.Wire.BytesSent, res.Wire.BytesReceived = sum.BytesSent, sum.BytesReceived
@@ -523,8 +513,8 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 		res.Wire.DatagramsSent, res.Wire.DatagramsReceived = results.Int64(sum.DatagramsSent), results.Int64(sum.DatagramsReceived)
 	}
 	res.Errors += int64(len(dropped))
-	if problems := errors.Join(append(drainErrs, dropped...)...); problems != nil {
-		res.Message = problems.Error()
+	if problems := summarizeErrors(append(drainErrs, dropped...), len(r.pubs)+len(r.subs)); problems != "" {
+		res.Message = problems
 	}
 	if usage.ok {
 		res.Resources.LoadgenCPUSeconds = max(0, end.self.CPU-start.self.CPU).Seconds()
@@ -534,20 +524,25 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 		res.Resources.BrokerCPUSeconds = results.Float64(max(0, end.broker.CPU-start.broker.CPU).Seconds())
 		res.Resources.BrokerMaxRSSBytes = results.Int64(end.broker.PeakRSS)
 	}
+	if usage.ok {
+		// Conditions of this worker's machine that bend the figures: a saturated load
+		// generator (alone, or with a broker on the same machine) and CPU steal.
+		if c := results.SaturationCaveat(res.Resources.LoadgenCPUSeconds, res.Resources.BrokerCPUSeconds, res.MeasuredSeconds,
+			runtime.GOMAXPROCS(0), r.o.BrokerUsage != nil); c != nil {
+			c.Worker = &r.o.Worker
+			res.AddCaveat(*c)
+		}
+		if c := results.StealCaveat(end.sysSteal-start.sysSteal, end.sysTotal-start.sysTotal); c != nil {
+			c.Worker = &r.o.Worker
+			res.AddCaveat(*c)
+		}
+	}
 	step := time.Duration(r.rec.interval).Seconds()
 	for i, b := range timeline {
 		res.Timeline = append(res.Timeline, results.TimelinePoint{T: float64(i+1) * step, Sent: b.sent, Received: b.received, Errors: b.errors})
 	}
 	res.Workers = []results.WorkerSummary{{Index: r.o.Worker, Sent: tot.sent, Received: tot.received, StartSkewMicros: skew.Microseconds(), Phase: res.Phase}}
-	if res.Environment.Host == "" {
-		res.Environment.Host, _ = os.Hostname()
-	}
-	if res.Environment.GoVersion == "" {
-		res.Environment.GoVersion = runtime.Version()
-	}
-	if res.Environment.CPUs == 0 {
-		res.Environment.CPUs = runtime.NumCPU()
-	}
+	r.environment(&res.Environment)
 	_ = res.Finalize(hists)
 	if r.o.Workers == 1 { // a run's only worker judges it; several are judged once merged
 		results.Judge(res).Apply(res)

@@ -79,7 +79,7 @@ func Merge(parts []*Result) (*Result, error) {
 	m := &Result{
 		Name:        first.Name,
 		Spec:        first.Spec,
-		Environment: first.Environment,
+		Environment: mergeEnvironment(parts),
 		Network:     first.Network,
 		Phase:       "Succeeded",
 		StartTime:   first.StartTime,

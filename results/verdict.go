@@ -63,7 +63,7 @@ func Judge(r *Result) Verdict {
 	return v
 }
 
-// Apply records v in r: the phase, the reasons in front of r's message (once), the caveats
+// Apply records v in r: the phase, the reasons after r's message (once), the caveats
 // (once per type and message).
 func (v Verdict) Apply(r *Result) {
 	for _, c := range v.Caveats {
@@ -73,9 +73,13 @@ func (v Verdict) Apply(r *Result) {
 		return
 	}
 	r.Phase = "Failed"
-	for i := len(v.Reasons) - 1; i >= 0; i-- {
-		if !strings.Contains(r.Message, v.Reasons[i]) {
-			r.Message = joinMessage(v.Reasons[i], r.Message)
+	// The errors the run already reports come first: they are the cause (a broker gone), the
+	// reasons what followed from it (the window ended early).
+	for _, reason := range v.Reasons {
+		if r.Message == "" {
+			r.Message = reason
+		} else if !strings.Contains(r.Message, reason) {
+			r.Message += "; " + reason
 		}
 	}
 	for i := range r.Workers {

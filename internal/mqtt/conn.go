@@ -634,7 +634,7 @@ func (c *Conn) readLoop() {
 		}
 	}
 	if errors.Is(err, io.EOF) {
-		err = errors.New("broker closed the connection")
+		err = fmt.Errorf("broker closed the connection (%w)", err) // errors.Is(err, io.EOF) still holds
 	}
 	c.fail(err)
 }

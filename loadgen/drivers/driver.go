@@ -10,6 +10,7 @@ import (
 	"net"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/internal/wire"
@@ -147,3 +148,25 @@ func Protocols() []string {
 	sort.Strings(out)
 	return out
 }
+
+// TLSReporter is implemented by drivers whose connections run over TLS (MQTTS, HTTPS, HTTP/3,
+// QUIC, Kafka over TLS): the state of a handshake as negotiated, so that the result records
+// the TLS version and key-exchange group really used. Nil before any handshake and without TLS.
+type TLSReporter interface {
+	TLSState() *tls.ConnectionState
+}
+
+// TLSSeen keeps the first handshake a driver saw; embed it to implement TLSReporter.
+type TLSSeen struct {
+	p atomic.Pointer[tls.ConnectionState]
+}
+
+// Note records cs unless a handshake was already recorded.
+func (t *TLSSeen) Note(cs tls.ConnectionState) {
+	if t.p.Load() == nil {
+		t.p.CompareAndSwap(nil, &cs)
+	}
+}
+
+// TLSState implements TLSReporter.
+func (t *TLSSeen) TLSState() *tls.ConnectionState { return t.p.Load() }

@@ -1,0 +1,246 @@
+package loadgen
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/msgbench/msgbench/internal/mqtt"
+	"github.com/msgbench/msgbench/loadgen/drivers"
+)
+
+// clientError is one client's failure; its message carries the client's name once.
+type clientError struct {
+	role  drivers.Role
+	index int
+	err   error
+}
+
+func (e *clientError) Error() string { return fmt.Sprintf("%s %d: %v", e.role, e.index, e.err) }
+func (e *clientError) Unwrap() error { return e.err }
+
+// clientErr names err as client index's of role's.
+func clientErr(role drivers.Role, index int, err error) error {
+	return &clientError{role: role, index: index, err: err}
+}
+
+// Limits of summarizeErrors' message.
+const (
+	maxCauses     = 4   // causes shown; the rest are counted
+	maxCauseChars = 300 // one cause's text
+	maxRanges     = 6   // index ranges listed per role
+)
+
+// summarizeErrors turns a run's failures into one message, cause first: the errors are grouped
+// by cause (a broker gone shows as one "broker connection lost (EOF)" for all the clients it
+// took, not a line per client), most common first, each with how many of the clients it hit
+// and which. A client counts once, under its most telling error (the connection's loss, not the
+// writes that failed on the closed connection after it). clients is how many clients the run
+// had (0: unknown). Errors that are no client's (*clientError) are grouped by cause too. The
+// message is bounded whatever the number of errors; "" when there are none.
+func summarizeErrors(errs []error, clients int) string {
+	type group struct {
+		cause   string
+		example string // the whole message, when the cause is only its innermost part
+		who     map[drivers.Role][]int
+		n       int
+		first   int
+	}
+	// One error per client: the most telling.
+	type clientKey struct {
+		role  drivers.Role
+		index int
+	}
+	best := map[clientKey]error{}
+	var order []error // first appearance, clients once
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		var ce *clientError
+		if !errors.As(err, &ce) {
+			order = append(order, err)
+			continue
+		}
+		k := clientKey{ce.role, ce.index}
+		prev, seen := best[k]
+		if !seen {
+			order = append(order, err)
+		}
+		if !seen || consequence(prev) && !consequence(err) {
+			best[k] = err
+		}
+	}
+	groups := map[string]*group{}
+	var list []*group
+	for i, err := range order {
+		var ce *clientError
+		isClient := errors.As(err, &ce)
+		if isClient {
+			err = best[clientKey{ce.role, ce.index}]
+			errors.As(err, &ce)
+		}
+		cause, exact := errorCause(err)
+		g := groups[cause]
+		if g == nil {
+			g = &group{cause: cause, who: map[drivers.Role][]int{}, first: i}
+			groups[cause] = g
+			list = append(list, g)
+		}
+		g.n++
+		if isClient {
+			g.who[ce.role] = append(g.who[ce.role], ce.index)
+			if !exact && g.example == "" {
+				g.example = ce.err.Error()
+			}
+		} else if !exact && g.example == "" {
+			g.example = err.Error()
+		}
+	}
+	slices.SortStableFunc(list, func(a, b *group) int { return cmp.Or(b.n-a.n, a.first-b.first) })
+	var parts []string
+	for i, g := range list {
+		if i == maxCauses {
+			rest := 0
+			for _, g := range list[i:] {
+				rest += g.n
+			}
+			parts = append(parts, fmt.Sprintf("and %d more failures of %d other causes", rest, len(list)-i))
+			break
+		}
+		var s string
+		nClients := len(g.who[drivers.Publisher]) + len(g.who[drivers.Subscriber])
+		switch {
+		case nClients == 0:
+			s = g.cause
+			if g.example != "" && g.example != g.cause {
+				s = g.example
+			}
+			if g.n > 1 {
+				s += fmt.Sprintf(" (%d times)", g.n)
+			}
+		case nClients == 1 && g.example != "":
+			// One client: its whole message says more than a count.
+			for _, role := range []drivers.Role{drivers.Publisher, drivers.Subscriber} {
+				if ids := g.who[role]; len(ids) == 1 {
+					s = fmt.Sprintf("%s %d: %s", role, ids[0], g.example)
+				}
+			}
+		default:
+			s = g.cause + " for " + strconv.Itoa(nClients)
+			if clients > 0 {
+				s += " of " + strconv.Itoa(clients)
+			}
+			if nClients == 1 && clients == 0 {
+				s += " client ("
+			} else {
+				s += " clients ("
+			}
+			var who []string
+			for _, role := range []drivers.Role{drivers.Publisher, drivers.Subscriber} {
+				if ids := g.who[role]; len(ids) > 0 {
+					name := role.String()
+					if len(ids) > 1 {
+						name += "s"
+					}
+					who = append(who, name+" "+indexRanges(ids))
+				}
+			}
+			s += strings.Join(who, ", ") + ")"
+			if g.example != "" && g.example != g.cause {
+				s += ", e.g. " + g.example
+			}
+		}
+		parts = append(parts, truncate(s, maxCauseChars))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// consequence reports an error that follows from an earlier one on the same client: an
+// operation on a connection already closed.
+func consequence(err error) bool {
+	return errors.Is(err, net.ErrClosed) || errors.Is(err, mqtt.ErrClosed)
+}
+
+// errorCause is what an error comes down to: a named cause for the common ways a connection
+// ends (exact true), otherwise its innermost message.
+func errorCause(err error) (cause string, exact bool) {
+	var op *net.OpError
+	addr := ""
+	if errors.As(err, &op) && op.Addr != nil {
+		addr = " (" + op.Addr.String() + ")"
+	}
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "broker connection lost (EOF)", true
+	case errors.Is(err, syscall.ECONNRESET):
+		return "broker connection lost (connection reset)", true
+	case errors.Is(err, syscall.EPIPE):
+		return "broker connection lost (broken pipe)", true
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused" + addr, true
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "no route to the broker" + addr, true
+	}
+	for next := errors.Unwrap(err); next != nil; next = errors.Unwrap(err) {
+		err = next
+	}
+	return err.Error(), false
+}
+
+// indexRanges lists indexes compactly: "0–7", "0, 2, 5–9".
+func indexRanges(ids []int) string {
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	var out []string
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		if len(out) == maxRanges {
+			out = append(out, "…")
+			break
+		}
+		if j == i {
+			out = append(out, strconv.Itoa(ids[i]))
+		} else {
+			out = append(out, fmt.Sprintf("%d–%d", ids[i], ids[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(out, ", ")
+}
+
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// summarizedError is errors summarized in one message (summarizeErrors); errors.Is and As still
+// see each of them.
+type summarizedError struct {
+	msg  string
+	errs []error
+}
+
+func (e *summarizedError) Error() string   { return e.msg }
+func (e *summarizedError) Unwrap() []error { return e.errs }
+
+// joinSummarized is errors.Join with summarizeErrors' message; nil without errors.
+func joinSummarized(errs []error, clients int) error {
+	msg := summarizeErrors(errs, clients)
+	if msg == "" {
+		return nil
+	}
+	return &summarizedError{msg: msg, errs: errs}
+}
