@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/brokers/kafka"
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/internal/version"
 	"github.com/msgbench/msgbench/results"
@@ -63,7 +64,9 @@ func (r *Reconciler) collect(ctx context.Context, st *run) (bool, error) {
 	}
 	merged.Name = mb.Name
 	merged.Environment.Mode = "kubernetes"
-	merged.Environment.MsgbenchVersion = version.Version
+	if merged.Environment.MsgbenchVersion == "" { // the workers' build is what measured
+		merged.Environment.MsgbenchVersion = version.Version
+	}
 	merged.Environment.Broker = r.brokerDescription(mb)
 	merged.Environment.Host = ""
 	mb.Status.Summary = summarize(merged)
@@ -96,13 +99,36 @@ func (r *Reconciler) brokerDescription(mb *v1alpha1.MessagingBenchmark) string {
 	case v1alpha1.BrokerExternal:
 		return "external " + mb.Spec.Broker.External.Address
 	case v1alpha1.BrokerKafka:
-		return "kafka (Strimzi)"
+		return "kafka " + kafka.Version + " (Strimzi)" // the version the operator asks Strimzi for
 	}
 	image := r.Config.MosquittoImage
 	if mb.Spec.Broker.Image != "" {
 		image = mb.Spec.Broker.Image
 	}
+	if v := imageVersion(image); v != "" {
+		return "mosquitto " + v + " (" + image + ")"
+	}
 	return "mosquitto (" + image + ")"
+}
+
+// imageVersion is the version an image reference's tag names ("2.0.18" of
+// eclipse-mosquitto:2.0.18, "2.0.18" of …:2.0.18-openssl), "" for none, latest or a digest.
+func imageVersion(image string) string {
+	if i := strings.LastIndexByte(image, '@'); i >= 0 {
+		image = image[:i]
+	}
+	i := strings.LastIndexByte(image, ':')
+	if i < 0 || strings.Contains(image[i:], "/") {
+		return ""
+	}
+	tag := strings.TrimPrefix(image[i+1:], "v")
+	if tag == "" || tag[0] < '0' || tag[0] > '9' {
+		return ""
+	}
+	if j := strings.IndexByte(tag, '-'); j > 0 {
+		tag = tag[:j]
+	}
+	return tag
 }
 
 // measurementConditions judge a merged result for the status: whether an open loop sustained its

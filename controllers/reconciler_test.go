@@ -174,6 +174,11 @@ func TestRunSucceedsEndToEnd(t *testing.T) {
 	if r.Sent != s.Sent || len(r.Workers) != 2 || r.Environment.Mode != "kubernetes" || r.Latency.EndToEnd.Count != r.Received {
 		t.Errorf("result ConfigMap: sent %d workers %d env %+v", r.Sent, len(r.Workers), r.Environment)
 	}
+	// What the worker pods ran on and spoke, and the broker's version from its image's tag.
+	if e := r.Environment; e.CPUModel == "" || e.Kernel == "" || e.CPUs == 0 || e.GoVersion == "" || e.MsgbenchCommit == "" ||
+		e.Protocol != "MQTT 3.1.1" || e.Host != "" || !strings.HasPrefix(e.Broker, "mosquitto 2.") {
+		t.Errorf("result environment %+v: want the workers' machine and build, MQTT 3.1.1, the broker's version, no host", e)
+	}
 	var minSkew, maxSkew int64 = 1 << 62, -1 << 62
 	for _, w := range r.Workers {
 		minSkew, maxSkew = min(minSkew, w.StartSkewMicros), max(maxSkew, w.StartSkewMicros)

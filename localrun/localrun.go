@@ -178,7 +178,8 @@ func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
 	for _, p := range parts[1:] {
 		merged.Resources.LoadgenCPUSeconds = max(merged.Resources.LoadgenCPUSeconds, p.Resources.LoadgenCPUSeconds)
 	}
-	merged.Environment = r.env
+	// merged.Environment is r.env as the workers completed it: the machine, the build, the
+	// protocol as spoken and the TLS their handshakes negotiated.
 	for _, c := range r.net.pathCaveats(merged) {
 		merged.AddCaveat(c)
 	}

@@ -18,15 +18,17 @@ func WriteSummary(w io.Writer, r *Result) error {
 	fmt.Fprintln(tw)
 	if r.Spec != nil {
 		s := r.Spec
-		proto := string(s.Protocol)
-		if s.TLS != nil && s.TLS.Enabled {
-			proto += " + TLS " + string(s.TLS.Version)
-		}
-		row("protocol", fmt.Sprintf("%s, QoS %d, %d B payload, %d pub / %d sub on %d topics", proto, s.QoS,
+		row("protocol", fmt.Sprintf("%s, QoS %d, %d B payload, %d pub / %d sub on %d topics", protocolSpoken(r), s.QoS,
 			s.Workload.PayloadBytes, s.Workload.Publishers, s.Workload.Subscribers, s.Workload.Topics))
 	}
 	if r.Environment.Broker != "" {
 		row("broker", r.Environment.Broker)
+	}
+	if n := networkSummary(r.Network); n != "" {
+		row("network", n)
+	}
+	if e := environmentSummary(r.Environment); e != "" {
+		row("environment", e)
 	}
 	measured := fmt.Sprintf("%.2f s", r.MeasuredSeconds)
 	if r.Spec != nil && r.Spec.Workload.Messages == 0 {
@@ -122,3 +124,130 @@ func bytesHuman(v float64) string {
 		return fmt.Sprintf("%.0f B", v)
 	}
 }
+
+// protocolSpoken is the protocol as the clients spoke it: "MQTT 5.0", "HTTP/3 + TLS 1.3
+// (X25519MLKEM768)"; from the spec for results that predate Environment.Protocol.
+func protocolSpoken(r *Result) string {
+	e := r.Environment
+	proto := e.Protocol
+	if proto == "" {
+		proto = ProtocolLabel(r.Spec)
+	}
+	switch {
+	case e.TLSVersion != "":
+		proto += " + " + e.TLSVersion
+		if e.TLSGroup != "" {
+			proto += " (" + e.TLSGroup + ")"
+		}
+	case r.Spec.TLS != nil && r.Spec.TLS.Enabled:
+		proto += " + TLS " + string(r.Spec.TLS.Version)
+	}
+	return proto
+}
+
+// environmentSummary is the machine and build that measured: "AMD EPYC 7B13, 8 cores, Linux
+// 6.8.0-45-generic; msgbench v0.4.0 (commit 1a2b3c4d5e6f), go1.26.0".
+func environmentSummary(e Environment) string {
+	var machine []string
+	if e.CPUModel != "" {
+		machine = append(machine, e.CPUModel)
+	}
+	if e.CPUs > 0 {
+		machine = append(machine, fmt.Sprintf("%d cores", e.CPUs))
+	}
+	if e.Kernel != "" {
+		machine = append(machine, e.Kernel)
+	}
+	var build []string
+	if e.MsgbenchVersion != "" {
+		v := "msgbench " + e.MsgbenchVersion
+		if c := e.MsgbenchCommit; c != "" && c != "unknown" {
+			if len(c) > 12 && !strings.Contains(c, " ") {
+				c = c[:12]
+			}
+			v += " (commit " + c + ")"
+		}
+		build = append(build, v)
+	}
+	if e.GoVersion != "" {
+		build = append(build, e.GoVersion)
+	}
+	parts := []string{}
+	for _, p := range [][]string{machine, build} {
+		if len(p) > 0 {
+			parts = append(parts, strings.Join(p, ", "))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// networkSummary is the emulated link as applied (Result.Network): "lte: RTT 60 ms; up 30ms,
+// 0.1% loss, 50mbit/s; down …; MTU 1500". Empty without emulation.
+func networkSummary(n any) string {
+	m, ok := n.(map[string]any)
+	if !ok || len(m) == 0 {
+		return ""
+	}
+	var parts []string
+	head := fmt.Sprint(m["profile"])
+	if head == "" || head == "<nil>" {
+		head = "custom"
+	}
+	if rtt, ok := m["rttMillis"].(float64); ok {
+		head += fmt.Sprintf(": RTT %g ms", rtt)
+	}
+	parts = append(parts, head)
+	for _, d := range []string{"up", "down"} {
+		dm, ok := m[d].(map[string]any)
+		if !ok {
+			continue
+		}
+		var f []string
+		if v := str(dm["delay"]); v != "" && v != "0s" {
+			f = append(f, v)
+		}
+		if v := str(dm["jitter"]); v != "" && v != "0s" {
+			f = append(f, "± "+v)
+		}
+		for _, k := range []struct{ key, what string }{{"lossPercent", "loss"}, {"duplicatePercent", "duplicates"}, {"corruptPercent", "corrupt"}, {"reorderPercent", "reorder"}} {
+			if v := str(dm[k.key]); v != "" && v != "0" {
+				f = append(f, v+"% "+k.what)
+			}
+		}
+		if v := str(dm["bandwidth"]); v != "" && v != "0" && v != "0bit" {
+			f = append(f, v)
+		}
+		if len(f) == 0 {
+			f = append(f, "unimpaired")
+		}
+		parts = append(parts, d+" "+strings.Join(f, ", "))
+	}
+	if mtu, ok := m["mtuBytes"].(float64); ok && mtu > 0 {
+		parts = append(parts, fmt.Sprintf("MTU %g", mtu))
+	} else if mtu, ok := m["mtuBytes"].(int); ok && mtu > 0 {
+		parts = append(parts, fmt.Sprintf("MTU %d", mtu))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func str(v any) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+// ProtocolSpoken is the summary's protocol as spoken ("MQTT 5.0 + TLS 1.3 (X25519MLKEM768)"),
+// "" without a spec.
+func (r *Result) ProtocolSpoken() string {
+	if r.Spec == nil {
+		return ""
+	}
+	return protocolSpoken(r)
+}
+
+// EnvironmentSummary is the summary's environment row: the machine and build that measured.
+func (r *Result) EnvironmentSummary() string { return environmentSummary(r.Environment) }
+
+// NetworkSummary is the summary's network row: the emulated link as applied ("" without one).
+func (r *Result) NetworkSummary() string { return networkSummary(r.Network) }

@@ -162,6 +162,16 @@ func checkSanity(t *testing.T, r *results.Result) {
 	if r.Received == 0 || r.Sent == 0 || r.MeasuredSeconds <= 0 || r.Environment.Broker == "" {
 		t.Errorf("nothing measured: sent %d received %d measured %v broker %q", r.Sent, r.Received, r.MeasuredSeconds, r.Environment.Broker)
 	}
+	// The environment says on what it ran and what was spoken, TLS as negotiated (MQTT-SN's
+	// clients speak plain UDP to the gateway).
+	e := r.Environment
+	if e.Protocol != results.ProtocolLabel(r.Spec) || e.CPUModel == "" || e.Kernel == "" || e.CPUs == 0 || e.MsgbenchCommit == "" {
+		t.Errorf("environment %+v: want protocol %q and the machine and build", e, results.ProtocolLabel(r.Spec))
+	}
+	encrypted := r.Spec.Protocol != v1alpha1.ProtocolMQTTSN && (r.Spec.BrokerTLS() || (r.Spec.GatewayMode() != "" && r.Spec.GatewayTLS()))
+	if wantVersion := "TLS " + r.Spec.ClientTLSVersion(); encrypted && (e.TLSVersion != wantVersion || e.TLSGroup == "") || !encrypted && e.TLSVersion != "" {
+		t.Errorf("TLS recorded %q %q; encrypted %v, want %s", e.TLSVersion, e.TLSGroup, encrypted, wantVersion)
+	}
 	tcp := r.Spec.Protocol != v1alpha1.ProtocolMQTTSN
 	guaranteed := r.Spec.QoS >= 1 || (tcp && !r.Spec.Impaired())
 	if guaranteed && (r.Lost == nil || *r.Lost != 0) {

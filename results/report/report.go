@@ -195,7 +195,10 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <h2>Summary</h2>
 <dl class="kv">
  <dt>phase</dt><dd{{if ne .Phase "Succeeded"}} class="failed"{{end}}>{{.Phase}}{{if .Message}}: {{.Message}}{{end}}</dd>
+ {{with .ProtocolSpoken}}<dt>protocol</dt><dd>{{.}}</dd>{{end}}
  <dt>broker</dt><dd>{{.Environment.Broker}}{{if .Environment.Gateway}}, {{.Environment.Gateway}}{{end}}</dd>
+ {{with .NetworkSummary}}<dt>network</dt><dd>{{.}}</dd>{{end}}
+ {{with .EnvironmentSummary}}<dt>environment</dt><dd>{{.}}</dd>{{end}}
  <dt>measured</dt><dd>{{printf "%.2f" .MeasuredSeconds}} s from {{.StartTime.Format "2006-01-02 15:04:05 MST"}}</dd>
  <dt>messages</dt><dd>sent {{.Sent}}{{if .Unsent}} ({{.Unsent}} more scheduled but unsent){{end}}, received {{.Received}} of {{.Expected}} expected, {{.Errors}} errors</dd>
  <dt>throughput</dt><dd>{{if .Throughput.OfferedPerSecond}}{{printf "%.0f" .Throughput.OfferedPerSecond}} msg/s offered, {{printf "%.0f" .Throughput.SentPerSecond}} sent, {{end}}{{printf "%.0f" .Throughput.ReceivedPerSecond}} msg/s received, {{printf "%.0f" .Throughput.ReceivedBytesPerSecond}} payload B/s</dd>

@@ -44,15 +44,16 @@ type Options struct {
 }
 
 type driver struct {
-	cfg     drivers.Config
-	o       Options
-	version v1alpha1.HTTPVersion
-	qos     int32
-	tls     *tls.Config // TCP TLS (nil: cleartext) or QUIC TLS for HTTP/3
-	host    string      // Host header / authority
-	scheme  string
-	auth    string // "Basic …" or ""
-	quic    *quic.Config
+	drivers.TLSSeen // from the handshakes of dialTCP and the responses' TLS state
+	cfg             drivers.Config
+	o               Options
+	version         v1alpha1.HTTPVersion
+	qos             int32
+	tls             *tls.Config // TCP TLS (nil: cleartext) or QUIC TLS for HTTP/3
+	host            string      // Host header / authority
+	scheme          string
+	auth            string // "Basic …" or ""
+	quic            *quic.Config
 	// maxFrame bounds a subscription frame: the payload size with room to spare.
 	maxFrame int
 }
@@ -128,6 +129,7 @@ func (d *driver) dialTCP(ctx context.Context) (net.Conn, *wire.Conn, error) {
 		_ = raw.Close()
 		return nil, nil, fmt.Errorf("TLS handshake with %s: %w", d.cfg.Address, err)
 	}
+	d.Note(tc.ConnectionState())
 	return tc, counted, nil
 }
 

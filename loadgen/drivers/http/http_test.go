@@ -120,6 +120,15 @@ func TestEndToEnd(t *testing.T) {
 			if res.Acked != res.Sent {
 				t.Errorf("%s: %d of %d publishes got a 2xx response", name, res.Acked, res.Sent)
 			}
+			// The environment says what was spoken: the HTTP version and, over TLS or QUIC, what
+			// the handshakes negotiated (Go on both sides: TLS 1.3 with the hybrid group).
+			wantTLS, wantGroup := "", ""
+			if v.tls || v.version == v1alpha1.HTTP3 {
+				wantTLS, wantGroup = "TLS 1.3", "X25519MLKEM768"
+			}
+			if env := res.Environment; env.Protocol != "HTTP/"+string(v.version) || env.TLSVersion != wantTLS || env.TLSGroup != wantGroup {
+				t.Errorf("%s: environment says %q, %q, %q; want HTTP/%s, %q, %q", name, env.Protocol, env.TLSVersion, env.TLSGroup, v.version, wantTLS, wantGroup)
+			}
 			if qos > 0 && *res.Lost != 0 {
 				t.Errorf("%s: lost %d", name, *res.Lost)
 			}

@@ -234,6 +234,9 @@ func (p *muxPublisher) send(payload []byte, sentAt int64, written func()) error 
 	if err != nil {
 		return p.fail(fmt.Errorf("POST %s: %w", p.url.Path, quicconn.ExplainRefused(err)))
 	}
+	if resp.TLS != nil && p.d.TLSState() == nil {
+		p.d.Note(*resp.TLS)
+	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
 	p.h.Completed(sentAt, resp.StatusCode >= 200 && resp.StatusCode < 300)

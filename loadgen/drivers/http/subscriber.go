@@ -57,6 +57,9 @@ func (d *driver) subscribe(ctx context.Context, c drivers.Client, h drivers.Hand
 		s.abort()
 		return nil, fmt.Errorf("GET %s: %w", req.URL.Path, err)
 	}
+	if resp.TLS != nil {
+		d.Note(*resp.TLS)
+	}
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		_ = resp.Body.Close()

@@ -53,7 +53,7 @@ func (c *countedConn) Close() error {
 
 // dialer returns franz-go's Dialer: the run's dial function, counted, with TLS on top when
 // tlsCfg is set. The TLS server name defaults to the host dialed (a broker's advertised name).
-func (cs *conns) dialer(dial func(ctx context.Context, network, address string) (net.Conn, error), tlsCfg *tls.Config) func(ctx context.Context, network, host string) (net.Conn, error) {
+func (cs *conns) dialer(dial func(ctx context.Context, network, address string) (net.Conn, error), tlsCfg *tls.Config, handshake func(tls.ConnectionState)) func(ctx context.Context, network, host string) (net.Conn, error) {
 	return func(ctx context.Context, network, host string) (net.Conn, error) {
 		raw, err := dial(ctx, network, host)
 		if err != nil {
@@ -77,6 +77,7 @@ func (cs *conns) dialer(dial func(ctx context.Context, network, address string) 
 			_ = c.Close()
 			return nil, fmt.Errorf("TLS handshake with %s: %w", host, err)
 		}
+		handshake(tc.ConnectionState())
 		return tc, nil
 	}
 }

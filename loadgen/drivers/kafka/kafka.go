@@ -38,8 +38,9 @@ const MaxInflightRequests = 5
 const recordOverhead = 512
 
 type driver struct {
-	cfg  drivers.Config
-	spec *v1alpha1.MessagingBenchmarkSpec
+	drivers.TLSSeen // the handshake of the clients' TLS connections
+	cfg             drivers.Config
+	spec            *v1alpha1.MessagingBenchmarkSpec
 	// ensured remembers the topics this worker has created or found, so a topic is set up once.
 	ensured sync.Map // topic → struct{}
 }
@@ -61,7 +62,7 @@ func (d *driver) commonOpts(c drivers.Client, cs *conns) []kgo.Opt {
 	return []kgo.Opt{
 		kgo.SeedBrokers(d.cfg.Address),
 		kgo.ClientID(c.ID),
-		kgo.Dialer(cs.dialer(d.cfg.Dialer(), d.cfg.TLS)),
+		kgo.Dialer(cs.dialer(d.cfg.Dialer(), d.cfg.TLS, d.Note)),
 		// franz-go never asks the broker to auto-create topics (it would use the broker's own
 		// partition count): topics come from ensureTopic or from Strimzi's KafkaTopics.
 	}

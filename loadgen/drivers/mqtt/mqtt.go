@@ -48,10 +48,11 @@ func TCPTransport(cfg drivers.Config) Transport {
 }
 
 type driver struct {
-	cfg       drivers.Config
-	transport Transport
-	version   byte
-	qos       byte
+	drivers.TLSSeen // the handshake of the sessions' TLS or QUIC connections
+	cfg             drivers.Config
+	transport       Transport
+	version         byte
+	qos             byte
 }
 
 // New returns an MQTT driver whose sessions run on transport.
@@ -105,6 +106,9 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 	conn, err := mqtt.Connect(ctx, nc, o)
 	if err != nil {
 		return nil, fmt.Errorf("MQTT %s: %w", c.ID, err)
+	}
+	if tc, ok := nc.(interface{ ConnectionState() tls.ConnectionState }); ok { // *tls.Conn, a QUIC stream
+		d.Note(tc.ConnectionState())
 	}
 	cs := counters()
 	return &session{conn: conn, counters: counters, connectBytes: cs.BytesSent + cs.BytesReceived, topic: c.Topic, qos: d.qos}, nil

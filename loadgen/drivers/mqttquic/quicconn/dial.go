@@ -97,5 +97,8 @@ func (s *StreamConn) Close() error {
 	return s.conn.Close()
 }
 
+// ConnectionState is the TLS state of the stream's QUIC connection.
+func (s *StreamConn) ConnectionState() tls.ConnectionState { return s.conn.ConnectionState().TLS }
+
 // Used0RTT reports whether the connection was resumed with 0-RTT data the server accepted.
 func (s *StreamConn) Used0RTT() bool { return s.conn.ConnectionState().Used0RTT }
