@@ -27,6 +27,15 @@ token, a generated certificate) are listed but not printed.`,
 			if err != nil {
 				return err
 			}
+			// Like kubectl: the manifest's namespace stands unless -n names one, and the two
+			// must then agree.
+			switch {
+			case !cmd.Flags().Changed("namespace") && mb.Namespace != "":
+				namespace = mb.Namespace
+			case mb.Namespace != "" && mb.Namespace != namespace:
+				//nolint:revive,staticcheck // kubectl's message, word for word
+				return fmt.Errorf("the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.", mb.Namespace, namespace, mb.Namespace)
+			}
 			mb.Namespace, mb.UID = namespace, types.UID(uid)
 			objs, err := resources.Render(mb, cfg)
 			if err != nil {
@@ -49,7 +58,7 @@ token, a generated certificate) are listed but not printed.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&file, "file", "f", "", "MessagingBenchmark manifest")
-	fl.StringVarP(&namespace, "namespace", "n", "default", "namespace the benchmark would run in")
+	fl.StringVarP(&namespace, "namespace", "n", "default", "namespace the benchmark would run in (default: the manifest's metadata.namespace, else default)")
 	fl.StringVar(&uid, "uid", "00000000-0000-0000-0000-000000000000", "UID to put in owner references")
 	fl.StringArrayVar(&set, "set", nil, "override a spec field (repeatable)")
 	fl.StringVar(&cfg.MsgbenchImage, "msgbench-image", cfg.MsgbenchImage, "image of the workers and gateways")
