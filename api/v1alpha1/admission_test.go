@@ -282,7 +282,7 @@ func TestKubectlExplainAndPrinterColumns(t *testing.T) {
 		}
 	}
 	ns := namespace(t)
-	obj := newManifest(t, ns, "columns", "protocol: mqtt-sn\nqos: -1\nworkload: {payloadBytes: 64}")
+	obj := newManifest(t, ns, "columns", "protocol: mqtt-sn\nqos: -1\nmqttsn: {topicIdType: predefined}\nworkload: {payloadBytes: 64}")
 	if err := env.Client.Create(context.Background(), obj); err != nil {
 		t.Fatal(err)
 	}

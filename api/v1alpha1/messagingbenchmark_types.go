@@ -33,7 +33,12 @@ const (
 // how many clients, on which emulated network.
 //
 // +kubebuilder:validation:XValidation:rule="self.qos != -1 || self.protocol == 'mqtt-sn'",message="spec.qos: -1 (publish without a connection) exists only for protocol mqtt-sn",fieldPath=".qos",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.qos != -1 || self.protocol != 'mqtt-sn' || self.mqttsn.topicIdType != 'normal'",message="spec.mqttsn.topicIdType: QoS -1 publishes without a connection, so there is no REGISTER to learn a normal topic id: set topicIdType predefined or short",fieldPath=".mqttsn.topicIdType",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.protocol != 'mqtt-sn' || self.mqttsn.topicIdType == 'short' || self.workload.topics <= 65534",message="spec.workload.topics: MQTT-SN topic ids are 16-bit (1..65534; 0 and 65535 are reserved), so at most 65534 topics with normal or predefined topic ids",fieldPath=".workload.topics",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!(self.broker.type == 'external' && self.protocol in ['mqtt', 'kafka'] && self.network.profile != 'none' && self.network.direction != 'to') || (self.network.profile == 'custom' && !has(self.network.down) && !has(self.network.delay) && !has(self.network.jitter) && !has(self.network.lossPercent) && !has(self.network.duplicatePercent) && !has(self.network.corruptPercent) && !has(self.network.reorderPercent) && !has(self.network.bandwidth))",message="spec.network.direction: the broker is external, so its egress toward the workers cannot be impaired (Chaos Mesh shapes only pods msgbench runs); set direction: to to impair only the uplink",fieldPath=".network.direction",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.protocol != 'mqtt-sn' || self.workload.payloadBytes <= 65498",message="spec.workload.payloadBytes: an MQTT-SN 1.2 PUBLISH over UDP carries at most 65498 payload bytes (65507-byte IPv4 datagram minus the 9-byte PUBLISH header)",fieldPath=".workload.payloadBytes",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.broker.type != 'mosquitto' || !has(self.broker.config) || !self.broker.config.exists(k, k in ['listener', 'port', 'bind_address', 'cafile', 'certfile', 'keyfile', 'tls_version', 'include_dir', 'per_listener_settings', 'user', 'pid_file'])",message="spec.broker.config: listener, port, bind_address, cafile, certfile, keyfile, tls_version, include_dir, per_listener_settings, user and pid_file are managed by msgbench (listeners, TLS files and version, the user and the pid file follow from the spec)",fieldPath=".broker.config",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="self.broker.type != 'kafka' || !has(self.broker.config) || !self.broker.config.exists(k, ['listeners', 'advertised.', 'listener.', 'inter.broker.listener.name', 'controller.', 'process.roles', 'node.id', 'broker.id', 'log.dir', 'ssl.', 'security.', 'sasl.', 'authorizer.', 'super.users', 'zookeeper.', 'metadata.log.dir', 'cruise.control.metrics.topic', 'principal.builder.class', 'password.encoder.', 'host.name', 'port', 'broker.rack', 'config.providers', 'node.', 'inter.broker.protocol.version', 'log.message.format.version', 'offsets.topic.replication.factor'].exists(p, k == p || (p.endsWith('.') && k.startsWith(p))))",message="spec.broker.config: a key is managed by msgbench: listeners, KRaft quorum and node ids (controller.*, node.*, process.roles, broker.id), storage (log.dir and the metadata log dir), TLS and authentication (ssl.*, security.*, sasl.*, authorizer.*, super.users, principal.builder.class, password.encoder.*), versions, broker.rack, config.providers and offsets.topic.replication.factor follow from the spec",fieldPath=".broker.config",reason="FieldValueForbidden"
 // +kubebuilder:validation:XValidation:rule="self.protocol == 'kafka' || self.broker.type != 'kafka'",messageExpression="'spec.broker.type: protocol ' + self.protocol + ' needs an MQTT broker (mosquitto or external), not kafka'",fieldPath=".broker.type",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.protocol != 'kafka' || self.broker.type != 'mosquitto'",message="spec.broker.type: protocol kafka needs broker type kafka or external, not mosquitto",fieldPath=".broker.type",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.workload.publishers == 0 || self.workload.publishers >= self.workers.replicas",message="spec.workload.publishers: every worker needs at least one publisher, so publishers must be at least spec.workers.replicas",fieldPath=".workload.publishers",reason="FieldValueInvalid"
@@ -43,7 +48,9 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.protocol != 'mqtt-sn' || self.mqttsn.topicIdType != 'short' || self.workload.topics <= 3844",message="spec.workload.topics: short topic ids are two characters from [0-9A-Za-z], so at most 3844 topics",fieldPath=".workload.topics",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.protocol != 'kafka' || self.workload.topicPrefix.matches('^[a-zA-Z0-9._-]*$')",message="spec.workload.topicPrefix: Kafka topic names allow only letters, digits, '.', '_' and '-'",fieldPath=".workload.topicPrefix",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.workload.messages > 0 || duration(self.workload.duration) > duration('0s')",message="spec.workload: set messages or duration; both are zero, so the run would never publish",fieldPath=".workload.duration",reason="FieldValueInvalid"
-// +kubebuilder:validation:XValidation:rule="self.workload.publishers + self.workload.subscribers >= 1",message="spec.workload: at least one publisher or subscriber is needed",fieldPath=".workload.publishers",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.workload.publishers >= 1",message="spec.workload.publishers: at least one publisher is needed; with none nothing is published and the run measures nothing",fieldPath=".workload.publishers",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.workload.messages == 0 || self.workload.messages >= self.workload.publishers",message="spec.workload.messages: every publisher sends at least one message, so messages must be 0 (use duration) or at least spec.workload.publishers",fieldPath=".workload.messages",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.workload.messages == 0 || self.workload.rate == 0 || double(self.workload.messages - 1) >= double(self.workload.rate) * double(duration(self.workload.warmup).getMilliseconds()) / 1000.0",message="spec.workload.messages: at spec.workload.rate every message is sent within spec.workload.warmup, so nothing would be measured: raise messages above rate × warmup, or shorten the warm-up",fieldPath=".workload.messages",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="duration(self.workload.timelineInterval) >= duration('100ms')",message="spec.workload.timelineInterval: must be at least 100ms",fieldPath=".workload.timelineInterval",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.broker.type != 'external' || (has(self.broker.external) && has(self.broker.external.address))",message="spec.broker.external.address: required when spec.broker.type is external",fieldPath=".broker.external",reason="FieldValueRequired"
 // +kubebuilder:validation:XValidation:rule="self.broker.type == 'external' || !has(self.broker.external)",message="spec.broker.external: only allowed when spec.broker.type is external",fieldPath=".broker.external",reason="FieldValueForbidden"
@@ -354,7 +361,9 @@ type BrokerSpec struct {
 
 	// config holds extra broker settings: mosquitto.conf keys for mosquitto, broker configs for
 	// kafka. msgbench's own listener settings win over a key that would break the benchmark.
+	// Keys are letters, digits, '.', '_' and '-'.
 	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 256 && k.matches('^[A-Za-z0-9][A-Za-z0-9_.-]*$'))",message="keys are mosquitto.conf keys or Kafka broker settings: letters, digits, '.', '_' and '-'"
 	// +optional
 	Config map[string]string `json:"config,omitempty"`
 
@@ -399,7 +408,8 @@ type GatewaySpec struct {
 // WorkloadSpec is the load: who sends what, how fast, for how long.
 type WorkloadSpec struct {
 	// publishers is the number of publishing clients in total, over all workers (SINETStream's
-	// "threads"). Publisher i publishes to topic i mod topics.
+	// "threads"), at least 1 and at least workers.replicas. Publisher i publishes to topic i mod
+	// topics.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000000
@@ -452,7 +462,8 @@ type WorkloadSpec struct {
 	// messages is the total number of messages to publish over all publishers, warm-up included
 	// (warm-up is time-based, so with messages set it is usually 0s).
 	// When set, the run ends once they are published and delivered (bounded by spec.timeout) and
-	// duration is ignored. 0 runs for duration.
+	// duration is ignored. 0 runs for duration. When set, at least publishers, and with rate > 0
+	// more than rate × warmup (otherwise every message would go out during the warm-up).
 	// +kubebuilder:default=0
 	// +kubebuilder:validation:Minimum=0
 	// +optional
@@ -542,48 +553,64 @@ const (
 
 // LinkSpec impairs one direction of a link. Every field overrides the profile's value.
 type LinkSpec struct {
-	// delay is the one-way delay added to every packet (RTT ≈ delay up + delay down).
+	// delay is the one-way delay added to every packet (RTT ≈ delay up + delay down), at most 1h.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('1h')",message="must be at most 1h: a packet held longer is a broken network, not a slow one"
 	// +optional
 	Delay *metav1.Duration `json:"delay,omitempty"`
 
 	// jitter is the random variation of delay (normal distribution, standard deviation jitter,
-	// packets keep their order unless reorderPercent is set).
+	// packets keep their order unless reorderPercent is set), at most 1h. Jitter needs a delay.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('1h')",message="must be at most 1h: a packet held longer is a broken network, not a slow one"
 	// +optional
 	Jitter *metav1.Duration `json:"jitter,omitempty"`
 
-	// lossPercent of packets dropped at random, as a decimal string ("2", "0.5").
-	// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[0-9]{1,2}(\.[0-9]+)?)$`
+	// lossPercent of packets dropped at random, as a decimal string ("2", "0.5"; at most 7
+	// decimal places, like every percentage here).
+	// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[0-9]{1,2}(\.[0-9]{1,7}0*)?)$`
+	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	LossPercent *string `json:"lossPercent,omitempty"`
 
 	// duplicatePercent of packets sent twice.
-	// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[0-9]{1,2}(\.[0-9]+)?)$`
+	// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[0-9]{1,2}(\.[0-9]{1,7}0*)?)$`
+	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	DuplicatePercent *string `json:"duplicatePercent,omitempty"`
 
 	// corruptPercent of packets with one bit flipped.
-	// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[0-9]{1,2}(\.[0-9]+)?)$`
+	// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[0-9]{1,2}(\.[0-9]{1,7}0*)?)$`
+	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	CorruptPercent *string `json:"corruptPercent,omitempty"`
 
-	// reorderPercent of packets sent at once, ahead of delayed ones.
-	// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[0-9]{1,2}(\.[0-9]+)?)$`
+	// reorderPercent of packets sent at once, ahead of delayed ones. Reordering needs a delay.
+	// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[0-9]{1,2}(\.[0-9]{1,7}0*)?)$`
+	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	ReorderPercent *string `json:"reorderPercent,omitempty"`
 
 	// bandwidth is the link rate in bits per second with a unit: bit, kbit, mbit or gbit
 	// ("250kbit", "15mbit"). Bytes-per-second units are refused on purpose: tc and Chaos Mesh
-	// read "bps" as bytes.
+	// read "bps" as bytes. "0bit" lifts a profile's limit; otherwise from 1bit (0.5bit rounds up)
+	// to 1000gbit.
 	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?(bit|kbit|mbit|gbit)$`
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^0*([.]0*)?[a-z]+$') || (double(self.substring(0, self.size() - (self.endsWith('gbit') || self.endsWith('mbit') || self.endsWith('kbit') ? 4 : 3))) * (self.endsWith('gbit') ? 1e9 : self.endsWith('mbit') ? 1e6 : self.endsWith('kbit') ? 1e3 : 1.0) >= 0.5 && double(self.substring(0, self.size() - (self.endsWith('gbit') || self.endsWith('mbit') || self.endsWith('kbit') ? 4 : 3))) * (self.endsWith('gbit') ? 1e9 : self.endsWith('mbit') ? 1e6 : self.endsWith('kbit') ? 1e3 : 1.0) <= 1e12)",message="must be 0bit (no limit) or from 1bit to 1000gbit"
 	// +optional
 	Bandwidth *string `json:"bandwidth,omitempty"`
 }
 
 // NetworkSpec is the emulated link between the clients (devices) and the broker or gateway.
+// +kubebuilder:validation:XValidation:rule="(has(self.direction) && self.direction == 'from') || (has(self.up) && has(self.up.jitter) ? duration(self.up.jitter) : has(self.jitter) ? duration(self.jitter) : duration((has(self.profile) && self.profile == 'custom') ? '0s' : '1ms')) == duration('0s') || (has(self.up) && has(self.up.delay) ? duration(self.up.delay) : has(self.delay) ? duration(self.delay) : duration((has(self.profile) && self.profile == 'custom') ? '0s' : '1ms')) > duration('0s')",message="spec.network.up.jitter: jitter varies the delay, so it needs a delay, and the uplink's delay is 0 (a profile's jitter stays when only delay is set to 0s): set a delay, or jitter: 0s too",fieldPath=".up.jitter",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="(has(self.direction) && self.direction == 'from') || (has(self.up) && has(self.up.reorderPercent) ? self.up.reorderPercent : has(self.reorderPercent) ? self.reorderPercent : '0').matches('^0*([.]0*)?$') || (has(self.up) && has(self.up.delay) ? duration(self.up.delay) : has(self.delay) ? duration(self.delay) : duration((has(self.profile) && self.profile == 'custom') ? '0s' : '1ms')) > duration('0s')",message="spec.network.up.reorderPercent: reordering needs a delay (reordered packets overtake delayed ones), and the uplink's delay is 0: set a delay too",fieldPath=".up.reorderPercent",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="(has(self.direction) && self.direction == 'to') || (has(self.down) && has(self.down.jitter) ? duration(self.down.jitter) : has(self.jitter) ? duration(self.jitter) : duration((has(self.profile) && self.profile == 'custom') ? '0s' : '1ms')) == duration('0s') || (has(self.down) && has(self.down.delay) ? duration(self.down.delay) : has(self.delay) ? duration(self.delay) : duration((has(self.profile) && self.profile == 'custom') ? '0s' : '1ms')) > duration('0s')",message="spec.network.down.jitter: jitter varies the delay, so it needs a delay, and the downlink's delay is 0 (a profile's jitter stays when only delay is set to 0s): set a delay, or jitter: 0s too",fieldPath=".down.jitter",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="(has(self.direction) && self.direction == 'to') || (has(self.down) && has(self.down.reorderPercent) ? self.down.reorderPercent : has(self.reorderPercent) ? self.reorderPercent : '0').matches('^0*([.]0*)?$') || (has(self.down) && has(self.down.delay) ? duration(self.down.delay) : has(self.delay) ? duration(self.delay) : duration((has(self.profile) && self.profile == 'custom') ? '0s' : '1ms')) > duration('0s')",message="spec.network.down.reorderPercent: reordering needs a delay (reordered packets overtake delayed ones), and the downlink's delay is 0: set a delay too",fieldPath=".down.reorderPercent",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.profile != 'none' || (!has(self.delay) && !has(self.jitter) && !has(self.lossPercent) && !has(self.duplicatePercent) && !has(self.corruptPercent) && !has(self.reorderPercent) && !has(self.bandwidth) && !has(self.up) && !has(self.down) && !has(self.mtuBytes))",message="spec.network.profile: none applies no impairment; use profile custom (or a preset) with explicit fields",fieldPath=".profile",reason="FieldValueInvalid"
 type NetworkSpec struct {
 	// profile names a preset link: none, nb-iot, lte-m, lte, 5g-sa, 5g-urban, cell-edge,

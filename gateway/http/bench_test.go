@@ -41,7 +41,7 @@ func BenchmarkPublishHandler(b *testing.B) {
 		for _, size := range []int{16, 1024} {
 			b.Run(fmt.Sprintf("qos%d/%dB", qos, size), func(b *testing.B) {
 				spec := &v1alpha1.MessagingBenchmarkSpec{QoS: 1, MQTT: v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20}}
-				a := newAPI(gateway.Options{Broker: broker.Addr, Spec: spec}, Limits{}.withDefaults(spec))
+				a := newAPI(gateway.Options{Broker: broker.Addr, Spec: spec}, Limits{}.WithDefaults(spec))
 				defer a.close()
 				payload := make([]byte, size)
 				req := httptest.NewRequest(http.MethodPost, fmt.Sprintf("/topics/bench?qos=%d", qos), nil)
@@ -72,7 +72,7 @@ func BenchmarkPublishParallel(b *testing.B) {
 	}
 	defer func() { _ = broker.Stop() }()
 	spec := &v1alpha1.MessagingBenchmarkSpec{QoS: 1, MQTT: v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20}}
-	a := newAPI(gateway.Options{Broker: broker.Addr, Spec: spec}, Limits{}.withDefaults(spec))
+	a := newAPI(gateway.Options{Broker: broker.Addr, Spec: spec}, Limits{}.WithDefaults(spec))
 	defer a.close()
 	payload := make([]byte, 256)
 	b.ReportAllocs()

@@ -38,10 +38,10 @@ type Limits struct {
 	// benchmark's payload size plus 64 KiB when that is larger.
 	MaxBodyBytes int64
 	// MaxPublishes is how many publish requests may wait for the broker at once (429 above it).
-	// Default 4096.
+	// Default 4096, or the benchmark's publishers × spec.mqtt.inflight when that is larger.
 	MaxPublishes int
 	// MaxSubscriptions is how many subscription streams may be open at once (503 above it).
-	// Default 10000.
+	// Default 10000, or the benchmark's subscribers when that is larger.
 	MaxSubscriptions int
 	// PoolSize is how many MQTT connections publishers with the same credentials share.
 	// Default 4.
@@ -54,18 +54,28 @@ type Limits struct {
 	IdleTimeout time.Duration
 }
 
-func (l Limits) withDefaults(spec *v1alpha1.MessagingBenchmarkSpec) Limits {
+// WithDefaults fills in the zero fields with the defaults listed on Limits, some of which grow
+// with the benchmark (spec may be nil). Start calls it; it starts nothing.
+func (l Limits) WithDefaults(spec *v1alpha1.MessagingBenchmarkSpec) Limits {
 	if l.MaxBodyBytes <= 0 {
 		l.MaxBodyBytes = 1 << 20
 		if spec != nil && int64(spec.Workload.PayloadBytes)+64<<10 > l.MaxBodyBytes {
 			l.MaxBodyBytes = int64(spec.Workload.PayloadBytes) + 64<<10
 		}
 	}
+	// The benchmark's own load is never refused: every publisher may have spec.mqtt.inflight
+	// publishes waiting and every subscriber a stream open.
 	if l.MaxPublishes <= 0 {
 		l.MaxPublishes = 4096
+		if spec != nil {
+			l.MaxPublishes = max(l.MaxPublishes, int(spec.Workload.Publishers)*int(max(1, spec.MQTT.Inflight)))
+		}
 	}
 	if l.MaxSubscriptions <= 0 {
 		l.MaxSubscriptions = 10000
+		if spec != nil {
+			l.MaxSubscriptions = max(l.MaxSubscriptions, int(spec.Workload.Subscribers))
+		}
 	}
 	if l.PoolSize <= 0 {
 		l.PoolSize = 4
@@ -103,7 +113,7 @@ func Start(ctx context.Context, o gateway.Options, l Limits) (*Gateway, error) {
 	if o.Spec.HTTP.Version == v1alpha1.HTTP3 && o.TLS == nil {
 		return nil, errors.New("http gateway: spec.http.version 3 runs over QUIC, which always encrypts: give the gateway a server certificate (--tls-cert/--tls-key, or Options.TLS)")
 	}
-	a := newAPI(o, l.withDefaults(o.Spec))
+	a := newAPI(o, l.WithDefaults(o.Spec))
 	g := &Gateway{api: a, tls: o.TLS != nil, done: make(chan struct{})}
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)

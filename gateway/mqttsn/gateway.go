@@ -59,7 +59,7 @@ type Config struct {
 	// MaxRetries is N_retry: retransmissions before the client is considered lost (default 5).
 	MaxRetries int
 	// MaxClients bounds sessions; a CONNECT beyond it is answered "rejected: congestion"
-	// (default 10000).
+	// (default 10000; ConfigFromSpec raises it to the benchmark's publishers + subscribers).
 	MaxClients int
 	// PoolSize is the number of MQTT connections in aggregating mode (default 4).
 	PoolSize int
@@ -112,10 +112,16 @@ func ConfigFromSpec(spec *v1alpha1.MessagingBenchmarkSpec) Config {
 		c.Predefined[uint16(i+1)] = spec.Workload.TopicPrefix + strconv.Itoa(i) // = loadgen.TopicName
 	}
 	c.topicPrefix, c.topicCount = spec.Workload.TopicPrefix, n
+	// Every client of the benchmark may be a session of this gateway at once.
+	if clients := int(spec.Workload.Publishers) + int(spec.Workload.Subscribers); clients > defaultMaxClients {
+		c.MaxClients = clients
+	}
 	return c
 }
 
-func (c *Config) defaults() error {
+// Defaults fills in the zero fields with the defaults listed on Config and refuses an unknown
+// mode. Start calls it; it starts nothing.
+func (c *Config) Defaults() error {
 	if c.Mode == "" {
 		c.Mode = Transparent
 	}
@@ -134,7 +140,7 @@ func (c *Config) defaults() error {
 	case c.MaxRetries < 0:
 		c.MaxRetries = 0
 	}
-	setDefault(&c.MaxClients, 10000)
+	setDefault(&c.MaxClients, defaultMaxClients)
 	setDefault(&c.PoolSize, 4)
 	setDefault(&c.MaxQueuedMessages, 1000)
 	setDefault(&c.MaxQueuedBytes, 1<<20)
@@ -151,6 +157,9 @@ func (c *Config) defaults() error {
 	}
 	return nil
 }
+
+// defaultMaxClients is Config.MaxClients unless the benchmark has more clients.
+const defaultMaxClients = 10000
 
 func setDefault(v *int, d int) {
 	if *v <= 0 {
@@ -197,7 +206,7 @@ type Gateway struct {
 // Start serves MQTT-SN on o.Listen and returns once the gateway is serving and, in aggregating
 // mode, its broker connections are up. ctx bounds the start only; Close stops the gateway.
 func Start(ctx context.Context, o gateway.Options, cfg Config) (*Gateway, error) {
-	if err := cfg.defaults(); err != nil {
+	if err := cfg.Defaults(); err != nil {
 		return nil, err
 	}
 	pc, err := o.ListenUDPOrDefault(ctx, o.Listen)

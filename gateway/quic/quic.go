@@ -16,15 +16,25 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/gateway"
 )
 
 // ALPN is the TLS application protocol of MQTT over QUIC.
 const ALPN = "mqtt"
 
-// MaxSessions bounds concurrent sessions; connections beyond it are refused with
-// CONNECTION_CLOSE (application error 0x1, "gateway full").
+// MaxSessions bounds concurrent sessions (SessionLimit raises it to a benchmark's client count);
+// connections beyond it are refused with CONNECTION_CLOSE (application error 0x1, "gateway full").
 const MaxSessions = 100_000
+
+// SessionLimit is how many sessions the gateway of a benchmark admits at once: MaxSessions, or
+// every client of the benchmark when it has more.
+func SessionLimit(spec *v1alpha1.MessagingBenchmarkSpec) int {
+	if spec == nil {
+		return MaxSessions
+	}
+	return max(MaxSessions, int(spec.Workload.Publishers)+int(spec.Workload.Subscribers))
+}
 
 func init() { gateway.Register("quic", Start) }
 
@@ -64,7 +74,7 @@ func Start(ctx context.Context, o gateway.Options) (gateway.Gateway, error) {
 		_ = pc.Close()
 		return nil, fmt.Errorf("quic gateway: %w", err)
 	}
-	g := &Gateway{o: o, pc: pc, tr: tr, ln: ln, slots: make(chan struct{}, MaxSessions), done: make(chan struct{})}
+	g := &Gateway{o: o, pc: pc, tr: tr, ln: ln, slots: make(chan struct{}, SessionLimit(o.Spec)), done: make(chan struct{})}
 	g.ctx, g.stop = context.WithCancel(context.WithoutCancel(ctx))
 	go g.serve()
 	return g, nil
