@@ -5,9 +5,10 @@ import (
 	"strings"
 )
 
-// UnsentTolerance is the share of an open-loop schedule that may go unsent (the last message of
-// a publisher woken a little after the window closed) before the run fails for not sustaining
-// its offered load. Below it the shortfall is a caveat.
+// UnsentTolerance is the share of an open-loop schedule that may go unsent before the run fails
+// for not sustaining its offered load (at least one message per publisher is always tolerated).
+// Below it the shortfall is a caveat. Beyond it the latency figures flatter the system: the
+// unsent messages, which would have waited longest, have no latency at all.
 const UnsentTolerance = 0.01
 
 // Verdict is what a run's own counts allow it to claim, decided from the result alone.
@@ -56,7 +57,9 @@ func Judge(r *Result) Verdict {
 		what := fmt.Sprintf("the offered load was not sustained: %d of the %d messages the open-loop schedule put in the window "+
 			"could not be sent before it ended (%.0f msg/s sent of %d msg/s asked)", r.Unsent, scheduled, r.Throughput.SentPerSecond, w.Rate)
 		v.Caveats = append(v.Caveats, Caveat{Type: CaveatOfferedLoadNotSustained, Message: what, Value: Float64(100 * share), Limit: Float64(100 * UnsentTolerance)})
-		if share > UnsentTolerance {
+		// Each publisher may have one message due as the window closes while its previous one
+		// is still in flight: that much is a caveat, not a failure, however low the rate.
+		if share > UnsentTolerance && r.Unsent > int64(w.Publishers) {
 			fail("%s; the link or broker cannot carry workload.rate=%d: lower it, or set workload.rate=0 (closed loop) to measure the most it carries", what, w.Rate)
 		}
 	}
