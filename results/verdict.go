@@ -101,10 +101,3 @@ func (r *Result) AddCaveat(c Caveat) {
 	}
 	r.Caveats = append(r.Caveats, c)
 }
-
-func joinMessage(a, b string) string {
-	if b == "" {
-		return a
-	}
-	return a + "; " + b
-}

@@ -239,7 +239,7 @@ func (r *endingRun) wait(t *testing.T, timeout time.Duration) error {
 		return err
 	case <-time.After(timeout):
 		_ = r.cmd.Process.Kill()
-		<-done
+		<-done //nolint:errcheck // killed: the error is the kill
 		t.Fatalf("msgbench did not end within %s of being ended:\n%s", timeout, r.log())
 		return nil
 	}

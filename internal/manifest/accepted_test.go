@@ -21,10 +21,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/msgbench/msgbench/api/v1alpha1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/kafka"
 	"github.com/msgbench/msgbench/brokers/mosquitto"
 	"github.com/msgbench/msgbench/config/crd"
