@@ -1,0 +1,49 @@
+package localrun
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/msgbench/msgbench/netem"
+	"github.com/msgbench/msgbench/netem/emulator"
+	"github.com/msgbench/msgbench/results"
+)
+
+// TestPathCaveats: what the path between clients and servers says about a run — retransmits
+// where nothing is lost (loopback, or a lossless emulated link, naming its queue drops) and the
+// emulator running late — reaches the result as named caveats; a lossy link's retransmits do not.
+func TestPathCaveats(t *testing.T) {
+	types := func(cs []results.Caveat) (s []string) {
+		for _, c := range cs {
+			s = append(s, c.Type)
+		}
+		return s
+	}
+	withRetransmits := func(n int64) *results.Result { return &results.Result{Wire: results.Wire{Retransmits: results.Int64(n)}} }
+	lossless := netem.Link{Up: netem.Impairment{Delay: 20 * time.Millisecond}, Down: netem.Impairment{Delay: 20 * time.Millisecond}}
+	lossy := lossless
+	lossy.Up.Loss, _ = netem.ParsePercent("2")
+	busy := emulator.Stats{Up: emulator.DirectionStats{Packets: 100, Late: 7, MaxLate: 30 * time.Millisecond}}
+	for _, c := range []struct {
+		name string
+		got  []results.Caveat
+		want []string
+	}{
+		{"loopback, no retransmits", loopback().pathCaveats(withRetransmits(0)), nil},
+		{"loopback, retransmits", loopback().pathCaveats(withRetransmits(4)), []string{results.CaveatRetransmits}},
+		{"loopback, UDP", loopback().pathCaveats(&results.Result{}), nil},
+		{"lossless link, retransmits", linkCaveats(emulator.Stats{}, lossless, withRetransmits(4)), []string{results.CaveatRetransmits}},
+		{"lossy link, retransmits", linkCaveats(emulator.Stats{}, lossy, withRetransmits(40)), nil},
+		{"late emulator", linkCaveats(busy, lossy, withRetransmits(40)), []string{results.CaveatEmulatorLate}},
+	} {
+		if got := types(c.got); len(got) != len(c.want) || (len(got) > 0 && got[0] != c.want[0]) {
+			t.Errorf("%s: caveats %v, want %v", c.name, got, c.want)
+		}
+	}
+	drops := emulator.Stats{Down: emulator.DirectionStats{QueueDrops: 12}}
+	if cs := linkCaveats(drops, lossless, withRetransmits(4)); len(cs) != 1 || !strings.Contains(cs[0].Message, "dropped 12 packets") {
+		t.Errorf("queue drops not named: %+v", cs)
+	}
+}
+
