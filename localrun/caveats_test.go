@@ -20,7 +20,9 @@ func TestPathCaveats(t *testing.T) {
 		}
 		return s
 	}
-	withRetransmits := func(n int64) *results.Result { return &results.Result{Wire: results.Wire{Retransmits: results.Int64(n)}} }
+	withRetransmits := func(n int64) *results.Result {
+		return &results.Result{Wire: results.Wire{Retransmits: results.Int64(n)}}
+	}
 	lossless := netem.Link{Up: netem.Impairment{Delay: 20 * time.Millisecond}, Down: netem.Impairment{Delay: 20 * time.Millisecond}}
 	lossy := lossless
 	lossy.Up.Loss, _ = netem.ParsePercent("2")
@@ -46,4 +48,3 @@ func TestPathCaveats(t *testing.T) {
 		t.Errorf("queue drops not named: %+v", cs)
 	}
 }
-
