@@ -55,6 +55,9 @@ type Progress struct {
 
 // Run runs mb locally and returns its merged result (Write stores it).
 func Run(ctx context.Context, mb *v1alpha1.MessagingBenchmark, o Options) (*results.Result, error) {
+	if err := Check(&mb.Spec, o); err != nil {
+		return nil, err
+	}
 	r := &runner{mb: mb, spec: &mb.Spec, o: o}
 	if t := mb.Spec.Timeout.Duration; t > 0 {
 		var cancel context.CancelFunc

@@ -79,6 +79,11 @@ func runLocal(cmd *cobra.Command, f runFlags) error {
 
 	// Everything that can be checked is checked before anything starts: a run must not be lost
 	// at its end to an unwritable folder or an unreachable bucket.
+	o := localrun.Options{NoEmbedded: f.noEmbedded, BrokerPort: f.brokerPort,
+		Logf: func(format string, args ...any) { fmt.Fprintf(errOut, "msgbench: "+format+"\n", args...) }}
+	if err := localrun.Check(&mb.Spec, o); err != nil {
+		return err
+	}
 	upload, err := checkObjectStore(ctx, mb.Spec.Results.ObjectStore)
 	if err != nil {
 		return err
@@ -94,8 +99,6 @@ func runLocal(cmd *cobra.Command, f runFlags) error {
 		}
 	}()
 
-	o := localrun.Options{NoEmbedded: f.noEmbedded, BrokerPort: f.brokerPort,
-		Logf: func(format string, args ...any) { fmt.Fprintf(errOut, "msgbench: "+format+"\n", args...) }}
 	var clearLine func()
 	if !f.q {
 		o.Progress, clearLine = progressPrinter(errOut)

@@ -22,7 +22,12 @@ func TestRunChecksBeforeStarting(t *testing.T) {
 		want string
 	}{
 		{"unwritable out", []string{"-f", sample, "--out", "/proc/nope"}, "--out /proc/nope"},
-		{"cluster-only endpoint", []string{"-f", repo("config", "samples", "mqtt-two-workers-objectstore.yaml")}, "minio.minio.svc is a name"},
+		{"cluster-only endpoint", []string{"-f", repo("config", "samples", "mqtt-two-workers-objectstore.yaml")}, "minio.minio.svc is a Kubernetes Service name"},
+		{"cluster-only broker", []string{"-f", repo("config", "samples", "mqtt-external-broker.yaml")}, "spec.broker.external.address: mosquitto.mqtt.svc.cluster.local is a Kubernetes Service name"},
+		{"remote endpoint", []string{"-f", sample, "--set", "results.objectStore.url=s3://bucket/x", "--set", "results.objectStore.endpoint=https://s3.example.com"}, "not a name of this machine"},
+		{"external broker behind an emulated link", []string{"-f", repo("config", "samples", "mqtt-external-broker.yaml"), "--set", "broker.external.address=127.0.0.1:1",
+			"--set", "network.profile=lte", "--set", "network.direction=to"}, "reach only what it starts"},
+		{"kafka replicas", []string{"-f", repo("config", "samples", "kafka-acks1.yaml"), "--set", "kafka.replicas=3"}, "spec.kafka.replicas"},
 		{"AWS S3", []string{"-f", sample, "--set", "results.objectStore.url=s3://bucket/x"}, "which means AWS S3"},
 		{"no S3 server", []string{"-f", sample, "--set", "results.objectStore.url=s3://bucket/x", "--set", "results.objectStore.endpoint=http://127.0.0.1:1"}, "connection refused"},
 		{"unwritable file store", []string{"-f", sample, "--set", "results.objectStore.url=file:///proc/nope"}, "spec.results.objectStore.url"},

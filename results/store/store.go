@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"path"
@@ -19,6 +18,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/localaddr"
 )
 
 // Store puts objects under a base URL.
@@ -156,25 +156,24 @@ func (s *s3Store) Check(ctx context.Context) error {
 	return nil
 }
 
-// LocalOnly refuses an object store a run on this machine must not reach: msgbench run talks
-// only to this machine, so an S3 endpoint must be localhost or an IP address. A name such as
-// minio.minio.svc exists only inside a cluster (and looking it up would ask this machine's
-// resolver), and no endpoint means AWS S3.
+// LocalOnly refuses an object store a run on this machine must not reach (internal/localaddr):
+// the S3 endpoint must be localhost, an IP address or a name in /etc/hosts; a cluster Service
+// name such as minio.minio.svc exists only inside a cluster, and no endpoint means AWS S3.
 func LocalOnly(spec *v1alpha1.ObjectStoreSpec) error {
 	if spec == nil || strings.HasPrefix(spec.URL, "file://") {
 		return nil
 	}
-	fix := "a local run stores results on this machine: use a file:/// URL, or an S3 endpoint on localhost or an IP address (e.g. --set results.objectStore.endpoint=http://127.0.0.1:9000)"
+	const field = "spec.results.objectStore.endpoint"
+	fix := "a local run can also store results in a folder: --set results.objectStore.url=file:///PATH"
 	if spec.Endpoint == "" {
-		return fmt.Errorf("spec.results.objectStore.endpoint: unset, which means AWS S3; %s", fix)
+		return fmt.Errorf("%s: unset, which means AWS S3, outside this machine; give an endpoint on this machine (e.g. --set results.objectStore.endpoint=http://127.0.0.1:9000), or %s", field, fix)
 	}
 	e, err := url.Parse(spec.Endpoint)
 	if err != nil {
-		return fmt.Errorf("spec.results.objectStore.endpoint: %w", err)
+		return fmt.Errorf("%s: %w", field, err)
 	}
-	host := e.Hostname()
-	if host == "localhost" || net.ParseIP(host) != nil {
-		return nil
+	if err := localaddr.Check(field, e.Hostname()); err != nil {
+		return fmt.Errorf("%w; or %s", err, fix)
 	}
-	return fmt.Errorf("spec.results.objectStore.endpoint: %s is a name, not this machine (a cluster Service name such as minio.minio.svc resolves only inside the cluster); %s", host, fix)
+	return nil
 }

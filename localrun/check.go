@@ -1,0 +1,62 @@
+package localrun
+
+import (
+	"fmt"
+	"net"
+	"os/exec"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/brokers/kafka"
+	"github.com/msgbench/msgbench/brokers/mosquitto"
+	"github.com/msgbench/msgbench/internal/localaddr"
+	"github.com/msgbench/msgbench/netem"
+	"github.com/msgbench/msgbench/netem/emulator"
+)
+
+// Check refuses, before anything starts, a spec this machine cannot run although the API server
+// accepts it (it may run on Kubernetes): what it needs is not installed or not allowed here, or
+// the local set-up cannot provide what it asks for. Each message names the field or the missing
+// piece and what to do. Run calls it first; `msgbench run` calls it before it makes the run's
+// folder.
+func Check(spec *v1alpha1.MessagingBenchmarkSpec, o Options) error {
+	switch spec.Broker.Type {
+	case v1alpha1.BrokerKafka:
+		if spec.Kafka.Replicas > 1 {
+			return fmt.Errorf("spec.kafka.replicas: %d replicas need as many brokers, and a local run starts one Kafka node; "+
+				"use --set kafka.replicas=1, or run it on Kubernetes", spec.Kafka.Replicas)
+		}
+		if _, err := exec.LookPath("java"); err != nil {
+			return kafka.ErrNotInstalled
+		}
+		if _, err := kafka.Libs(); err != nil {
+			return fmt.Errorf("spec.broker.type kafka: %w", err)
+		}
+	case v1alpha1.BrokerExternal:
+		host, _, err := net.SplitHostPort(spec.Broker.External.Address)
+		if err != nil {
+			return fmt.Errorf("spec.broker.external.address: %w", err)
+		}
+		if err := localaddr.Check("spec.broker.external.address", host); err != nil {
+			return err
+		}
+		if spec.Impaired() {
+			return fmt.Errorf("spec.network: a local run emulates the link between two network namespaces it creates, which reach "+
+				"only what it starts, not the external broker %s; remove spec.network, or run it on Kubernetes (Chaos Mesh)", spec.Broker.External.Address)
+		}
+	default:
+		if o.NoEmbedded {
+			if _, err := mosquitto.Binary(); err != nil {
+				return fmt.Errorf("%w; the embedded broker is disabled (--no-embedded-broker)", err)
+			}
+		}
+	}
+	if spec.Impaired() {
+		if _, err := netem.Resolve(spec.Network); err != nil {
+			return fmt.Errorf("spec.network: %w", err)
+		}
+		if err := emulator.CheckPrivileges(); err != nil {
+			return fmt.Errorf("spec.network: %w", err)
+		}
+	}
+	return nil
+}
