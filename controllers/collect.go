@@ -20,6 +20,7 @@ import (
 	"github.com/msgbench/msgbench/brokers/kafka"
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/internal/version"
+	"github.com/msgbench/msgbench/netem"
 	"github.com/msgbench/msgbench/results"
 	"github.com/msgbench/msgbench/results/store"
 )
@@ -69,6 +70,12 @@ func (r *Reconciler) collect(ctx context.Context, st *run) (bool, error) {
 	}
 	merged.Environment.Broker = r.brokerDescription(mb)
 	merged.Environment.Host = ""
+	if mb.Spec.Impaired() && merged.Network == nil {
+		// The workers measure through the link; the numbers Chaos Mesh was given are the operator's.
+		if link, err := netem.Resolve(mb.Spec.Network); err == nil {
+			merged.Network = netem.Describe(mb.Spec.Network.Profile, link, "Chaos Mesh NetworkChaos")
+		}
+	}
 	mb.Status.Summary = summarize(merged)
 	for _, c := range measurementConditions(merged) {
 		r.setCondition(st, c.Type, c.Status, c.Reason, c.Message)

@@ -110,6 +110,10 @@ func TestNetworkImpairedBeforeWorkersConnect(t *testing.T) {
 	if c := condition(mb, v1alpha1.ConditionNetworkImpaired); c.Status != "True" || c.Reason != "Injected" {
 		t.Errorf("NetworkImpaired %+v", c)
 	}
+	// The result records the link's numbers as Chaos Mesh was given them, as a local run does.
+	if n, _ := resultConfigMap(t, ns, mb).Network.(map[string]any); n == nil || n["profile"] != "lte" || n["rttMillis"] == nil || n["emulator"] != "Chaos Mesh NetworkChaos" {
+		t.Errorf("result network %v", n)
+	}
 	chaos.mu.Lock()
 	defer chaos.mu.Unlock()
 	if chaos.objectsSeen != 2 {

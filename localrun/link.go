@@ -51,7 +51,7 @@ func (r *runner) startLink() error {
 		},
 		start:      server.Start,
 		serverDial: server.DialContext,
-		link:       describeLink(r.spec.Network.Profile, link, l.Name()),
+		link:       netem.Describe(r.spec.Network.Profile, link, "msgbench user-space link "+l.Name()),
 		caveats: func(res *results.Result) []results.Caveat {
 			return linkCaveats(l.Stats(), link, res)
 		},
@@ -60,22 +60,6 @@ func (r *runner) startLink() error {
 	return nil
 }
 
-// describeLink is the result's "network": the link as applied, in the manifest's units.
-func describeLink(profile any, l netem.Link, name string) map[string]any {
-	dir := func(i netem.Impairment) map[string]any {
-		return map[string]any{
-			"delay": netem.FormatDuration(i.Delay), "jitter": netem.FormatDuration(i.Jitter),
-			"lossPercent": i.Loss.Percent(), "duplicatePercent": i.Duplicate.Percent(),
-			"corruptPercent": i.Corrupt.Percent(), "reorderPercent": i.Reorder.Percent(),
-			"bandwidth": netem.FormatRate(i.RateBitsPerSecond),
-		}
-	}
-	return map[string]any{
-		"profile": profile, "emulator": "msgbench user-space link " + name,
-		"up": dir(l.Up), "down": dir(l.Down), "mtuBytes": l.EffectiveMTU(),
-		"rttMillis": float64(l.Up.Delay+l.Down.Delay) / float64(time.Millisecond),
-	}
-}
 
 // linkCaveats are what the emulated link's counters say about a run: the emulator running late
 // (the machine too busy for exact delays) and TCP retransmits on a link that loses nothing.
