@@ -172,9 +172,9 @@ func consequence(err error) bool {
 // ends (exact true), otherwise its innermost message.
 func errorCause(err error) (cause string, exact bool) {
 	var op *net.OpError
-	addr := ""
+	connect := "" // "connect to ADDR: " when the failed operation was a dial
 	if errors.As(err, &op) && op.Addr != nil {
-		addr = " (" + op.Addr.String() + ")"
+		connect = "connect to " + op.Addr.String() + ": "
 	}
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
@@ -184,9 +184,9 @@ func errorCause(err error) (cause string, exact bool) {
 	case errors.Is(err, syscall.EPIPE):
 		return "broker connection lost (broken pipe)", true
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection refused" + addr, true
+		return connect + "connection refused", true
 	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
-		return "no route to the broker" + addr, true
+		return connect + "no route to the broker", true
 	}
 	for next := errors.Unwrap(err); next != nil; next = errors.Unwrap(err) {
 		err = next

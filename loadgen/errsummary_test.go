@@ -49,7 +49,7 @@ func TestSummarizeErrors(t *testing.T) {
 		{"most common first", []error{
 			pub(0, errors.New("refused: not authorized")),
 			sub(1, fmt.Errorf("connect to x: %w", refused)), sub(2, fmt.Errorf("connect to x: %w", refused)), sub(4, refused),
-		}, 8, "connection refused (127.0.0.1:1883) for 3 of 8 clients (subscribers 1–2, 4); publisher 0: refused: not authorized"},
+		}, 8, "connect to 127.0.0.1:1883: connection refused for 3 of 8 clients (subscribers 1–2, 4); publisher 0: refused: not authorized"},
 		{"unnamed cause shared: innermost message and an example", []error{
 			pub(0, fmt.Errorf("MQTT mbx-p0: %w", context.DeadlineExceeded)), pub(1, fmt.Errorf("MQTT mbx-p1: %w", context.DeadlineExceeded)),
 		}, 2, "context deadline exceeded for 2 of 2 clients (publishers 0–1), e.g. MQTT mbx-p0: context deadline exceeded"},
