@@ -44,6 +44,10 @@ func Judge(r *Result) Verdict {
 	default:
 		fail("measured nothing: no message was published in the %.2f s measured window", r.MeasuredSeconds)
 	}
+	if r.Sent > 0 && r.Expected > 0 && r.Received == 0 {
+		fail("measured nothing at the subscribers: none of the %d deliveries the subscriptions expected arrived, "+
+			"so no end-to-end figure exists; check the errors, the topics and the broker", r.Expected)
+	}
 	if w.Messages == 0 && r.Sent > 0 {
 		if asked := w.Duration.Duration; asked > 0 && r.MeasuredSeconds < asked.Seconds()-0.001 {
 			fail("measured %.2f s of the %s asked: publishing stopped early", r.MeasuredSeconds, asked)

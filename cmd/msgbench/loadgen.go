@@ -74,6 +74,12 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 	if err != nil {
 		return err
 	}
+	if f.out != "" {
+		// Found unwritable now, not after the run.
+		if err := checkWritable(f.out); err != nil {
+			return fmt.Errorf("--out %s: %w", f.out, err)
+		}
+	}
 	tlsCfg, err := clientTLS(mb.Spec.BrokerTLS() || (mb.Spec.GatewayMode() != "" && mb.Spec.GatewayTLS()), mb.Spec.ClientTLSVersion(), f.broker, f.caFile, f.serverName)
 	if err != nil {
 		return err

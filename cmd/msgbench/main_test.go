@@ -69,6 +69,7 @@ func TestLoadgenFailsClearly(t *testing.T) {
 		{[]string{"loadgen", "-f", repo("config", "samples", "mqtt-qos1.yaml"), "--broker", "127.0.0.1:1", "--set", "qos=7"}, "spec.qos"},
 		{[]string{"loadgen", "-f", "/nonexistent.yaml", "--broker", "127.0.0.1:1"}, "nonexistent.yaml"},
 		{[]string{"loadgen", "--broker", "127.0.0.1:1"}, `"file" not set`},
+		{[]string{"loadgen", "-f", repo("config", "samples", "mqtt-qos1.yaml"), "--broker", "127.0.0.1:1", "--out", "/proc/nope/r.json"}, "--out /proc/nope/r.json"},
 	} {
 		_, err := msgbench(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -51,13 +51,10 @@ func prepareRunDir(out, name, runID string, force bool, now time.Time) (*runDir,
 		return nil, fmt.Errorf("--out %s: %w", out, err)
 	}
 	r.created = true
-	probe, err := os.CreateTemp(r.dir, ".write-check-")
-	if err != nil {
+	if err := checkWritable(filepath.Join(r.dir, "result.json")); err != nil {
 		r.discard()
 		return nil, fmt.Errorf("--out %s: %s is not writable: %w", out, r.dir, err)
 	}
-	_ = probe.Close()
-	_ = os.Remove(probe.Name())
 	return r, nil
 }
 
@@ -85,4 +82,19 @@ func (r *runDir) markLatest() {
 func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return !errors.Is(err, os.ErrNotExist)
+}
+
+// checkWritable makes sure a result file can be written at path: its folder is created and a
+// probe file written and removed beside it.
+func checkWritable(path string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	probe, err := os.CreateTemp(dir, ".write-check-")
+	if err != nil {
+		return err
+	}
+	_ = probe.Close()
+	return os.Remove(probe.Name())
 }
