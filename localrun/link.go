@@ -60,7 +60,6 @@ func (r *runner) startLink() error {
 	return nil
 }
 
-
 // linkCaveats are what the emulated link's counters say about a run: the emulator running late
 // (the machine too busy for exact delays) and TCP retransmits on a link that loses nothing.
 func linkCaveats(st emulator.Stats, link netem.Link, res *results.Result) []results.Caveat {
