@@ -172,9 +172,13 @@ func TestPublishesBatchWhileDatagramsWait(t *testing.T) {
 	r := dialRaw(t, g.Addr())
 	r.connect("batch-pub", 60)
 	id, topic := topicRef(t, r, sn.TopicNormal, 3)
+	// The client is found under g.mu; its broker connection is written under c.mu (open).
 	g.mu.RLock()
-	bc := g.byID["batch-pub"].bc
+	c := g.byID["batch-pub"]
 	g.mu.RUnlock()
+	c.mu.Lock()
+	bc := c.bc
+	c.mu.Unlock()
 	before := g.Stats()
 
 	bc.mu.Lock()
