@@ -18,14 +18,12 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/msgbench/msgbench/brokers/brokerproc"
 	"github.com/msgbench/msgbench/internal/certs"
-	"github.com/msgbench/msgbench/internal/guardian"
-	"github.com/msgbench/msgbench/internal/proc"
 	"github.com/msgbench/msgbench/internal/spawn"
 )
 
@@ -119,10 +117,8 @@ type Process struct {
 	// Version is the Kafka release running.
 	Version string
 
-	cmd         *exec.Cmd
-	dir, ownDir string
-	log         *lockedBuffer
-	exited      chan struct{}
+	// the process, its folder and log, Stop, Usage (shared with brokers/mosquitto)
+	*brokerproc.Process
 }
 
 // Start formats storage and starts a single-node KRaft broker (broker and controller in one
@@ -158,23 +154,21 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 }
 
 func start(ctx context.Context, java string, o Options) (*Process, error) {
-	p := &Process{dir: o.Dir, Version: LibsVersion(o.Libs), log: &lockedBuffer{}, exited: make(chan struct{})}
-	if p.dir == "" {
-		d, err := guardian.MkdirTemp("", "msgbench-kafka-")
-		if err != nil {
-			return nil, err
-		}
-		p.dir, p.ownDir = d, d
-	}
-	fail := func(err error) (*Process, error) {
-		p.cleanup()
+	// A controlled shutdown (SIGINT) takes Kafka a while: SIGKILL only after 20 s.
+	bp, err := brokerproc.New("kafka", o.Dir, 20*time.Second)
+	if err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(o.Listen, o.Host, 3)
+	p := &Process{Process: bp, Version: LibsVersion(o.Libs)}
+	fail := func(err error) (*Process, error) {
+		_ = p.Stop()
+		return nil, err
+	}
+	ports, err := brokerproc.FreePorts(o.Listen, o.Host, 3)
 	if err != nil {
 		return fail(err)
 	}
-	cfg := Config{Host: o.Host, Port: ports[0], ControllerPort: ports[1], DataDir: filepath.Join(p.dir, "data"), Extra: o.Extra, TLSVersion: o.TLSVersion}
+	cfg := Config{Host: o.Host, Port: ports[0], ControllerPort: ports[1], DataDir: filepath.Join(p.Dir, "data"), Extra: o.Extra, TLSVersion: o.TLSVersion}
 	p.Addr = net.JoinHostPort(o.Host, strconv.Itoa(cfg.Port))
 	if o.TLS {
 		b, err := certs.New("msgbench-kafka", []string{o.Host, "localhost", "127.0.0.1", "::1"}, 24*time.Hour)
@@ -185,7 +179,7 @@ func start(ctx context.Context, java string, o Options) (*Process, error) {
 		if err != nil {
 			return fail(err)
 		}
-		cfg.KeystoreFile = filepath.Join(p.dir, "keystore.pem")
+		cfg.KeystoreFile = filepath.Join(p.Dir, "keystore.pem")
 		if err := os.WriteFile(cfg.KeystoreFile, keystore, 0o600); err != nil {
 			return fail(err)
 		}
@@ -197,8 +191,8 @@ func start(ctx context.Context, java string, o Options) (*Process, error) {
 	if err != nil {
 		return fail(err)
 	}
-	propsPath := filepath.Join(p.dir, "server.properties")
-	logCfg := filepath.Join(p.dir, "log4j2.properties")
+	propsPath := filepath.Join(p.Dir, "server.properties")
+	logCfg := filepath.Join(p.Dir, "log4j2.properties")
 	if err := os.WriteFile(propsPath, []byte(props), 0o600); err != nil {
 		return fail(err)
 	}
@@ -217,23 +211,11 @@ func start(ctx context.Context, java string, o Options) (*Process, error) {
 
 	args := append([]string{fmt.Sprintf("-Xmx%dm", o.HeapMB), fmt.Sprintf("-Xms%dm", min(o.HeapMB, 256)),
 		"-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20"}, append(common, "kafka.Kafka", propsPath)...)
-	p.cmd = exec.Command(java, args...)
-	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
-	start := o.Start
-	if start == nil {
-		start = spawn.Start // SIGKILL when msgbench dies, however it dies
+	if err := p.Start(exec.Command(java, args...), o.Start); err != nil {
+		return fail(err)
 	}
-	if err := start(p.cmd); err != nil {
-		return fail(fmt.Errorf("start kafka: %w", err))
-	}
-	go func() {
-		_ = p.cmd.Wait()
-		spawn.Forget(p.cmd)
-		close(p.exited)
-	}()
 	if err := p.waitReady(ctx, o.Dial); err != nil {
-		_ = p.Stop()
-		return nil, err
+		return fail(err)
 	}
 	return p, nil
 }
@@ -294,8 +276,7 @@ func clusterID() string {
 
 // waitReady polls each listener with a metadata request until the broker lists itself.
 func (p *Process) waitReady(ctx context.Context, dial func(ctx context.Context, network, address string) (net.Conn, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
+	deadline := time.Now().Add(90 * time.Second)
 	type target struct {
 		addr string
 		tls  bool
@@ -332,106 +313,21 @@ func (p *Process) waitReady(ctx context.Context, dial func(ctx context.Context, 
 		if err != nil {
 			return err
 		}
-		for {
+		err = p.WaitReady(ctx, time.Until(deadline), 200*time.Millisecond, "serve on "+t.addr, func(ctx context.Context) error {
 			pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
-			err = cl.Ping(pctx)
-			pcancel()
-			if err == nil && len(cl.DiscoveredBrokers()) > 0 {
-				break
+			defer pcancel()
+			if err := cl.Ping(pctx); err != nil {
+				return err
 			}
-			select {
-			case <-p.exited:
-				cl.Close()
-				return fmt.Errorf("kafka exited at start: %s", strings.TrimSpace(p.log.String()))
-			case <-ctx.Done():
-				cl.Close()
-				return fmt.Errorf("kafka did not serve on %s within 90s (last error: %w): %s", t.addr, err, strings.TrimSpace(p.log.String()))
-			case <-time.After(200 * time.Millisecond):
+			if len(cl.DiscoveredBrokers()) == 0 {
+				return errors.New("no broker in the metadata yet")
 			}
-		}
+			return nil
+		})
 		cl.Close()
+		if err != nil {
+			return err
+		}
 	}
 	return nil
-}
-
-// PID is the broker's process id.
-func (p *Process) PID() int { return p.cmd.Process.Pid }
-
-// Exited is closed when the broker process has ended.
-func (p *Process) Exited() <-chan struct{} { return p.exited }
-
-// Log is what the broker wrote (warnings and errors) so far.
-func (p *Process) Log() string { return p.log.String() }
-
-// Usage returns the broker's CPU time and peak RSS so far.
-func (p *Process) Usage() (proc.Usage, error) { return proc.Of(p.PID()) }
-
-// Stop terminates the broker by PID (SIGTERM: a controlled shutdown; SIGKILL after 20 s) and
-// removes its temporary folder.
-func (p *Process) Stop() error {
-	var err error
-	select {
-	case <-p.exited:
-	default:
-		_ = p.cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-p.exited:
-		case <-time.After(20 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.exited
-			err = errors.New("kafka did not stop within 20s of SIGINT; killed")
-		}
-	}
-	p.cleanup()
-	return err
-}
-
-func (p *Process) cleanup() {
-	if p.ownDir != "" {
-		_ = guardian.RemoveAll(p.ownDir)
-	}
-}
-
-// freePorts reserves n distinct free ports at once (held open together, so they differ).
-func freePorts(listen func(ctx context.Context, network, address string) (net.Listener, error), host string, n int) ([]int, error) {
-	if listen == nil {
-		var lc net.ListenConfig
-		listen = lc.Listen
-	}
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	var out []int
-	for range n {
-		l, err := listen(context.Background(), "tcp", net.JoinHostPort(host, "0"))
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	return out, nil
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.b.Len() > 1<<20 { // bounded: keep the first MiB of the broker's log
-		return len(p), nil
-	}
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

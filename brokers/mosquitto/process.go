@@ -1,7 +1,6 @@
 package mosquitto
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,12 +11,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/msgbench/msgbench/brokers/brokerproc"
 	"github.com/msgbench/msgbench/internal/certs"
-	"github.com/msgbench/msgbench/internal/guardian"
-	"github.com/msgbench/msgbench/internal/proc"
 	"github.com/msgbench/msgbench/internal/spawn"
 )
 
@@ -86,16 +83,13 @@ type Options struct {
 
 // Process is a Mosquitto broker this program started.
 type Process struct {
-	cmd     *exec.Cmd
+	// the process, its folder and log, Stop, Usage (shared with brokers/kafka)
+	*brokerproc.Process
 	Addr    string // host:port of the plain listener
 	TLSAddr string // host:port of the MQTTS listener, when TLS
 	// CA is the PEM CA certificate clients trust, when TLS.
 	CA      []byte
 	Version string
-
-	dir, ownDir string
-	stderr      *lockedBuffer
-	exited      chan struct{}
 }
 
 // Start starts Mosquitto on free loopback ports and waits until it accepts connections.
@@ -125,44 +119,41 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 }
 
 func start(ctx context.Context, bin string, o Options) (*Process, error) {
-	p := &Process{dir: o.Dir, Version: Version(bin), stderr: &lockedBuffer{}, exited: make(chan struct{})}
-	if p.dir == "" {
-		d, err := guardian.MkdirTemp("", "msgbench-mosquitto-")
-		if err != nil {
-			return nil, err
-		}
-		p.dir, p.ownDir = d, d
+	bp, err := brokerproc.New("mosquitto", o.Dir, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	p := &Process{Process: bp, Version: Version(bin)}
+	fail := func(err error) (*Process, error) {
+		_ = p.Stop()
+		return nil, err
+	}
+	ports, err := brokerproc.FreePorts(o.Listen, o.Host, 2)
+	if err != nil {
+		return fail(err)
 	}
 	port := o.Port
 	if port == 0 {
-		var err error
-		if port, err = o.freePort(o.Host); err != nil {
-			p.cleanup()
-			return nil, err
-		}
+		port = ports[0]
 	}
 	cfg := Config{Port: port, BindAddress: o.Host, MaxInflight: o.MaxInflight, Extra: o.Extra, RunAsRoot: os.Geteuid() == 0}
 	p.Addr = net.JoinHostPort(o.Host, strconv.Itoa(port))
 	if o.TLS {
 		b := o.Bundle
 		if b == nil {
-			var err error
 			if b, err = certs.New("msgbench-mosquitto", []string{o.Host, "localhost", "127.0.0.1", "::1"}, 24*time.Hour); err != nil {
-				p.cleanup()
-				return nil, err
+				return fail(err)
 			}
 		}
-		cfg.CAFile, cfg.CertFile, cfg.KeyFile = filepath.Join(p.dir, "ca.crt"), filepath.Join(p.dir, "tls.crt"), filepath.Join(p.dir, "tls.key")
+		cfg.CAFile, cfg.CertFile, cfg.KeyFile = filepath.Join(p.Dir, "ca.crt"), filepath.Join(p.Dir, "tls.crt"), filepath.Join(p.Dir, "tls.key")
 		for f, data := range map[string][]byte{cfg.CAFile: b.CACert, cfg.CertFile: b.ServerCert, cfg.KeyFile: b.ServerKey} {
 			if err := os.WriteFile(f, data, 0o600); err != nil {
-				p.cleanup()
-				return nil, err
+				return fail(err)
 			}
 		}
-		var err error
-		if cfg.TLSPort, err = o.freePort(o.Host); err != nil {
-			p.cleanup()
-			return nil, err
+		cfg.TLSPort = ports[1]
+		if cfg.TLSPort == port { // a pinned port that happens to be the free one found
+			return fail(fmt.Errorf("port %d: in use by the TLS listener", port))
 		}
 		cfg.TLSVersion = o.TLSVersion
 		p.TLSAddr = net.JoinHostPort(o.Host, strconv.Itoa(cfg.TLSPort))
@@ -170,64 +161,33 @@ func start(ctx context.Context, bin string, o Options) (*Process, error) {
 	}
 	conf, err := cfg.Render()
 	if err != nil {
-		p.cleanup()
-		return nil, err
+		return fail(err)
 	}
-	confPath := filepath.Join(p.dir, "mosquitto.conf")
+	confPath := filepath.Join(p.Dir, "mosquitto.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
-		p.cleanup()
-		return nil, err
+		return fail(err)
 	}
-	p.cmd = exec.Command(bin, "-c", confPath)
-	p.cmd.Stderr = p.stderr
-	p.cmd.Stdout = p.stderr
-	startCmd := o.Start
-	if startCmd == nil {
-		startCmd = spawn.Start // SIGKILL when msgbench dies, however it dies
+	if err := p.Start(exec.Command(bin, "-c", confPath), o.Start); err != nil {
+		return fail(err)
 	}
-	if err := startCmd(p.cmd); err != nil {
-		p.cleanup()
-		return nil, fmt.Errorf("start %s: %w", bin, err)
-	}
-	go func() {
-		_ = p.cmd.Wait()
-		spawn.Forget(p.cmd)
-		close(p.exited)
-	}()
-	if err := p.waitReady(ctx, o); err != nil {
-		_ = p.Stop()
-		return nil, err
-	}
-	return p, nil
-}
-
-func (p *Process) waitReady(ctx context.Context, o Options) error {
+	// Ready when every listener accepts a connection (10 s in all).
 	deadline := time.Now().Add(10 * time.Second)
-	addrs := []string{p.Addr}
-	if p.TLSAddr != "" {
-		addrs = append(addrs, p.TLSAddr)
-	}
-	for _, a := range addrs {
-		for {
-			select {
-			case <-p.exited:
-				return fmt.Errorf("mosquitto exited at start: %s", strings.TrimSpace(p.stderr.String()))
-			case <-ctx.Done():
-				return ctx.Err()
-			default:
-			}
+	for _, a := range []string{p.Addr, p.TLSAddr} {
+		if a == "" {
+			continue
+		}
+		err := p.WaitReady(ctx, time.Until(deadline), 20*time.Millisecond, "listen on "+a, func(context.Context) error {
 			c, err := o.dial(a)
 			if err == nil {
 				_ = c.Close()
-				break
 			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("mosquitto did not listen on %s within 10s: %s", a, strings.TrimSpace(p.stderr.String()))
-			}
-			time.Sleep(20 * time.Millisecond)
+			return err
+		})
+		if err != nil {
+			return fail(err)
 		}
 	}
-	return nil
+	return p, nil
 }
 
 // dial probes the listener: from the broker's network namespace when it runs in one.
@@ -238,75 +198,4 @@ func (o Options) dial(addr string) (net.Conn, error) {
 		return o.Dial(ctx, "tcp", addr)
 	}
 	return net.DialTimeout("tcp", addr, 200*time.Millisecond)
-}
-
-// PID is the broker's process id.
-func (p *Process) PID() int { return p.cmd.Process.Pid }
-
-// Exited is closed when the broker process has ended.
-func (p *Process) Exited() <-chan struct{} { return p.exited }
-
-// Log is what the broker wrote to stderr so far.
-func (p *Process) Log() string { return p.stderr.String() }
-
-// Usage returns the broker's CPU time and peak RSS so far.
-func (p *Process) Usage() (proc.Usage, error) { return proc.Of(p.PID()) }
-
-// Stop terminates the broker by PID and removes its temporary folder.
-func (p *Process) Stop() error {
-	var err error
-	select {
-	case <-p.exited:
-	default:
-		_ = p.cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-p.exited:
-		case <-time.After(5 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.exited
-			err = errors.New("mosquitto did not stop within 5s of SIGINT; killed")
-		}
-	}
-	p.cleanup()
-	return err
-}
-
-func (p *Process) cleanup() {
-	if p.ownDir != "" {
-		_ = guardian.RemoveAll(p.ownDir)
-	}
-}
-
-func (o Options) freePort(host string) (int, error) {
-	listen := o.Listen
-	if listen == nil {
-		var lc net.ListenConfig
-		listen = lc.Listen
-	}
-	l, err := listen(context.Background(), "tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.b.Len() > 1<<20 { // bounded: keep the first MiB of the broker's log
-		return len(p), nil
-	}
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
