@@ -203,13 +203,7 @@ func (r *Reconciler) storeResultConfigMap(ctx context.Context, st *run, data []b
 		st.mb.Status.Message = fmt.Sprintf("the merged result is %d KiB gzipped, too large for a ConfigMap; set spec.results.objectStore to keep it", buf.Len()>>10)
 		return nil
 	}
-	cm := &corev1.ConfigMap{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: st.names.Result, Namespace: st.mb.Namespace, Labels: resources.Labels(st.mb, "result"),
-			OwnerReferences: ownerRefs(st.mb)},
-		BinaryData: map[string][]byte{"result.json.gz": buf.Bytes()},
-	}
-	return r.apply(ctx, cm)
+	return r.apply(ctx, resources.ResultConfigMap(st.mb, buf.Bytes()))
 }
 
 // storeObject uploads the merged result and every worker's to the object store; the outcome is
@@ -269,9 +263,4 @@ func (r *Reconciler) upload(ctx context.Context, st *run, merged []byte, parts [
 	}
 	mb.Status.ResultsURL = s.URL(base + "/result.json")
 	return nil
-}
-
-func ownerRefs(mb *v1alpha1.MessagingBenchmark) []metav1.OwnerReference {
-	t := true
-	return []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "MessagingBenchmark", Name: mb.Name, UID: mb.UID, Controller: &t, BlockOwnerDeletion: &t}}
 }

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/netem"
 )
 
@@ -32,7 +33,7 @@ func (r *Reconciler) applyNetworkChaos(ctx context.Context, st *run) (bool, erro
 	var pending []string
 	var oldest time.Time
 	for _, o := range objs {
-		o.SetOwnerReferences(ownerRefs(mb))
+		o.SetOwnerReferences(resources.OwnerReferences(mb))
 		if err := r.apply(ctx, o); err != nil {
 			return false, err
 		}

@@ -9,12 +9,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/controllers/resources"
+	"github.com/msgbench/msgbench/netem"
 )
 
-// Third-party kinds the operator drives.
+// Third-party kinds the operator drives, declared where their objects are built.
 var (
-	networkChaosGVK = schema.GroupVersionKind{Group: "chaos-mesh.org", Version: "v1alpha1", Kind: "NetworkChaos"}
-	kafkaGVK        = schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1", Kind: "Kafka"}
+	networkChaosGVK = netem.NetworkChaosGVK
+	kafkaGVK        = resources.KafkaGVK
 )
 
 // installed reports whether the API server serves gvk (its CRD is installed).

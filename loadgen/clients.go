@@ -84,7 +84,7 @@ type subscriber struct {
 
 func (s *subscriber) connect(ctx context.Context) error {
 	r := s.r
-	c := drivers.Client{ID: r.clientID("s", s.plan.Index), Role: drivers.Subscriber, Topic: TopicName(&r.spec.Workload, s.plan.Topic), TopicIndex: s.plan.Topic}
+	c := drivers.Client{ID: r.clientID("s", s.plan.Index), Role: drivers.Subscriber, Topic: r.spec.Workload.TopicName(s.plan.Topic), TopicIndex: s.plan.Topic}
 	sess, err := r.connect(ctx, c, s, &s.dial)
 	if err != nil {
 		return clientErr(drivers.Subscriber, s.plan.Index, err)
@@ -194,7 +194,7 @@ type publisher struct {
 // connected is called once the connection attempt finished (the ramp's next slot).
 func (p *publisher) run(ctx context.Context, connected func()) error {
 	r := p.r
-	c := drivers.Client{ID: r.clientID("p", p.plan.Index), Role: drivers.Publisher, Topic: TopicName(&r.spec.Workload, p.plan.Topic), TopicIndex: p.plan.Topic}
+	c := drivers.Client{ID: r.clientID("p", p.plan.Index), Role: drivers.Publisher, Topic: r.spec.Workload.TopicName(p.plan.Topic), TopicIndex: p.plan.Topic}
 	sess, err := r.connect(ctx, c, p, &p.dial)
 	connected()
 	if err != nil {

@@ -132,7 +132,7 @@ func TestPublishWireSizes(t *testing.T) {
 				spec.Workload.Duration.Duration = 500 * time.Millisecond
 				spec.Workload.Warmup.Duration = 100 * time.Millisecond
 				res := run(t, spec, loadgen.Options{Address: b.Addr})
-				topic := len(loadgen.TopicName(&spec.Workload, 0))
+				topic := len(spec.Workload.TopicName(0))
 				rl := 2 + topic + int(payload)
 				if qos > 0 {
 					rl += 2

@@ -5,8 +5,6 @@
 package loadgen
 
 import (
-	"strconv"
-
 	"github.com/msgbench/msgbench/api/v1alpha1"
 )
 
@@ -69,9 +67,4 @@ func (p *Plan) PublishersOn(t int) int {
 		n++
 	}
 	return n
-}
-
-// TopicName is the name of topic t.
-func TopicName(w *v1alpha1.WorkloadSpec, t int) string {
-	return w.TopicPrefix + strconv.Itoa(t)
 }

@@ -1,5 +1,7 @@
 package v1alpha1
 
+import "strconv"
+
 // Decisions about a spec that the operator and the local runner both make; keeping them here
 // makes the two modes provision the same things.
 
@@ -80,3 +82,7 @@ const (
 	DefaultKeepAliveSeconds int32 = 60
 	DefaultMQTTSNMaxRetries int32 = 5
 )
+
+// TopicName is the name of topic t (0-based) of the workload: topicPrefix followed by t. The load
+// generator, the gateways' predefined topics and the operator's KafkaTopics all name topics so.
+func (w *WorkloadSpec) TopicName(t int) string { return w.TopicPrefix + strconv.Itoa(t) }

@@ -93,19 +93,19 @@ func Selector(mb *v1alpha1.MessagingBenchmark, component string) map[string]stri
 }
 
 func meta(mb *v1alpha1.MessagingBenchmark, name, component string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{
-		Name:      name,
-		Namespace: mb.Namespace,
-		Labels:    Labels(mb, component),
-		OwnerReferences: []metav1.OwnerReference{{
-			APIVersion:         v1alpha1.GroupVersion.String(),
-			Kind:               "MessagingBenchmark",
-			Name:               mb.Name,
-			UID:                mb.UID,
-			Controller:         ptr.To(true),
-			BlockOwnerDeletion: ptr.To(true),
-		}},
-	}
+	return metav1.ObjectMeta{Name: name, Namespace: mb.Namespace, Labels: Labels(mb, component), OwnerReferences: OwnerReferences(mb)}
+}
+
+// OwnerReferences makes mb the controlling owner of an object, so it is deleted with mb.
+func OwnerReferences(mb *v1alpha1.MessagingBenchmark) []metav1.OwnerReference {
+	return []metav1.OwnerReference{{
+		APIVersion:         v1alpha1.GroupVersion.String(),
+		Kind:               "MessagingBenchmark",
+		Name:               mb.Name,
+		UID:                mb.UID,
+		Controller:         ptr.To(true),
+		BlockOwnerDeletion: ptr.To(true),
+	}}
 }
 
 // restrictedPod meets the Kubernetes "restricted" Pod Security Standard.

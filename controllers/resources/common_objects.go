@@ -87,3 +87,14 @@ func RunID(mb *v1alpha1.MessagingBenchmark) string {
 	}
 	return id
 }
+
+// ResultConfigMap keeps the merged result (gzipped JSON) in the cluster, beside the benchmark,
+// so that it survives without an object store:
+// kubectl get cm <name>-result -o jsonpath='{.binaryData.result\.json\.gz}' | base64 -d | gunzip
+func ResultConfigMap(mb *v1alpha1.MessagingBenchmark, resultGz []byte) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: meta(mb, NamesOf(mb).Result, "result"),
+		BinaryData: map[string][]byte{"result.json.gz": resultGz},
+	}
+}

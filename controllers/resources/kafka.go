@@ -16,7 +16,6 @@ import (
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/kafka"
-	"github.com/msgbench/msgbench/loadgen"
 )
 
 // Strimzi's API (kafka.strimzi.io/v1, Strimzi 1.0 and later; KRaft with node pools only).
@@ -191,7 +190,7 @@ func KafkaTopics(mb *v1alpha1.MessagingBenchmark) []*unstructured.Unstructured {
 		m.Labels[LabelStrimziCluster] = KafkaClusterName(mb)
 		u := newUnstructured(KafkaTopicGVK, m)
 		u.Object["spec"] = map[string]any{
-			"topicName":  loadgen.TopicName(&mb.Spec.Workload, t),
+			"topicName":  mb.Spec.Workload.TopicName(t),
 			"partitions": int64(max(1, mb.Spec.Kafka.Partitions)),
 			"replicas":   int64(max(1, mb.Spec.Kafka.Replicas)),
 		}

@@ -40,7 +40,7 @@ func Render(mb *v1alpha1.MessagingBenchmark, cfg Config) ([]client.Object, error
 		return nil, err
 	}
 	for _, c := range chaos {
-		c.SetOwnerReferences(meta(mb, "", "").OwnerReferences)
+		c.SetOwnerReferences(OwnerReferences(mb))
 		objs = append(objs, c)
 	}
 	return objs, nil

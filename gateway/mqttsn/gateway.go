@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -109,7 +108,7 @@ func ConfigFromSpec(spec *v1alpha1.MessagingBenchmarkSpec) Config {
 	n := min(int(spec.Workload.Topics), 0xFFFE)
 	c.Predefined = make(map[uint16]string, n)
 	for i := range n {
-		c.Predefined[uint16(i+1)] = spec.Workload.TopicPrefix + strconv.Itoa(i) // = loadgen.TopicName
+		c.Predefined[uint16(i+1)] = spec.Workload.TopicName(i)
 	}
 	c.topicPrefix, c.topicCount = spec.Workload.TopicPrefix, n
 	// Every client of the benchmark may be a session of this gateway at once.

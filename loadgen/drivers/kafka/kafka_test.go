@@ -92,7 +92,7 @@ func TestQoSOnTheBroker(t *testing.T) {
 		case qos > 0 && (res.Acked != res.Sent || acks != res.Sent):
 			t.Errorf("qos %d: acked %d (histogram %d) of %d", qos, res.Acked, acks, res.Sent)
 		}
-		topic := loadgen.TopicName(&spec.Workload, 0)
+		topic := spec.Workload.TopicName(0)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		described, err := adm.DescribeProducers(ctx, kadm.TopicsSet{topic: {0: {}}})
 		cancel()
@@ -169,7 +169,7 @@ func TestDelivery(t *testing.T) {
 // and one produced before it is not (the subscriber starts at the end it read).
 func TestSubscribeIsPositioned(t *testing.T) {
 	spec := kafkaSpec(uniquePrefix(t))
-	topic := loadgen.TopicName(&spec.Workload, 0)
+	topic := spec.Workload.TopicName(0)
 	drv, err := kafkadriver.New(drivers.Config{Spec: spec, Address: broker.Addr, Now: func() int64 { return time.Now().UnixNano() }})
 	if err != nil {
 		t.Fatal(err)

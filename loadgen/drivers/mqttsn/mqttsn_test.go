@@ -278,7 +278,7 @@ func TestDrainWaitsForCompleted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	h := &slowCompletions{}
-	sess, err := d.Connect(ctx, drivers.Client{ID: "drain-pub", Role: drivers.Publisher, Topic: loadgen.TopicName(&s.Workload, 0)}, h)
+	sess, err := d.Connect(ctx, drivers.Client{ID: "drain-pub", Role: drivers.Publisher, Topic: s.Workload.TopicName(0)}, h)
 	if err != nil {
 		t.Fatal(err)
 	}
