@@ -183,19 +183,9 @@ func (r *Reconciler) podProblems(ctx context.Context, ns string, selector map[st
 		return ""
 	}
 	var out []string
-	for _, p := range pods.Items {
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
-				out = append(out, fmt.Sprintf("pod %s unschedulable: %s", p.Name, c.Message))
-			}
-		}
-		for _, cs := range p.Status.ContainerStatuses {
-			switch {
-			case cs.State.Waiting != nil && cs.State.Waiting.Reason != "":
-				out = append(out, fmt.Sprintf("pod %s: %s %s", p.Name, cs.State.Waiting.Reason, cs.State.Waiting.Message))
-			case cs.State.Terminated != nil:
-				out = append(out, fmt.Sprintf("pod %s: exited %d %s %s", p.Name, cs.State.Terminated.ExitCode, cs.State.Terminated.Reason, cs.State.Terminated.Message))
-			}
+	for i := range pods.Items {
+		if d := podDiagnosis(&pods.Items[i]); d != "" {
+			out = append(out, fmt.Sprintf("pod %s: %s", pods.Items[i].Name, d))
 		}
 	}
 	sort.Strings(out)

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -65,23 +66,6 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
-// podFailure describes a failed pod from its containers' termination state.
-func podFailure(p *corev1.Pod) string {
-	for _, cs := range p.Status.ContainerStatuses {
-		if t := cs.State.Terminated; t != nil {
-			msg := strings.TrimSpace(t.Message)
-			if msg == "" {
-				msg = t.Reason
-			}
-			return fmt.Sprintf("container %s exited with code %d: %s", cs.Name, t.ExitCode, msg)
-		}
-	}
-	if p.Status.Message != "" {
-		return p.Status.Reason + ": " + p.Status.Message
-	}
-	return "pod phase Failed"
-}
-
 // workers runs the load-generator Job and waits until every worker pod runs (its control
 // endpoint up, no client connected yet).
 func (r *Reconciler) workers(ctx context.Context, st *run) (bool, error) {
@@ -119,14 +103,14 @@ func (r *Reconciler) workers(ctx context.Context, st *run) (bool, error) {
 		case w.pod.Status.Phase == corev1.PodFailed:
 			counts.Failed++
 			mb.Status.Workers = counts
-			return false, fail("worker %d (pod %s) failed: %s", w.index, w.pod.Name, podFailure(w.pod))
+			return false, fail("worker %d (pod %s) failed: %s", w.index, w.pod.Name, cmp.Or(podDiagnosis(w.pod), "pod phase Failed"))
 		case w.pod.DeletionTimestamp != nil && w.pod.Status.Phase != corev1.PodSucceeded:
 			counts.Failed++
 			mb.Status.Workers = counts
 			return false, fail("worker %d (pod %s) was deleted during the run; its share of the measurement is gone", w.index, w.pod.Name)
 		case w.addr == "" || w.pod.Status.Phase == corev1.PodPending:
 			why := string(w.pod.Status.Phase)
-			if p := r.describePod(w.pod); p != "" {
+			if p := podDiagnosis(w.pod); p != "" {
 				why = p
 			}
 			notRunning = append(notRunning, fmt.Sprintf("%d (%s)", w.index, why))
@@ -187,15 +171,6 @@ func (r *Reconciler) connect(ctx context.Context, st *run) (bool, error) {
 	}
 	r.setCondition(st, v1alpha1.ConditionWorkersReady, metav1.ConditionTrue, "Ready", fmt.Sprintf("all %d workers connected and subscribed", len(ws)))
 	return true, nil
-}
-
-func (r *Reconciler) describePod(p *corev1.Pod) string {
-	for _, cs := range p.Status.ContainerStatuses {
-		if w := cs.State.Waiting; w != nil && w.Reason != "" {
-			return strings.TrimSpace(w.Reason + " " + w.Message)
-		}
-	}
-	return ""
 }
 
 func (r *Reconciler) controlClient(st *run) *control.Client {
