@@ -49,12 +49,10 @@ const FieldOwner = "msgbench-operator"
 // +kubebuilder:rbac:groups=chaos-mesh.org,resources=networkchaos,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=kafka.strimzi.io,resources=kafkas;kafkanodepools;kafkatopics,verbs=get;list;watch;create;update;patch;delete
 
-// Reconciler runs MessagingBenchmarks.
-type Reconciler struct {
-	client.Client
-	Scheme   *runtime.Scheme
-	Recorder recorder.EventRecorder
-	Config   resources.Config
+// Options are what one operator sets differently from another: the builders' configuration,
+// the timings and the hooks tests replace. NewReconciler gives every zero field its default.
+type Options struct {
+	Config resources.Config
 
 	// HTTP talks to the workers' control endpoints (default: 10 s timeout).
 	HTTP *http.Client
@@ -75,13 +73,76 @@ type Reconciler struct {
 	// ExternalGrace is how long an unreachable external broker is retried before the run fails
 	// (default 30 s).
 	ExternalGrace time.Duration
-	// Now is the clock (tests may set it).
+	// Now is the clock (default time.Now).
 	Now func() time.Time
-	// Metrics, when set, records finished runs.
+	// Metrics, when set, records finished runs (NewMetrics registers them once per process).
 	Metrics *Metrics
-	// APIReader reads the benchmark itself past the cache, so that a reconcile never acts on a
-	// status older than its own last write (default: the client).
-	APIReader client.Reader
+}
+
+// withDefaults is o with every zero field set to its default.
+func (o Options) withDefaults() Options {
+	if o.HTTP == nil {
+		o.HTTP = &http.Client{Timeout: 10 * time.Second}
+	}
+	if o.Dial == nil {
+		o.Dial = dialTCP
+	}
+	if o.OpenStore == nil {
+		o.OpenStore = store.New
+	}
+	if o.StartDelay == 0 {
+		o.StartDelay = 2 * time.Second
+	}
+	if o.Poll == 0 {
+		o.Poll = time.Second
+	}
+	if o.UploadAttempts == 0 {
+		o.UploadAttempts = 4
+	}
+	if o.InjectionTimeout == 0 {
+		o.InjectionTimeout = 2 * time.Minute
+	}
+	if o.ExternalGrace == 0 {
+		o.ExternalGrace = 30 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Reconciler runs MessagingBenchmarks. Up to --max-concurrent-reconciles reconciles share it,
+// so it is built complete by NewReconciler and only read afterwards.
+type Reconciler struct {
+	client.Client
+	Options
+
+	// apiReader reads the benchmark itself past the cache, so that a reconcile never acts on a
+	// status older than its own last write.
+	apiReader client.Reader
+	recorder  recorder.EventRecorder
+}
+
+// NewReconciler builds the reconciler complete from the manager's client, API reader and event
+// recorder and o (its zero fields defaulted), and registers it with the manager. msgbench
+// operator and the envtest suite both call it, so the tests run the wiring the operator runs.
+func NewReconciler(mgr ctrl.Manager, o Options) (*Reconciler, error) {
+	r := &Reconciler{
+		Client:    mgr.GetClient(),
+		Options:   o.withDefaults(),
+		apiReader: mgr.GetAPIReader(),
+		recorder:  mgr.GetEventRecorder("msgbench-operator"),
+	}
+	if err := r.setupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// ClientOptions are the manager's client options: Secrets are read directly, never cached, so
+// the operator needs no list or watch on them (its RBAC grants none).
+func ClientOptions() client.Options {
+	return client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}}
 }
 
 // failure is a permanent error: the benchmark ends Failed with this message.
@@ -103,48 +164,13 @@ type run struct {
 	token   string // the control token
 }
 
-func (r *Reconciler) defaults() {
-	if r.HTTP == nil {
-		r.HTTP = &http.Client{Timeout: 10 * time.Second}
-	}
-	if r.Dial == nil {
-		r.Dial = dialTCP
-	}
-	if r.OpenStore == nil {
-		r.OpenStore = store.New
-	}
-	if r.StartDelay == 0 {
-		r.StartDelay = 2 * time.Second
-	}
-	if r.Poll == 0 {
-		r.Poll = time.Second
-	}
-	if r.UploadAttempts == 0 {
-		r.UploadAttempts = 4
-	}
-	if r.InjectionTimeout == 0 {
-		r.InjectionTimeout = 2 * time.Minute
-	}
-	if r.ExternalGrace == 0 {
-		r.ExternalGrace = 30 * time.Second
-	}
-	if r.Now == nil {
-		r.Now = time.Now
-	}
-}
-
 // step is one stage of a run: it observes, acts idempotently and reports whether it finished.
 type step func(ctx context.Context, st *run) (done bool, err error)
 
 // Reconcile implements reconcile.Reconciler.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	r.defaults()
 	var mb v1alpha1.MessagingBenchmark
-	reader := r.APIReader
-	if reader == nil {
-		reader = r.Client
-	}
-	if err := reader.Get(ctx, req.NamespacedName, &mb); err != nil {
+	if err := r.apiReader.Get(ctx, req.NamespacedName, &mb); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !mb.DeletionTimestamp.IsZero() {
@@ -274,7 +300,7 @@ func (r *Reconciler) report(ctx context.Context, st *run, before *v1alpha1.Messa
 		if note == "" {
 			note = "phase " + string(st.phase)
 		}
-		r.Recorder.Eventf(mb, nil, kind, string(st.phase), "Reconcile", "%s", note)
+		r.recorder.Eventf(mb, nil, kind, string(st.phase), "Reconcile", "%s", note)
 		if finished(mb) && r.Metrics != nil {
 			r.Metrics.Finished(mb)
 		}
@@ -326,8 +352,8 @@ func (r *Reconciler) createOnce(ctx context.Context, obj client.Object) error {
 	return err
 }
 
-// SetupWithManager registers the reconciler and what it watches.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+// setupWithManager registers the reconciler and what it watches.
+func (r *Reconciler) setupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.MessagingBenchmark{}).
 		Owns(&corev1.ConfigMap{}).

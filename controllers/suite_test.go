@@ -94,7 +94,7 @@ func startOperator(t *testing.T, ns string) (stop func()) {
 		Scheme:     scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Cache:      cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
-		Client:     client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		Client:     controllers.ClientOptions(),
 		Controller: config.Controller{SkipNameValidation: ptrTo(true), MaxConcurrentReconciles: 8},
 	})
 	if err != nil {
@@ -102,12 +102,10 @@ func startOperator(t *testing.T, ns string) (stop func()) {
 	}
 	cfg := resources.DefaultConfig()
 	cfg.ControlPort = controlPort
-	r := &controllers.Reconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: scheme, Recorder: mgr.GetEventRecorder("msgbench-operator"), Config: cfg,
-		Poll: 200 * time.Millisecond, StartDelay: time.Second, UploadAttempts: 2, ExternalGrace: 2 * time.Second, InjectionTimeout: 3 * time.Second,
-		HTTP: &http.Client{Timeout: 5 * time.Second},
-	}
-	if err := r.SetupWithManager(mgr); err != nil {
+	if _, err := controllers.NewReconciler(mgr, controllers.Options{
+		Config: cfg, Poll: 200 * time.Millisecond, StartDelay: time.Second, UploadAttempts: 2, ExternalGrace: 2 * time.Second,
+		InjectionTimeout: 3 * time.Second, HTTP: &http.Client{Timeout: 5 * time.Second},
+	}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -8,7 +8,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -66,8 +65,7 @@ func runOperator(cmd *cobra.Command, f operatorFlags) error {
 		LeaderElection:         f.leaderElect,
 		LeaderElectionID:       "msgbench-operator.msgbench.io",
 		Controller:             ctrlcontroller.Controller{MaxConcurrentReconciles: f.concurrency},
-		// Secrets are read directly, never cached: the operator needs no list/watch on them.
-		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		Client:                 controllers.ClientOptions(),
 	}
 	if f.namespace != "" {
 		opts.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{f.namespace: {}}}
@@ -80,15 +78,7 @@ func runOperator(cmd *cobra.Command, f operatorFlags) error {
 	if err != nil {
 		return err
 	}
-	r := &controllers.Reconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Scheme:    mgr.GetScheme(),
-		Recorder:  mgr.GetEventRecorder("msgbench-operator"),
-		Config:    f.cfg,
-		Metrics:   controllers.NewMetrics(mgr.GetClient()),
-	}
-	if err := r.SetupWithManager(mgr); err != nil {
+	if _, err := controllers.NewReconciler(mgr, controllers.Options{Config: f.cfg, Metrics: controllers.NewMetrics(mgr.GetClient())}); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
