@@ -195,7 +195,7 @@ func runNetem(ctx context.Context, f netemFlags, args []string, stdin io.Reader,
 			err = cerr
 		}
 	}()
-	fmt.Fprintf(stderr, "msgbench netem: link %s %s\n", link.Name(), describeLink(config))
+	fmt.Fprintf(stderr, "msgbench netem: link %s %s\n", link.Name(), config.String())
 	fmt.Fprintf(stderr, "msgbench netem: device %s (nsenter --net=%s), server %s (nsenter --net=%s)\n",
 		addrList(link.Device()), link.Device().Path(), addrList(link.Server()), link.Server().Path())
 	env := append(os.Environ(), link.Env()...)
@@ -341,35 +341,6 @@ func addrList(ns *emulator.Namespace) string {
 		s = append(s, a.String())
 	}
 	return strings.Join(s, " ")
-}
-
-// describeLink says in one line what the link does.
-func describeLink(l netem.Link) string {
-	dir := func(i netem.Impairment) string {
-		if i.IsZero() {
-			return "none"
-		}
-		var parts []string
-		if i.Delay > 0 {
-			parts = append(parts, "delay "+i.Delay.String())
-		}
-		if i.Jitter > 0 {
-			parts = append(parts, "jitter "+i.Jitter.String())
-		}
-		for _, p := range []struct {
-			name string
-			f    netem.Fraction
-		}{{"loss", i.Loss}, {"duplicate", i.Duplicate}, {"corrupt", i.Corrupt}, {"reorder", i.Reorder}} {
-			if p.f > 0 {
-				parts = append(parts, p.name+" "+p.f.String())
-			}
-		}
-		if i.RateBitsPerSecond > 0 {
-			parts = append(parts, "rate "+netem.FormatRate(i.RateBitsPerSecond))
-		}
-		return strings.Join(parts, ", ")
-	}
-	return fmt.Sprintf("up: %s; down: %s; MTU %d", dir(l.Up), dir(l.Down), l.EffectiveMTU())
 }
 
 // printStats prints the forwarder's counters, one row per direction.
