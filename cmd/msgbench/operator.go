@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,13 +19,14 @@ import (
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/controllers"
 	"github.com/msgbench/msgbench/controllers/resources"
+	"github.com/msgbench/msgbench/internal/metricsauth"
 )
 
 type operatorFlags struct {
-	metricsAddr, probeAddr, namespace, pullPolicy string
-	leaderElect                                   bool
-	concurrency                                   int
-	cfg                                           resources.Config
+	metricsAddr, metricsCertDir, probeAddr, namespace, pullPolicy string
+	leaderElect, metricsSecure                                    bool
+	concurrency                                                   int
+	cfg                                                           resources.Config
 }
 
 func newOperatorCommand() *cobra.Command {
@@ -33,10 +35,12 @@ func newOperatorCommand() *cobra.Command {
 		Use:   "operator",
 		Short: "Run the Kubernetes operator that runs MessagingBenchmarks",
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return runOperator(cmd, f) },
+		RunE:  func(*cobra.Command, []string) error { return runOperator(f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
+	fl.StringVar(&f.metricsAddr, "metrics-bind-address", ":8443", "address of the Prometheus metrics endpoint (0 disables it)")
+	fl.BoolVar(&f.metricsSecure, "metrics-secure", true, "serve metrics over HTTPS to callers the API server authenticates (TokenReview) and authorizes (SubjectAccessReview: get on /metrics); false serves plain HTTP to anyone")
+	fl.StringVar(&f.metricsCertDir, "metrics-cert-dir", "", "folder with tls.crt and tls.key for the metrics endpoint, reloaded when they change (default: a self-signed certificate)")
 	fl.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader, so that several replicas can run with one active")
 	fl.StringVar(&f.namespace, "namespace", "", "watch only this namespace (default: all)")
@@ -48,7 +52,7 @@ func newOperatorCommand() *cobra.Command {
 	return cmd
 }
 
-func runOperator(cmd *cobra.Command, f operatorFlags) error {
+func runOperator(f operatorFlags) error {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(false)))
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -60,12 +64,14 @@ func runOperator(cmd *cobra.Command, f operatorFlags) error {
 	f.cfg.ImagePullPolicy = corev1.PullPolicy(f.pullPolicy)
 	opts := ctrl.Options{
 		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: f.metricsAddr},
+		Metrics:                metricsOptions(f),
 		HealthProbeBindAddress: f.probeAddr,
 		LeaderElection:         f.leaderElect,
 		LeaderElectionID:       "msgbench-operator.msgbench.io",
-		Controller:             ctrlcontroller.Controller{MaxConcurrentReconciles: f.concurrency},
-		Client:                 controllers.ClientOptions(),
+		// Release the Lease on SIGTERM, so that a new replica takes over at once.
+		LeaderElectionReleaseOnCancel: true,
+		Controller:                    ctrlcontroller.Controller{MaxConcurrentReconciles: f.concurrency},
+		Client:                        controllers.ClientOptions(),
 	}
 	if f.namespace != "" {
 		opts.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{f.namespace: {}}}
@@ -87,5 +93,26 @@ func runOperator(cmd *cobra.Command, f operatorFlags) error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	return mgr.Start(cmd.Context())
+	// SIGTERM (the kubelet stopping the pod) or SIGINT stops the manager: the reconciles in
+	// flight finish, the Lease is released and the process exits 0; a second signal exits at once.
+	ctx := ctrl.SetupSignalHandler()
+	return mgr.Start(ctx)
+}
+
+// The metrics endpoint asks the API server who a caller is and whether it may get /metrics.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// metricsOptions serve the metrics as kubebuilder's cmd/main.go does: over HTTPS, HTTP/1.1 only
+// (HTTP/2's stream-cancellation and rapid-reset attacks, CVE-2023-44487 and CVE-2023-39325), to
+// callers authenticated and authorized by the API server (internal/metricsauth: the checks of
+// controller-runtime's filters.WithAuthenticationAndAuthorization without its dependencies).
+func metricsOptions(f operatorFlags) metricsserver.Options {
+	o := metricsserver.Options{BindAddress: f.metricsAddr, SecureServing: f.metricsSecure}
+	if f.metricsSecure {
+		o.FilterProvider = metricsauth.FilterProvider
+		o.CertDir = f.metricsCertDir
+		o.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
+	}
+	return o
 }

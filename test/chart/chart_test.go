@@ -183,7 +183,7 @@ func TestValuesSchemaRefuses(t *testing.T) {
 func TestTemplateDefaults(t *testing.T) {
 	objs := decode(t, template(t))
 	want := []string{
-		"ClusterRole/msgbench-operator", "ClusterRoleBinding/msgbench-operator", "Deployment/msgbench-operator",
+		"ClusterRole/msgbench-operator", "ClusterRole/msgbench-operator-metrics-reader", "ClusterRoleBinding/msgbench-operator", "Deployment/msgbench-operator",
 		"Role/msgbench-operator-leader-election", "RoleBinding/msgbench-operator-leader-election",
 		"Service/msgbench-operator-metrics", "ServiceAccount/msgbench-operator",
 	}
@@ -206,7 +206,7 @@ func TestTemplateDefaults(t *testing.T) {
 	if c.Image != image {
 		t.Errorf("image %s, want %s", c.Image, image)
 	}
-	for _, a := range []string{"operator", "--leader-elect", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8080",
+	for _, a := range []string{"operator", "--leader-elect", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8443", "--metrics-secure=true",
 		"--msgbench-image=" + image, "--mosquitto-image=ghcr.io/msgbench/mosquitto:2.0.11", "--image-pull-policy=IfNotPresent"} {
 		if !slices.Contains(c.Args, a) {
 			t.Errorf("args %v lack %s", c.Args, a)
@@ -228,8 +228,20 @@ func TestTemplateDefaults(t *testing.T) {
 	if err := yaml.Unmarshal(data, &generated); err != nil {
 		t.Fatal(err)
 	}
-	if cr := find[rbacv1.ClusterRole](t, objs, "ClusterRole"); !reflect.DeepEqual(cr.Rules, generated.Rules) {
+	if cr := findNamed[rbacv1.ClusterRole](t, objs, "ClusterRole", "msgbench-operator"); !reflect.DeepEqual(cr.Rules, generated.Rules) {
 		t.Errorf("ClusterRole rules differ from config/rbac/role.yaml:\n%+v\n%+v", cr.Rules, generated.Rules)
+	}
+	// Metrics are served to callers the API server authenticates and authorizes: the operator
+	// may ask it (TokenReview, SubjectAccessReview), and a reader role grants get on /metrics.
+	if !hasRule(generated.Rules, "authentication.k8s.io", "tokenreviews", "create") || !hasRule(generated.Rules, "authorization.k8s.io", "subjectaccessreviews", "create") {
+		t.Errorf("the operator's ClusterRole cannot create tokenreviews and subjectaccessreviews: %+v", generated.Rules)
+	}
+	if mr := findNamed[rbacv1.ClusterRole](t, objs, "ClusterRole", "msgbench-operator-metrics-reader"); len(mr.Rules) != 1 ||
+		!slices.Equal(mr.Rules[0].NonResourceURLs, []string{"/metrics"}) || !slices.Equal(mr.Rules[0].Verbs, []string{"get"}) {
+		t.Errorf("metrics-reader ClusterRole: %+v", mr.Rules)
+	}
+	if svc := find[corev1.Service](t, objs, "Service"); svc.Spec.Ports[0].Port != 8443 || svc.Spec.Ports[0].TargetPort.StrVal != "metrics" {
+		t.Errorf("metrics Service ports %+v", svc.Spec.Ports)
 	}
 	// Leader election needs leases in the release namespace only.
 	role := find[rbacv1.Role](t, objs, "Role")
@@ -251,7 +263,46 @@ func TestTemplateDefaults(t *testing.T) {
 	}
 	if sm := find[unstructured.Unstructured](t, objs, "ServiceMonitor"); sm.GetAPIVersion() != "monitoring.coreos.com/v1" {
 		t.Errorf("ServiceMonitor %v", sm)
+	} else if ep, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints"); len(ep) != 1 || ep[0].(map[string]any)["scheme"] != "https" ||
+		ep[0].(map[string]any)["bearerTokenFile"] == nil {
+		t.Errorf("ServiceMonitor endpoints %v: want https with the scraper's token", ep)
 	}
+
+	// metrics.secure=false: plain HTTP, no reader role.
+	objs = decode(t, template(t, "--set", "metrics.secure=false"))
+	if c := find[appsv1.Deployment](t, objs, "Deployment").Spec.Template.Spec.Containers[0]; !slices.Contains(c.Args, "--metrics-secure=false") {
+		t.Errorf("args %v lack --metrics-secure=false", c.Args)
+	}
+	for _, k := range kinds(objs) {
+		if k == "ClusterRole/msgbench-operator-metrics-reader" {
+			t.Error("metrics.secure=false still makes a metrics-reader ClusterRole")
+		}
+	}
+}
+
+// findNamed is find for the object of that kind and name.
+func findNamed[T any](t *testing.T, objs []*unstructured.Unstructured, kind, name string) *T {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			var v T
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &v); err != nil {
+				t.Fatal(err)
+			}
+			return &v
+		}
+	}
+	t.Fatalf("no %s %s among the objects", kind, name)
+	return nil
+}
+
+func hasRule(rules []rbacv1.PolicyRule, group, resource, verb string) bool {
+	for _, r := range rules {
+		if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestKustomizeMatchesChart: config/default and the chart's defaults install the same operator.
@@ -285,10 +336,12 @@ func TestKustomizeMatchesChart(t *testing.T) {
 	if !slices.Equal(noImage(kc.Args), noImage(hc.Args)) {
 		t.Errorf("args differ:\nkustomize %v\nchart     %v", kc.Args, hc.Args)
 	}
-	kr := find[rbacv1.ClusterRole](t, kust, "ClusterRole")
-	hr := find[rbacv1.ClusterRole](t, helmObjs, "ClusterRole")
-	if !reflect.DeepEqual(kr.Rules, hr.Rules) {
-		t.Error("ClusterRole rules differ between kustomize and the chart")
+	for _, name := range []string{"msgbench-operator", "msgbench-operator-metrics-reader"} {
+		kr := findNamed[rbacv1.ClusterRole](t, kust, "ClusterRole", name)
+		hr := findNamed[rbacv1.ClusterRole](t, helmObjs, "ClusterRole", name)
+		if !reflect.DeepEqual(kr.Rules, hr.Rules) {
+			t.Errorf("ClusterRole %s rules differ between kustomize and the chart", name)
+		}
 	}
 	if !reflect.DeepEqual(find[rbacv1.Role](t, kust, "Role").Rules, find[rbacv1.Role](t, helmObjs, "Role").Rules) {
 		t.Error("leader-election Role rules differ between kustomize and the chart")
