@@ -80,7 +80,7 @@ func TestFilter(t *testing.T) {
 	// Answers are reused: ten scrapes by the reader cost no review; a failed review is not kept.
 	before := reviews.Load()
 	for range 10 {
-		req := httptest.NewRequest("GET", "/metrics", nil)
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 		req.Header.Set("Authorization", "Bearer reader")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
@@ -92,7 +92,7 @@ func TestFilter(t *testing.T) {
 		t.Errorf("10 scrapes with a known token made %d reviews, want 0", n)
 	}
 	before = reviews.Load()
-	req := httptest.NewRequest("GET", "/metrics", nil)
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 	req.Header.Set("Authorization", "Bearer down")
 	h.ServeHTTP(httptest.NewRecorder(), req)
 	if n := reviews.Load() - before; n != 1 {
