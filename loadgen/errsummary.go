@@ -163,9 +163,9 @@ func summarizeErrors(errs []error, clients int) string {
 }
 
 // consequence reports an error that follows from an earlier one on the same client: an
-// operation on a connection already closed.
+// operation on a connection or session already closed.
 func consequence(err error) bool {
-	return errors.Is(err, net.ErrClosed) || errors.Is(err, mqtt.ErrClosed)
+	return errors.Is(err, net.ErrClosed) || errors.Is(err, mqtt.ErrClosed) || errors.Is(err, drivers.ErrClosed)
 }
 
 // errorCause is what an error comes down to: a named cause for the common ways a connection

@@ -98,6 +98,8 @@ type Conn struct {
 	closing   atomic.Bool
 	done      chan struct{}
 	err       error
+	// stopped is closed when the reader goroutine returned: no OnPublish or OnComplete runs.
+	stopped chan struct{}
 
 	pub Publish
 }
@@ -143,6 +145,7 @@ func Connect(ctx context.Context, nc net.Conn, o Options) (*Conn, error) {
 		br:      bufio.NewReaderSize(nc, o.ReadBufferSize),
 		bw:      bufio.NewWriterSize(nc, o.WriteBufferSize),
 		done:    make(chan struct{}),
+		stopped: make(chan struct{}),
 		waiters: map[uint16]chan Ack{},
 	}
 	if dl, ok := ctx.Deadline(); ok {
@@ -219,6 +222,11 @@ func (c *Conn) NetConn() net.Conn { return c.nc }
 
 // Done is closed when the connection has ended; Err then says why.
 func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Stopped is closed once the connection's reader goroutine has returned, some time after Done:
+// from then on no OnPublish or OnComplete call is running or will be made. Do not wait for it
+// inside those callbacks.
+func (c *Conn) Stopped() <-chan struct{} { return c.stopped }
 
 // Err is why the connection ended (nil after a clean Disconnect).
 func (c *Conn) Err() error {
@@ -610,6 +618,7 @@ func (c *Conn) packetBuffered() bool {
 }
 
 func (c *Conn) readLoop() {
+	defer close(c.stopped)
 	var err error
 	for err == nil {
 		var h Header

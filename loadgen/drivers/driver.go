@@ -6,6 +6,7 @@ package drivers
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"sort"
@@ -70,7 +71,15 @@ type Client struct {
 }
 
 // Handler receives a session's events. It is called on the session's own goroutine(s) and must
-// not block.
+// not block (nor call the session's Close).
+//
+// The contract every driver keeps (driverstest.Run checks it for all of them):
+//   - Completed is called at most once per Publish that returned nil, and exactly once for each
+//     such publish the protocol acknowledges: QoS > 0 for MQTT, MQTT-SN and Kafka; every
+//     publish for HTTP, whose response is its acknowledgement. At QoS 0 a driver may report a
+//     publish it knows failed with ok false.
+//   - A publish's Completed has returned before Drain returns nil.
+//   - Neither Message nor Completed is called once Close has returned.
 type Handler interface {
 	// Message is a message delivered to a subscriber. payload is valid only during the call.
 	Message(payload []byte)
@@ -79,17 +88,51 @@ type Handler interface {
 	Completed(sentAt int64, ok bool)
 }
 
-// Session is one connected client.
+// ErrClosed is the error of Subscribe, Publish, Flush and Drain on a session its owner closed,
+// including a call that Close interrupted. Every driver returns it (wrapped or not), so that
+// errors.Is(err, ErrClosed) tells a session the load generator ended from one that failed.
+var ErrClosed = errors.New("session closed")
+
+// DrainError is Drain's error when its ctx ended first: how many publishes were still
+// unacknowledged, wrapping ctx's error (errors.Is(err, context.DeadlineExceeded) holds).
+type DrainError struct {
+	Unacknowledged int
+	Err            error
+}
+
+func (e *DrainError) Error() string {
+	if e.Unacknowledged == 1 {
+		return fmt.Sprintf("1 publish still unacknowledged: %v", e.Err)
+	}
+	return fmt.Sprintf("%d publishes still unacknowledged: %v", e.Unacknowledged, e.Err)
+}
+
+// Unwrap returns ctx's error.
+func (e *DrainError) Unwrap() error { return e.Err }
+
+// Session is one connected client. One goroutine calls Subscribe, Publish, Flush and Drain;
+// Close, Counters, ConnectBytes, Done and Err may be called from any goroutine at any time.
+//
+// Close is the one way the owner ends a session, and every driver keeps the same pattern: it is
+// idempotent (a second call returns nil), returns within a few seconds even when the peer
+// stopped answering, interrupting a Publish blocked on a full window or waiting for its
+// response and a Drain (which then return ErrClosed), and once it has returned no handler call
+// is running or will be made. Afterwards Done is closed, Err is nil unless the session had
+// failed before, and Subscribe, Publish, Flush and Drain return ErrClosed.
 type Session interface {
 	// Subscribe subscribes to the client's topic at the run's QoS and returns once the broker
 	// confirmed it.
 	Subscribe(ctx context.Context) error
 	// Publish sends one message to the client's topic. It may block while the inflight window
-	// is full. With flush false the driver may batch it with later messages (closed loop).
+	// is full: until an acknowledgement frees a place, the session fails, or Close. With flush
+	// false the driver may batch it with later messages (closed loop). The caller may reuse
+	// payload as soon as Publish returns.
 	Publish(payload []byte, flush bool) error
 	// Flush sends anything batched.
 	Flush() error
-	// Drain waits until every publish has been acknowledged, or ctx ends.
+	// Drain waits until every publish has been acknowledged and its Completed has returned.
+	// When ctx ends first it returns at once a *DrainError wrapping ctx.Err(); when the session
+	// ends first, its Err, or ErrClosed.
 	Drain(ctx context.Context) error
 	// ConnectBytes is the number of bytes sent and received until the session was usable.
 	ConnectBytes() int64
@@ -98,7 +141,7 @@ type Session interface {
 	// Done is closed when the session ends; Err says why (nil after Close).
 	Done() <-chan struct{}
 	Err() error
-	// Close ends the session gracefully.
+	// Close ends the session gracefully (see above).
 	Close() error
 }
 
@@ -170,3 +213,38 @@ func (t *TLSSeen) Note(cs tls.ConnectionState) {
 
 // TLSState implements TLSReporter.
 func (t *TLSSeen) TLSState() *tls.ConnectionState { return t.p.Load() }
+
+// Gate guards handler calls made from goroutines a session does not own (a client library's
+// callbacks, sender goroutines), so that Close can keep its promise that no handler call follows
+// it. Drivers whose handler calls all come from one reader goroutine wait for that goroutine
+// instead.
+//
+//	if g.Enter() {
+//		h.Completed(sentAt, ok)
+//		g.Leave()
+//	}
+type Gate struct {
+	mu     sync.RWMutex
+	closed bool
+}
+
+// Enter reports whether a handler call may be made; when true, call Leave after it.
+func (g *Gate) Enter() bool {
+	g.mu.RLock()
+	if g.closed {
+		g.mu.RUnlock()
+		return false
+	}
+	return true
+}
+
+// Leave ends a call that Enter allowed.
+func (g *Gate) Leave() { g.mu.RUnlock() }
+
+// Close waits for the calls in progress and refuses every later one. Never call it from inside
+// a handler call.
+func (g *Gate) Close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+}

@@ -101,6 +101,10 @@ func (p *h1Publisher) Publish(payload []byte, _ bool) error {
 		if err := p.dial(context.Background()); err != nil {
 			return p.fail(err)
 		}
+		if p.closed.Load() { // Close ran while we dialled: it could not close this connection
+			p.hangUp()
+			return errClosed
+		}
 	}
 	p.wbuf = append(p.wbuf[:0], p.head...)
 	p.wbuf = strconv.AppendInt(p.wbuf, int64(len(payload)), 10)
@@ -152,7 +156,8 @@ func (p *h1Publisher) roundTrip() (status int, keep bool, err error) {
 	return status, keep, nil
 }
 
-var errClosed = errors.New("session closed")
+// errClosed is the one closed error of every driver.
+var errClosed = drivers.ErrClosed
 
 func (p *h1Publisher) fail(err error) error {
 	p.hangUp()
@@ -169,11 +174,20 @@ func (p *h1Publisher) fail(err error) error {
 func (p *h1Publisher) Subscribe(context.Context) error {
 	return errors.New("a publisher does not subscribe")
 }
-func (p *h1Publisher) Flush() error                { return nil }
-func (p *h1Publisher) Drain(context.Context) error { return nil } // Publish waits for each response
-func (p *h1Publisher) ConnectBytes() int64         { return p.connB }
-func (p *h1Publisher) Counters() wire.Counters     { return p.t.counters() }
-func (p *h1Publisher) Done() <-chan struct{}       { return p.done }
+func (p *h1Publisher) Flush() error { return p.closedErr() }
+
+// Drain has nothing to wait for: Publish waits for each response.
+func (p *h1Publisher) Drain(context.Context) error { return p.closedErr() }
+
+func (p *h1Publisher) closedErr() error {
+	if p.closed.Load() {
+		return errClosed
+	}
+	return nil
+}
+func (p *h1Publisher) ConnectBytes() int64     { return p.connB }
+func (p *h1Publisher) Counters() wire.Counters { return p.t.counters() }
+func (p *h1Publisher) Done() <-chan struct{}   { return p.done }
 
 func (p *h1Publisher) Err() error {
 	p.mu.Lock()

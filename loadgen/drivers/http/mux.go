@@ -46,6 +46,8 @@ type muxPublisher struct {
 	errMu sync.Mutex
 	err   error
 	done  chan struct{}
+	// gate lets Close wait for a Completed in progress and stop later ones.
+	gate drivers.Gate
 }
 
 type job struct {
@@ -95,10 +97,17 @@ func (p *muxPublisher) Publish(payload []byte, _ bool) error {
 	if err := p.Err(); err != nil {
 		return err
 	}
+	if p.ctx.Err() != nil {
+		return errClosed
+	}
 	sentAt := p.d.cfg.Now()
 	select {
 	case p.window <- struct{}{}:
 	case <-p.ctx.Done():
+		return p.closedErr()
+	}
+	if p.ctx.Err() != nil { // Close ran meanwhile, the slot free
+		<-p.window
 		return p.closedErr()
 	}
 	if p.jobs == nil {
@@ -116,13 +125,16 @@ func (p *muxPublisher) Publish(payload []byte, _ bool) error {
 // Flush waits until the connection has taken the body of every queued message (it is in the
 // stream's send buffer, on its way to the socket), the session ends, or Close.
 func (p *muxPublisher) Flush() error {
+	if p.ctx.Err() != nil {
+		return p.closedErr()
+	}
 	for p.unwritten.Load() > 0 {
 		select {
 		case <-p.written:
 		case <-p.done:
-			return p.Err()
+			return p.closedErr()
 		case <-p.ctx.Done():
-			return nil
+			return p.closedErr()
 		}
 	}
 	return nil
@@ -239,7 +251,11 @@ func (p *muxPublisher) send(payload []byte, sentAt int64, written func()) error 
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
+	if !p.gate.Enter() {
+		return errClosed
+	}
 	p.h.Completed(sentAt, resp.StatusCode >= 200 && resp.StatusCode < 300)
+	p.gate.Leave()
 	return nil
 }
 
@@ -268,19 +284,23 @@ func (p *muxPublisher) closedErr() error {
 
 // Drain waits until every message in flight has its response.
 func (p *muxPublisher) Drain(ctx context.Context) error {
+	if p.ctx.Err() != nil {
+		return p.closedErr()
+	}
 	for i := 0; i < cap(p.window); i++ {
 		select {
 		case p.window <- struct{}{}:
 		case <-ctx.Done():
+			outstanding := len(p.window) - i
 			for ; i > 0; i-- {
 				<-p.window
 			}
-			return fmt.Errorf("HTTP responses outstanding: %w", ctx.Err())
+			return &drivers.DrainError{Unacknowledged: outstanding, Err: ctx.Err()}
 		case <-p.done:
 			for ; i > 0; i-- {
 				<-p.window
 			}
-			return p.Err()
+			return p.closedErr()
 		}
 	}
 	for range cap(p.window) {
@@ -302,8 +322,12 @@ func (p *muxPublisher) ConnectBytes() int64     { return p.connB }
 func (p *muxPublisher) Counters() wire.Counters { return p.t.counters() }
 func (p *muxPublisher) Done() <-chan struct{}   { return p.done }
 
+// Close cancels every request (a Publish blocked on the window or waiting for its response
+// returns ErrClosed), waits for the senders and for a Completed in progress, and closes the
+// connection. A second call returns nil.
 func (p *muxPublisher) Close() error {
 	p.cancel()
+	p.gate.Close()
 	p.wg.Wait()
 	p.ccMu.Lock()
 	if p.cc != nil {

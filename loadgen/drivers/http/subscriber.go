@@ -28,6 +28,8 @@ type subscriber struct {
 	err    error
 	closed bool
 	done   chan struct{}
+	// stopped is closed when the reader goroutine returned: no Message call runs any more.
+	stopped chan struct{}
 }
 
 // subscribe connects and sends the GET; it returns once the response headers arrived, that is
@@ -37,7 +39,7 @@ func (d *driver) subscribe(ctx context.Context, c drivers.Client, h drivers.Hand
 	if err != nil {
 		return nil, err
 	}
-	s := &subscriber{cc: cc, done: make(chan struct{})}
+	s := &subscriber{cc: cc, done: make(chan struct{}), stopped: make(chan struct{})}
 	s.retire = s.t.add(counters)
 	// The stream outlives Connect's ctx: it ends with Close.
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -84,6 +86,7 @@ func (d *driver) subscribe(ctx context.Context, c drivers.Client, h drivers.Hand
 }
 
 func (s *subscriber) read(frames *stream.Reader, h drivers.Handler) {
+	defer close(s.stopped)
 	for {
 		p, err := frames.Next()
 		if err != nil {
@@ -146,5 +149,6 @@ func (s *subscriber) Close() error {
 	s.retire()
 	_ = s.cc.Close()
 	s.finish(nil)
+	<-s.stopped // no Message after Close returned
 	return nil
 }

@@ -31,6 +31,10 @@ type publisher struct {
 	err       atomic.Pointer[error]
 	done      chan struct{}
 	closeOnce sync.Once
+	closed    atomic.Bool
+	// gate keeps franz-go's promises (its goroutines, or Produce failing a record at once) from
+	// calling the handler once Close began.
+	gate drivers.Gate
 }
 
 // pending is one record on its way; it owns a copy of the payload, because the engine reuses
@@ -70,11 +74,16 @@ func (s *publisher) get() *pending {
 
 // completed runs on franz-go's promise goroutine.
 func (s *publisher) completed(p *pending, err error) {
-	if err != nil {
-		s.err.CompareAndSwap(nil, &err)
-	}
-	if s.acked || err != nil {
-		s.h.Completed(p.sentAt, err == nil)
+	// Records failed because Close closed the client are neither the session's error nor
+	// reported: they were not acknowledged, and Close has begun.
+	if s.gate.Enter() {
+		if err != nil {
+			s.err.CompareAndSwap(nil, &err)
+		}
+		if s.acked || err != nil {
+			s.h.Completed(p.sentAt, err == nil)
+		}
+		s.gate.Leave()
 	}
 	s.mu.Lock()
 	s.free = append(s.free, p)
@@ -87,6 +96,9 @@ func (s *publisher) Subscribe(context.Context) error { return nil }
 // BufferedBytes unacknowledged. flush is ignored: franz-go sends as soon as a connection is
 // free (spec.kafka.lingerMs 0) and batches what accumulates meanwhile, in both loops.
 func (s *publisher) Publish(payload []byte, _ bool) error {
+	if s.closed.Load() {
+		return drivers.ErrClosed
+	}
 	if e := s.err.Load(); e != nil {
 		return *e
 	}
@@ -95,6 +107,9 @@ func (s *publisher) Publish(payload []byte, _ bool) error {
 	p.rec = kgo.Record{Topic: s.topic, Key: s.key, Value: p.buf}
 	p.sentAt = s.now()
 	s.cl.Produce(context.Background(), &p.rec, p.promise)
+	if s.closed.Load() { // Close ended a Produce blocked on the full buffer
+		return drivers.ErrClosed
+	}
 	return nil
 }
 
@@ -103,13 +118,29 @@ func (s *publisher) Publish(payload []byte, _ bool) error {
 func (s *publisher) Flush() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	return s.cl.Flush(ctx)
+	return s.flush(ctx)
 }
 
-func (s *publisher) Drain(ctx context.Context) error { return s.cl.Flush(ctx) }
-func (s *publisher) ConnectBytes() int64             { return s.connectBytes }
-func (s *publisher) Counters() wire.Counters         { return s.conns.counters() }
-func (s *publisher) Done() <-chan struct{}           { return s.done }
+// Drain waits for every record's promise (franz-go runs it before Flush returns).
+func (s *publisher) Drain(ctx context.Context) error { return s.flush(ctx) }
+
+func (s *publisher) flush(ctx context.Context) error {
+	if s.closed.Load() {
+		return drivers.ErrClosed
+	}
+	err := s.cl.Flush(ctx)
+	switch {
+	case s.closed.Load():
+		return drivers.ErrClosed
+	case err != nil && ctx.Err() != nil:
+		return &drivers.DrainError{Unacknowledged: int(s.cl.BufferedProduceRecords()), Err: ctx.Err()}
+	}
+	return err
+}
+
+func (s *publisher) ConnectBytes() int64     { return s.connectBytes }
+func (s *publisher) Counters() wire.Counters { return s.conns.counters() }
+func (s *publisher) Done() <-chan struct{}   { return s.done }
 
 func (s *publisher) Err() error {
 	if e := s.err.Load(); e != nil {
@@ -118,8 +149,12 @@ func (s *publisher) Err() error {
 	return nil
 }
 
+// Close closes the client, which fails a blocked Produce and the records still buffered; the
+// gate, closed first, keeps their promises from reaching the handler. A second call returns nil.
 func (s *publisher) Close() error {
 	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		s.gate.Close()
 		s.cl.Close()
 		close(s.done)
 	})

@@ -5,8 +5,11 @@ package mqtt
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
@@ -70,6 +73,8 @@ func New(cfg drivers.Config, transport Transport) (drivers.Driver, error) {
 
 type session struct {
 	conn         *mqtt.Conn
+	closed       atomic.Bool
+	closeOnce    sync.Once
 	counters     func() wire.Counters
 	connectBytes int64
 	topic        string
@@ -115,11 +120,14 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 }
 
 func (s *session) Subscribe(ctx context.Context) error {
+	if s.closed.Load() {
+		return drivers.ErrClosed
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	codes, err := s.conn.Subscribe(ctx, mqtt.Subscription{Filter: s.topic, QoS: s.qos})
 	if err != nil {
-		return fmt.Errorf("subscribe %s: %w", s.topic, err)
+		return fmt.Errorf("subscribe %s: %w", s.topic, s.closedErr(err))
 	}
 	if len(codes) != 1 || codes[0] >= 0x80 {
 		return fmt.Errorf("subscribe %s: broker refused (SUBACK %v)", s.topic, codes)
@@ -130,15 +138,55 @@ func (s *session) Subscribe(ctx context.Context) error {
 	return nil
 }
 
-func (s *session) Publish(payload []byte, flush bool) error {
-	_, err := s.conn.Publish(s.topic, payload, s.qos, false, flush)
+// closedErr is drivers.ErrClosed in place of err once Close began: whatever a call interrupted
+// by Close saw (a closed socket, a write deadline) is the close, not a failure.
+func (s *session) closedErr(err error) error {
+	if err != nil && s.closed.Load() {
+		return drivers.ErrClosed
+	}
 	return err
 }
 
-func (s *session) Flush() error                    { return s.conn.Flush() }
-func (s *session) Drain(ctx context.Context) error { return s.conn.WaitInflight(ctx) }
-func (s *session) ConnectBytes() int64             { return s.connectBytes }
-func (s *session) Counters() wire.Counters         { return s.counters() }
-func (s *session) Done() <-chan struct{}           { return s.conn.Done() }
-func (s *session) Err() error                      { return s.conn.Err() }
-func (s *session) Close() error                    { return s.conn.Disconnect() }
+func (s *session) Publish(payload []byte, flush bool) error {
+	if s.closed.Load() {
+		return drivers.ErrClosed
+	}
+	_, err := s.conn.Publish(s.topic, payload, s.qos, false, flush)
+	return s.closedErr(err)
+}
+
+func (s *session) Flush() error {
+	if s.closed.Load() {
+		return drivers.ErrClosed
+	}
+	return s.closedErr(s.conn.Flush())
+}
+
+func (s *session) Drain(ctx context.Context) error {
+	if s.closed.Load() {
+		return drivers.ErrClosed
+	}
+	err := s.conn.WaitInflight(ctx)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return &drivers.DrainError{Unacknowledged: s.conn.Inflight(), Err: ctx.Err()}
+	}
+	return s.closedErr(err)
+}
+
+func (s *session) ConnectBytes() int64     { return s.connectBytes }
+func (s *session) Counters() wire.Counters { return s.counters() }
+func (s *session) Done() <-chan struct{}   { return s.conn.Done() }
+func (s *session) Err() error              { return s.conn.Err() }
+
+// Close sends DISCONNECT (bounded by a write deadline), closes the connection, which ends a
+// Publish or Drain waiting on it, and waits for the reader goroutine, so that no handler call
+// follows. A second call returns nil.
+func (s *session) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		err = s.conn.Disconnect()
+		<-s.conn.Stopped()
+	})
+	return err
+}

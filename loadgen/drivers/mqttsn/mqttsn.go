@@ -108,6 +108,9 @@ type session struct {
 	done      chan struct{}
 	closeOnce sync.Once
 	err       error
+	// stopped is closed when the reader goroutine returned: no handler call runs any more.
+	stopped     chan struct{}
+	closeCalled sync.Once
 }
 
 type outMsg struct {
@@ -135,7 +138,7 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 		_ = uc.SetReadBuffer(1 << 20)
 	}
 	s := &session{d: d, conn: conn, c: c, h: h, ctl: make(chan []byte, 4), window: make(chan struct{}, 1),
-		nextMsgID: 1, rbuf: make([]byte, 65536), done: make(chan struct{})}
+		nextMsgID: 1, rbuf: make([]byte, 65536), done: make(chan struct{}), stopped: make(chan struct{})}
 	s.retry = time.AfterFunc(time.Hour, s.retransmit)
 	s.retry.Stop()
 	go s.readLoop()
@@ -309,17 +312,26 @@ func (s *session) Subscribe(ctx context.Context) error {
 // Publish implements drivers.Session. QoS -1 and 0 send one datagram; QoS 1 and 2 first wait
 // until the previous PUBLISH completed (one outstanding, MQTT-SN 1.2 §6.13).
 func (s *session) Publish(payload []byte, _ bool) error {
+	select {
+	case <-s.done:
+		return s.closedErr()
+	default:
+	}
 	if s.d.qos <= 0 {
 		var err error
 		if s.wbuf, err = sn.AppendPublish(s.wbuf[:0], s.pubFlag, s.topicID, 0, payload); err != nil {
 			return err
 		}
-		return s.write(s.wbuf)
+		return s.writeErr(s.write(s.wbuf))
 	}
 	select {
 	case s.window <- struct{}{}:
 	case <-s.done:
 		return s.closedErr()
+	}
+	if s.closing.Load() {
+		<-s.window
+		return drivers.ErrClosed
 	}
 	s.mu.Lock()
 	id := s.nextID()
@@ -334,6 +346,14 @@ func (s *session) Publish(payload []byte, _ bool) error {
 	err = s.write(s.out.buf)
 	s.retry.Reset(s.d.retry)
 	s.mu.Unlock()
+	return s.writeErr(err)
+}
+
+// writeErr is drivers.ErrClosed in place of a write's error once Close began.
+func (s *session) writeErr(err error) error {
+	if err != nil && s.closing.Load() {
+		return drivers.ErrClosed
+	}
 	return err
 }
 
@@ -367,10 +387,18 @@ func (s *session) retransmit() {
 }
 
 // Flush implements drivers.Session; datagrams are never batched.
-func (s *session) Flush() error { return nil }
+func (s *session) Flush() error {
+	if s.closing.Load() {
+		return drivers.ErrClosed
+	}
+	return nil
+}
 
 // Drain implements drivers.Session.
 func (s *session) Drain(ctx context.Context) error {
+	if s.closing.Load() {
+		return drivers.ErrClosed
+	}
 	t := time.NewTicker(time.Millisecond)
 	defer t.Stop()
 	for len(s.window) > 0 {
@@ -379,7 +407,7 @@ func (s *session) Drain(ctx context.Context) error {
 		case <-s.done:
 			return s.closedErr()
 		case <-ctx.Done():
-			return fmt.Errorf("a PUBLISH is still unacknowledged: %w", ctx.Err())
+			return &drivers.DrainError{Unacknowledged: len(s.window), Err: ctx.Err()}
 		}
 	}
 	return nil
@@ -411,22 +439,27 @@ func (s *session) closedErr() error {
 	if err := s.Err(); err != nil {
 		return err
 	}
-	return net.ErrClosed
+	return drivers.ErrClosed
 }
 
-// Close implements drivers.Session: DISCONNECT, and the gateway's DISCONNECT awaited briefly.
+// Close implements drivers.Session: DISCONNECT, and the gateway's DISCONNECT awaited briefly;
+// then the socket is closed, which ends a Publish waiting for its acknowledgement, and Close
+// waits for the reader goroutine, so that no handler call follows. A second call returns nil.
 func (s *session) Close() error {
-	s.closing.Store(true)
-	if s.d.qos >= 0 || s.c.Role == drivers.Subscriber {
-		select {
-		case <-s.done:
-		default:
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			_, _ = s.request(ctx, []byte{2, byte(sn.DISCONNECT)}, sn.DISCONNECT, 0)
-			cancel()
+	s.closeCalled.Do(func() {
+		s.closing.Store(true)
+		if s.d.qos >= 0 || s.c.Role == drivers.Subscriber {
+			select {
+			case <-s.done:
+			default:
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				_, _ = s.request(ctx, []byte{2, byte(sn.DISCONNECT)}, sn.DISCONNECT, 0)
+				cancel()
+			}
 		}
-	}
-	s.fail(nil)
+		s.fail(nil)
+		<-s.stopped
+	})
 	return nil
 }
 
@@ -462,6 +495,7 @@ func (s *session) ping(period time.Duration) {
 }
 
 func (s *session) readLoop() {
+	defer close(s.stopped)
 	for {
 		n, err := s.conn.Read(s.rbuf)
 		if err != nil {
