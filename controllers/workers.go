@@ -155,9 +155,14 @@ func (r *Reconciler) connect(ctx context.Context, st *run) (bool, error) {
 		}
 		// A worker that could not connect its clients stays up (not ready) to tell why: fail now
 		// with its reason instead of waiting for spec.timeout.
-		if s, _, err := c.Status(ctx, w.addr); err == nil && s.State == control.StateFailed {
+		s, _, err := c.Status(ctx, w.addr)
+		if err == nil && s.State == control.StateFailed {
 			mb.Status.Workers.Failed++
 			return false, fail("worker %d (pod %s) failed before the start: %s", w.index, w.pod.Name, s.Error)
+		}
+		if err == nil && s.Waiting != "" { // its broker or gateway not reachable yet: it keeps trying
+			notReady = append(notReady, fmt.Sprintf("%d (%s)", w.index, s.Waiting))
+			continue
 		}
 		notReady = append(notReady, strconv.Itoa(w.index))
 	}

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,8 +10,6 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"strconv"
-	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -130,12 +126,10 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 		return emitResult(cmd, res, f.out, f.json)
 	}
 	// A worker pod: start on the operator's signal, then keep the result until it is collected.
-	o.Connect, o.Start = ctl.WaitConnect, ctl.WaitStart
 	o.Environment.Mode = "kubernetes"
-	res, runErr := runWorker(ctx, o, ctl.Ready, func(format string, args ...any) {
+	res, runErr := ctl.Run(ctx, o, func(format string, args ...any) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "msgbench loadgen: "+format+"\n", args...)
 	})
-	ctl.Finish(res, runErr)
 	var outErr error
 	if runErr == nil {
 		outErr = emitResult(cmd, res, f.out, f.json)
@@ -150,44 +144,6 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 		return runErr
 	}
 	return outErr
-}
-
-// connectRetry is how long a worker pod retries connecting its clients while the broker or
-// gateway cannot be reached yet: Kubernetes programs a new Service on each node shortly after the
-// pods behind it became ready (seen on a real node: "connection refused" from the Service's
-// ClusterIP a moment after the broker's Deployment was available).
-const connectRetry = 60 * time.Second
-
-// runWorker runs a worker pod's benchmark. When its clients cannot reach the broker or gateway
-// before it is ready (nothing has been measured yet), it starts over after a pause, for up to
-// connectRetry; any other failure, or one after the clients were connected, ends it.
-func runWorker(ctx context.Context, o loadgen.Options, ready func(), logf func(string, ...any)) (*results.Result, error) {
-	deadline := time.Now().Add(connectRetry)
-	for pause := 500 * time.Millisecond; ; pause = min(2*pause, 4*time.Second) {
-		var connected atomic.Bool
-		o.Ready = func() { connected.Store(true); ready() }
-		res, err := loadgen.Run(ctx, o)
-		if err == nil || connected.Load() || !unreachable(err) || ctx.Err() != nil || time.Now().Add(pause).After(deadline) {
-			return res, err
-		}
-		msg, _, _ := strings.Cut(err.Error(), "\n")
-		logf("%s; connecting again in %s", msg, pause)
-		select {
-		case <-time.After(pause):
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
-
-// unreachable reports an error of a peer that cannot be reached (yet): connection refused, no
-// route, a dial that timed out, a name not found; not one that answered wrongly.
-func unreachable(err error) bool {
-	var dnsErr *net.DNSError
-	var opErr *net.OpError
-	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) ||
-		(errors.As(err, &dnsErr) && (dnsErr.IsNotFound || dnsErr.IsTemporary || dnsErr.IsTimeout)) ||
-		(errors.As(err, &opErr) && opErr.Op == "dial" && opErr.Timeout())
 }
 
 // emitResult writes the result file, the summary and, with asJSON, the JSON; it fails when the

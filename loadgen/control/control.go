@@ -43,6 +43,9 @@ type Status struct {
 	State   string    `json:"state"`
 	StartAt time.Time `json:"startAt,omitzero"`
 	Error   string    `json:"error,omitempty"`
+	// Waiting says what the worker waits for before it can get ready (its broker or gateway
+	// not reachable yet, and how long it will keep trying).
+	Waiting string `json:"waiting,omitempty"`
 	// Now is the worker's clock when it answered, for clock-offset estimates.
 	Now time.Time `json:"now"`
 }
@@ -65,6 +68,7 @@ type Server struct {
 	state   string
 	startAt time.Time
 	errText string
+	waiting string
 	result  []byte
 	connect chan struct{} // closed by /connect
 	started chan struct{} // closed by the first valid /start
@@ -93,6 +97,15 @@ func (s *Server) Ready() {
 	if s.state == StateConnecting || s.state == StateWaiting {
 		s.state = StateReady
 	}
+	s.waiting = ""
+	s.mu.Unlock()
+}
+
+// Waiting reports what the worker waits for before it can get ready; the operator shows it in
+// the benchmark's status.
+func (s *Server) Waiting(msg string) {
+	s.mu.Lock()
+	s.waiting = msg
 	s.mu.Unlock()
 }
 
@@ -145,7 +158,7 @@ func (s *Server) Handler() http.Handler {
 	})
 	mux.HandleFunc("GET /status", s.auth(func(w http.ResponseWriter, _ *http.Request) {
 		s.mu.Lock()
-		st := Status{State: s.state, StartAt: s.startAt, Error: s.errText, Now: time.Now()}
+		st := Status{State: s.state, StartAt: s.startAt, Error: s.errText, Waiting: s.waiting, Now: time.Now()}
 		s.mu.Unlock()
 		writeJSON(w, st)
 	}))

@@ -1,4 +1,4 @@
-package main
+package control
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/msgbench/msgbench/brokers/mosquitto"
 	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/loadgen"
+	_ "github.com/msgbench/msgbench/loadgen/drivers/mqtt"
 )
 
 // TestWorkerWaitsForTheBroker: a worker pod whose broker Service does not route yet (connection
@@ -25,7 +26,7 @@ func TestWorkerWaitsForTheBroker(t *testing.T) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
-	mb, err := manifest.ReadFile(repo("config", "samples", "mqtt-qos1.yaml"), "workload.duration=500ms", "workload.warmup=100ms")
+	mb, err := manifest.ReadFile("../../config/samples/mqtt-qos1.yaml", "workload.duration=500ms", "workload.warmup=100ms")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,8 @@ func TestWorkerWaitsForTheBroker(t *testing.T) {
 		Start: func(context.Context) (time.Time, error) { return time.Now(), nil }}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := runWorker(ctx, o, func() { close(ready) }, func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) })
+	var waited []string
+	res, err := runRetrying(ctx, o, func() { close(ready) }, func(m string) { waited = append(waited, m) }, func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) })
 	if bErr != nil {
 		t.Fatal(bErr)
 	}
@@ -64,6 +66,9 @@ func TestWorkerWaitsForTheBroker(t *testing.T) {
 	}
 	if len(logs) == 0 || !strings.Contains(logs[0], "connection refused") || !strings.Contains(logs[0], "connecting again") {
 		t.Errorf("logs %q: want the refused connection and the retry", logs)
+	}
+	if len(waited) == 0 || !strings.Contains(waited[0], "cannot reach 127.0.0.1:") || !strings.Contains(waited[0], "retrying until") {
+		t.Errorf("waiting reports %q: want the address and how long it keeps trying", waited)
 	}
 }
 
@@ -79,8 +84,8 @@ func TestUnreachable(t *testing.T) {
 		{errors.New("CONNACK: not authorized"), false},
 		{context.Canceled, false},
 	} {
-		if got := unreachable(tc.err); got != tc.want {
-			t.Errorf("unreachable(%v) = %v, want %v", tc.err, got, tc.want)
+		if got := Unreachable(tc.err); got != tc.want {
+			t.Errorf("Unreachable(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}
 }
