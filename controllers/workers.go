@@ -66,6 +66,37 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
+// judgeWorkers decides from the worker pods as observed (and the Job's failure, "" if none)
+// whether the run has failed and why — a worker's pod lost, failed or deleted mid-run, or the Job
+// failed — which workers do not run yet and why, and the counts for the status. It only reads.
+func judgeWorkers(ws []worker, jobFailed string, desired, succeeded int32) (counts v1alpha1.WorkerCounts, failure string, notRunning []string) {
+	counts = v1alpha1.WorkerCounts{Desired: desired, Succeeded: succeeded}
+	for _, w := range ws {
+		switch {
+		case w.pod == nil && jobFailed != "":
+			counts.Failed++
+			return counts, fmt.Sprintf("worker %d lost its pod; its share of the measurement is gone (%s)", w.index, jobFailed), nil
+		case w.pod == nil:
+			notRunning = append(notRunning, fmt.Sprintf("%d (no pod yet)", w.index))
+		case w.pod.Status.Phase == corev1.PodFailed:
+			counts.Failed++
+			return counts, fmt.Sprintf("worker %d (pod %s) failed: %s", w.index, w.pod.Name, cmp.Or(podDiagnosis(w.pod), "pod phase Failed")), nil
+		case w.pod.DeletionTimestamp != nil && w.pod.Status.Phase != corev1.PodSucceeded:
+			counts.Failed++
+			return counts, fmt.Sprintf("worker %d (pod %s) was deleted during the run; its share of the measurement is gone", w.index, w.pod.Name), nil
+		case w.addr == "" || w.pod.Status.Phase == corev1.PodPending:
+			notRunning = append(notRunning, fmt.Sprintf("%d (%s)", w.index, cmp.Or(podDiagnosis(w.pod), string(w.pod.Status.Phase))))
+		}
+		if w.pod != nil && podReady(w.pod) {
+			counts.Ready++
+		}
+	}
+	if jobFailed != "" {
+		return counts, jobFailed, nil
+	}
+	return counts, "", notRunning
+}
+
 // workers runs the load-generator Job and waits until every worker pod runs (its control
 // endpoint up, no client connected yet).
 func (r *Reconciler) workers(ctx context.Context, st *run) (bool, error) {
@@ -90,39 +121,11 @@ func (r *Reconciler) workers(ctx context.Context, st *run) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	counts := v1alpha1.WorkerCounts{Desired: mb.Spec.Workers.Replicas, Succeeded: mb.Status.Workers.Succeeded}
-	var notRunning []string
-	for _, w := range ws {
-		switch {
-		case w.pod == nil && jobFailed != "":
-			counts.Failed++
-			mb.Status.Workers = counts
-			return false, fail("worker %d lost its pod; its share of the measurement is gone (%s)", w.index, jobFailed)
-		case w.pod == nil:
-			notRunning = append(notRunning, fmt.Sprintf("%d (no pod yet)", w.index))
-		case w.pod.Status.Phase == corev1.PodFailed:
-			counts.Failed++
-			mb.Status.Workers = counts
-			return false, fail("worker %d (pod %s) failed: %s", w.index, w.pod.Name, cmp.Or(podDiagnosis(w.pod), "pod phase Failed"))
-		case w.pod.DeletionTimestamp != nil && w.pod.Status.Phase != corev1.PodSucceeded:
-			counts.Failed++
-			mb.Status.Workers = counts
-			return false, fail("worker %d (pod %s) was deleted during the run; its share of the measurement is gone", w.index, w.pod.Name)
-		case w.addr == "" || w.pod.Status.Phase == corev1.PodPending:
-			why := string(w.pod.Status.Phase)
-			if p := podDiagnosis(w.pod); p != "" {
-				why = p
-			}
-			notRunning = append(notRunning, fmt.Sprintf("%d (%s)", w.index, why))
-		}
-		if w.pod != nil && podReady(w.pod) {
-			counts.Ready++
-		}
-	}
-	if jobFailed != "" {
-		return false, fail("%s", jobFailed)
-	}
+	counts, failure, notRunning := judgeWorkers(ws, jobFailed, mb.Spec.Workers.Replicas, mb.Status.Workers.Succeeded)
 	mb.Status.Workers = counts
+	if failure != "" {
+		return false, fail("%s", failure)
+	}
 	if mb.Status.StartTime != nil || len(notRunning) == 0 {
 		return true, nil
 	}
