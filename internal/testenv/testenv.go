@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -32,6 +33,11 @@ type Env struct {
 	// ThirdPartyCRDs is the folder the third-party CRDs came from.
 	ThirdPartyCRDs string
 }
+
+// addToScheme adds msgbench's types to client-go's global scheme, once: adding them again writes
+// the scheme's maps while clients of an API server started earlier (an event recorder still
+// flushing) read them, a data race under -race.
+var addToScheme = sync.OnceValue(func() error { return msgbenchv1.AddToScheme(scheme.Scheme) })
 
 // RepoRoot is the top folder of the msgbench source tree.
 func RepoRoot() string {
@@ -62,7 +68,7 @@ func start(thirdParty bool) (*Env, error) {
 		paths = append(paths, third)
 	}
 	s := scheme.Scheme
-	if err := msgbenchv1.AddToScheme(s); err != nil {
+	if err := addToScheme(); err != nil {
 		return nil, err
 	}
 	env := &envtest.Environment{
