@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -327,16 +328,58 @@ func TestWorkerDeletedMidRun(t *testing.T) {
 	}
 }
 
-// TestWorkerThatCannotConnectFailsAtOnce: a worker whose clients cannot reach the broker stays up,
-// not ready, to tell why; the run fails with that reason instead of waiting for spec.timeout.
-func TestWorkerThatCannotConnectFailsAtOnce(t *testing.T) {
+// TestWorkerWaitsForAnUnreachableBroker: a worker whose clients cannot reach the broker yet (its
+// Service not routed, DNS lagging on a busy node) keeps trying as long as the run allows, and the
+// status says which worker waits for what; spec.timeout ends the wait.
+func TestWorkerWaitsForAnUnreachableBroker(t *testing.T) {
 	ns := newNamespace(t)
 	startOperator(t, ns)
 	startKubelet(t, ns, func(k *kubelet) { k.workerBroker = "127.0.0.1:1" })
-	createBenchmark(t, ns, "unreachable", quickWorkload)
+	createBenchmark(t, ns, "unreachable", quickWorkload+"timeout: 8s")
+	var seen string
+	deadline := time.Now().Add(8 * time.Second)
+	for time.Now().Before(deadline) && seen == "" {
+		var mb v1alpha1.MessagingBenchmark
+		if env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "unreachable"}, &mb) == nil &&
+			strings.Contains(mb.Status.Message, "cannot reach 127.0.0.1:1 yet") {
+			seen = mb.Status.Message
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if seen == "" {
+		t.Error("the status never said that the worker waits for its broker")
+	}
 	mb := waitFinished(t, ns, "unreachable", 30*time.Second)
+	if msg := mb.Status.Message; mb.Status.Phase != v1alpha1.PhaseFailed || !strings.Contains(msg, "timed out after 8s") {
+		t.Errorf("phase %s message %q; want Failed by spec.timeout", mb.Status.Phase, msg)
+	}
+}
+
+// TestWorkerThatCannotConnectFailsAtOnce: a broker that answers but refuses the clients (here it
+// closes every connection at once) will not change its mind: the worker stays up, not ready, to
+// tell why, and the run fails with that reason instead of waiting for spec.timeout.
+func TestWorkerThatCannotConnectFailsAtOnce(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	ns := newNamespace(t)
+	startOperator(t, ns)
+	startKubelet(t, ns, func(k *kubelet) { k.workerBroker = ln.Addr().String() })
+	createBenchmark(t, ns, "refused", quickWorkload)
+	mb := waitFinished(t, ns, "refused", 30*time.Second)
 	if msg := mb.Status.Message; mb.Status.Phase != v1alpha1.PhaseFailed || !strings.Contains(msg, "failed before the start") ||
-		!strings.Contains(msg, "127.0.0.1:1") {
+		!strings.Contains(msg, "broker connection lost") {
 		t.Errorf("phase %s message %q", mb.Status.Phase, msg)
 	}
 }

@@ -297,9 +297,9 @@ func (k *kubelet) runWorker(ctx context.Context, index int, pod *corev1.Pod) {
 		address = k.workerBroker
 	}
 	go func() {
-		res, err := loadgen.Run(runCtx, loadgen.Options{Name: parsed.Name, Spec: &parsed.Spec, Worker: index, RunID: resources.RunID(&mb),
-			Address: address, Connect: ctl.WaitConnect, Ready: func() { ctl.Ready(); close(readyCh) }, Start: ctl.WaitStart})
-		ctl.Finish(res, err)
+		// The worker pod's own loop (control.Server.Run, as `msgbench loadgen --control` runs it).
+		_, err := ctl.Run(runCtx, loadgen.Options{Name: parsed.Name, Spec: &parsed.Spec, Worker: index, RunID: resources.RunID(&mb),
+			Address: address, Ready: func() { close(readyCh) }}, func(string, ...any) {})
 		resultCh <- err
 	}()
 	select {
