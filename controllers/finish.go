@@ -23,10 +23,14 @@ func (r *Reconciler) finish(ctx context.Context, st *run) (ctrl.Result, error) {
 	st.phase = mb.Status.Phase
 	clean := mb.Spec.Cleanup == v1alpha1.CleanupOnCompletion || mb.Spec.Cleanup == "" ||
 		(mb.Spec.Cleanup == v1alpha1.CleanupOnSuccess && mb.Status.Phase == v1alpha1.PhaseSucceeded)
-	if clean {
+	// Cleanup runs once per run: the deletions it causes bring the benchmark back here, and
+	// deleting again would be one request per object for nothing (an operator restarted
+	// afterwards deletes once more, finding nothing).
+	if clean && !r.applied.exists("cleaned/"+string(mb.UID)) {
 		if err := r.cleanup(ctx, st); err != nil {
 			return ctrl.Result{}, err
 		}
+		r.applied.markExists("cleaned/" + string(mb.UID))
 	}
 	if mb.Spec.TTLSecondsAfterFinished == nil || mb.Status.CompletionTime == nil {
 		return ctrl.Result{}, nil
@@ -43,22 +47,33 @@ func (r *Reconciler) finish(ctx context.Context, st *run) (ctrl.Result, error) {
 
 // cleanup deletes everything the run created except the result ConfigMap.
 func (r *Reconciler) cleanup(ctx context.Context, st *run) error {
-	ns, n := st.mb.Namespace, st.names
+	ns, n, spec := st.mb.Namespace, st.names, &st.mb.Spec
 	objs := []client.Object{
 		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: n.Workers, Namespace: ns}},
-		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: n.Gateway, Namespace: ns}},
-		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: n.Gateway, Namespace: ns}},
-		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: n.Broker, Namespace: ns}},
-		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: n.Broker, Namespace: ns}},
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: n.BrokerConfig, Namespace: ns}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: n.Spec, Namespace: ns}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: n.Control, Namespace: ns}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: n.TLS, Namespace: ns}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: n.WorkerServiceAccount, Namespace: ns}},
 	}
+	// Only what this spec made: a request for an object that never existed is a request for nothing.
+	if spec.Broker.Type != v1alpha1.BrokerExternal && spec.Broker.Type != v1alpha1.BrokerKafka {
+		objs = append(objs,
+			&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: n.Broker, Namespace: ns}},
+			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: n.Broker, Namespace: ns}},
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: n.BrokerConfig, Namespace: ns}})
+	}
+	if spec.GatewayMode() != "" {
+		objs = append(objs,
+			&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: n.Gateway, Namespace: ns}},
+			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: n.Gateway, Namespace: ns}})
+	}
+	if spec.NeedsCertificate() {
+		objs = append(objs, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: n.TLS, Namespace: ns}})
+	}
 	objs = append(objs, r.thirdPartyObjects(st)...)
-	if err := r.deleteNetworkChaos(ctx, st); err != nil {
-		return err
+	if spec.Impaired() {
+		if err := r.deleteNetworkChaos(ctx, st); err != nil {
+			return err
+		}
 	}
 	for _, o := range objs {
 		err := r.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground))

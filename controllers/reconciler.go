@@ -121,6 +121,8 @@ type Reconciler struct {
 	// status older than its own last write.
 	apiReader client.Reader
 	recorder  recorder.EventRecorder
+	// applied skips writes that would change nothing (applycache.go).
+	applied applyCache
 }
 
 // NewReconciler builds the reconciler complete from the manager's client, API reader and event
@@ -337,19 +339,49 @@ func (r *Reconciler) apply(ctx context.Context, obj client.Object) error {
 		delete(md, "creationTimestamp")
 	}
 	u := &unstructured.Unstructured{Object: m}
+	gvk := u.GroupVersionKind()
+	if gvk.Empty() {
+		var err error
+		if gvk, err = r.GroupVersionKindFor(obj); err != nil {
+			return err
+		}
+		u.SetGroupVersionKind(gvk)
+	}
+	now := r.Now()
+	unchanged, hash := r.applied.unchanged(ctx, r.Client, gvk, u.GetNamespace(), u.GetName(), m, now)
+	if unchanged {
+		return nil
+	}
 	if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 		return fmt.Errorf("apply %s %s: %w", u.GetKind(), u.GetName(), err)
 	}
+	r.applied.remember(gvk, u.GetNamespace(), u.GetName(), hash, now)
 	return nil
 }
 
 // createOnce creates obj unless it exists (objects whose content is generated once: keys).
 func (r *Reconciler) createOnce(ctx context.Context, obj client.Object) error {
+	key := obj.GetNamespace() + "/" + obj.GetName() + "/" + string(ownerUID(obj))
+	if r.applied.exists(key) {
+		return nil
+	}
 	err := r.Create(ctx, obj)
-	if apierrors.IsAlreadyExists(err) {
+	if err == nil || apierrors.IsAlreadyExists(err) {
+		r.applied.markExists(key)
 		return nil
 	}
 	return err
+}
+
+// ownerUID is the UID of obj's controlling owner (its benchmark): a benchmark deleted and created
+// again under the same name gets its objects created again.
+func ownerUID(obj client.Object) types.UID {
+	for _, o := range obj.GetOwnerReferences() {
+		if o.Controller != nil && *o.Controller {
+			return o.UID
+		}
+	}
+	return ""
 }
 
 // setupWithManager registers the reconciler and what it watches.

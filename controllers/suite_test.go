@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -90,7 +91,14 @@ func newNamespace(t *testing.T) string {
 // startOperator runs the reconciler in a manager watching only ns; stop ends it.
 func startOperator(t *testing.T, ns string) (stop func()) {
 	t.Helper()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+	return startOperatorWith(t, ns, env.Config)
+}
+
+// startOperatorWith starts the operator for namespace ns with cfg (the API request counter wraps
+// its transport).
+func startOperatorWith(t *testing.T, ns string, cfg *rest.Config) (stop func()) {
+	t.Helper()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Cache:      cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
@@ -100,10 +108,10 @@ func startOperator(t *testing.T, ns string) (stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := resources.DefaultConfig()
-	cfg.ControlPort = controlPort
+	rc := resources.DefaultConfig()
+	rc.ControlPort = controlPort
 	if _, err := controllers.NewReconciler(mgr, controllers.Options{
-		Config: cfg, Poll: 200 * time.Millisecond, StartDelay: time.Second, UploadAttempts: 2, ExternalGrace: 2 * time.Second,
+		Config: rc, Poll: 200 * time.Millisecond, StartDelay: time.Second, UploadAttempts: 2, ExternalGrace: 2 * time.Second,
 		InjectionTimeout: 3 * time.Second, HTTP: &http.Client{Timeout: 5 * time.Second},
 	}); err != nil {
 		t.Fatal(err)
