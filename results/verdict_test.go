@@ -32,6 +32,10 @@ func TestJudge(t *testing.T) {
 		{"one unsent per publisher", Result{Spec: spec(10, 0), Sent: 96, Unsent: 4, Expected: 96, Received: 96, MeasuredSeconds: 10}, "", CaveatOfferedLoadNotSustained},
 		{"under 1 % unsent", Result{Spec: spec(100, 0), Sent: 995, Unsent: 5, Expected: 995, Received: 995, MeasuredSeconds: 10}, "", CaveatOfferedLoadNotSustained},
 		{"not sustained", Result{Spec: spec(100, 0), Sent: 500, Unsent: 500, Expected: 500, Received: 500, MeasuredSeconds: 10}, "offered load was not sustained", CaveatOfferedLoadNotSustained},
+		{"one retransmission stall at the end", Result{Spec: spec(10, 0), Sent: 80, Unsent: 20, Expected: 80, Received: 80, MeasuredSeconds: 10,
+			Latency: Latencies{PublishAck: &LatencySummary{MaxMicros: 1_100_000}}}, "", CaveatOfferedLoadNotSustained},
+		{"far behind despite slow acks", Result{Spec: spec(10, 0), Sent: 40, Unsent: 60, Expected: 40, Received: 40, MeasuredSeconds: 10,
+			Latency: Latencies{PublishAck: &LatencySummary{MaxMicros: 1_100_000}}}, "offered load was not sustained", CaveatOfferedLoadNotSustained},
 	} {
 		v := Judge(&c.r)
 		reasons := strings.Join(v.Reasons, "; ")
