@@ -1,8 +1,13 @@
 package kafka_test
 
 import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/loadgen/drivers/driverstest"
@@ -26,8 +31,38 @@ func TestConformance(t *testing.T) {
 			}
 			resume := func() { _ = syscall.Kill(broker.PID(), syscall.SIGCONT) }
 			t.Cleanup(resume)
+			// SIGSTOP stops a JVM's threads one by one as each is scheduled; until the whole
+			// process shows stopped, a network thread can still answer (CI once saw a publish
+			// acknowledged right after the signal).
+			waitStopped(t, broker.PID())
 			return resume
 		},
 		QoS: []int32{0, 1, 2},
 	})
+}
+
+// waitStopped waits until every thread of process pid is stopped (state T in /proc), then a
+// little longer for replies already on their way.
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		stopped := len(tasks) > 0
+		for _, f := range tasks {
+			data, err := os.ReadFile(f)
+			if i := bytes.LastIndexByte(data, ')'); err != nil || i < 0 || i+2 >= len(data) || (data[i+2] != 'T' && data[i+2] != 't') {
+				stopped = false
+				break
+			}
+		}
+		if stopped {
+			time.Sleep(50 * time.Millisecond)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the broker (pid %d) did not stop within 5 s of SIGSTOP", pid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
