@@ -516,25 +516,23 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 	if problems := summarizeErrors(append(drainErrs, dropped...), len(r.pubs)+len(r.subs)); problems != "" {
 		res.Message = problems
 	}
-	if usage.ok {
-		res.Resources.LoadgenCPUSeconds = max(0, end.self.CPU-start.self.CPU).Seconds()
-	}
 	res.Resources.LoadgenMaxRSSBytes = end.self.PeakRSS
-	if usage.ok && end.brokerOK && start.brokerOK {
-		res.Resources.BrokerCPUSeconds = results.Float64(max(0, end.broker.CPU-start.broker.CPU).Seconds())
-		res.Resources.BrokerMaxRSSBytes = results.Int64(end.broker.PeakRSS)
-	}
-	if usage.ok {
-		// Conditions of this worker's machine that bend the figures: a saturated load
-		// generator (alone, or with a broker on the same machine) and CPU steal.
-		if c := results.SaturationCaveat(res.Resources.LoadgenCPUSeconds, res.Resources.BrokerCPUSeconds, res.MeasuredSeconds,
-			runtime.GOMAXPROCS(0), r.o.BrokerUsage != nil); c != nil {
-			c.Worker = &r.o.Worker
-			res.AddCaveat(*c)
+	if usage.ok { // CPU and the machine's conditions over the window; none when it never opened
+		res.Resources.LoadgenCPUSeconds = max(0, end.self.CPU-start.self.CPU).Seconds()
+		if end.brokerOK && start.brokerOK {
+			res.Resources.BrokerCPUSeconds = results.Float64(max(0, end.broker.CPU-start.broker.CPU).Seconds())
+			res.Resources.BrokerMaxRSSBytes = results.Int64(end.broker.PeakRSS)
 		}
-		if c := results.StealCaveat(end.sysSteal-start.sysSteal, end.sysTotal-start.sysTotal); c != nil {
-			c.Worker = &r.o.Worker
-			res.AddCaveat(*c)
+		// A saturated load generator (alone, or with a broker on the same machine) and CPU steal.
+		for _, c := range []*results.Caveat{
+			results.SaturationCaveat(res.Resources.LoadgenCPUSeconds, res.Resources.BrokerCPUSeconds, res.MeasuredSeconds,
+				runtime.GOMAXPROCS(0), r.o.BrokerUsage != nil),
+			results.StealCaveat(end.sysSteal-start.sysSteal, end.sysTotal-start.sysTotal),
+		} {
+			if c != nil {
+				c.Worker = &r.o.Worker
+				res.AddCaveat(*c)
+			}
 		}
 	}
 	step := time.Duration(r.rec.interval).Seconds()
