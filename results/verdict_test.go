@@ -16,6 +16,11 @@ func TestJudge(t *testing.T) {
 		return &v1alpha1.MessagingBenchmarkSpec{Workload: v1alpha1.WorkloadSpec{Publishers: 4, Rate: rate, Messages: messages,
 			Duration: metav1.Duration{Duration: 10 * time.Second}, Warmup: metav1.Duration{Duration: 2 * time.Second}}}
 	}
+	short := func(rate int32) *v1alpha1.MessagingBenchmarkSpec { // 3 s: 1 % of it is less than 100 ms of the rate
+		s := spec(rate, 0)
+		s.Workload.Duration.Duration = 3 * time.Second
+		return s
+	}
 	for _, c := range []struct {
 		name   string
 		r      Result
@@ -34,6 +39,8 @@ func TestJudge(t *testing.T) {
 		{"not sustained", Result{Spec: spec(100, 0), Sent: 500, Unsent: 500, Expected: 500, Received: 500, MeasuredSeconds: 10}, "offered load was not sustained", CaveatOfferedLoadNotSustained},
 		{"one retransmission stall at the end", Result{Spec: spec(10, 0), Sent: 80, Unsent: 20, Expected: 80, Received: 80, MeasuredSeconds: 10,
 			Latency: Latencies{PublishAck: &LatencySummary{MaxMicros: 1_100_000}}}, "", CaveatOfferedLoadNotSustained},
+		{"one scheduling stall at the end", Result{Spec: short(100), Sent: 290, Unsent: 10, Expected: 290, Received: 290, MeasuredSeconds: 3}, "", CaveatOfferedLoadNotSustained},
+		{"beyond one scheduling stall", Result{Spec: short(100), Sent: 289, Unsent: 11, Expected: 289, Received: 289, MeasuredSeconds: 3}, "offered load was not sustained", CaveatOfferedLoadNotSustained},
 		{"far behind despite slow acks", Result{Spec: spec(10, 0), Sent: 40, Unsent: 60, Expected: 40, Received: 40, MeasuredSeconds: 10,
 			Latency: Latencies{PublishAck: &LatencySummary{MaxMicros: 1_100_000}}}, "offered load was not sustained", CaveatOfferedLoadNotSustained},
 	} {
