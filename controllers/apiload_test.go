@@ -90,7 +90,7 @@ func TestAPIRequestsPerBenchmark(t *testing.T) {
 	cfg.WrapTransport = counter.wrap
 	cfg.QPS, cfg.Burst = 1000, 2000 // count, do not throttle
 	ns := newNamespace(t)
-	startOperatorWith(t, ns, cfg)
+	startOperatorWith(t, ns, cfg, nil)
 	startKubelet(t, ns, nil)
 	start := time.Now()
 	for i := range n {

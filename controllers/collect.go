@@ -6,9 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
+
 	"path"
-	"slices"
 	"sort"
 	"strings"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/kafka"
+	"github.com/msgbench/msgbench/controllers/policy"
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/internal/version"
 	"github.com/msgbench/msgbench/netem"
@@ -41,23 +41,23 @@ func (r *Reconciler) collect(ctx context.Context, st *run) (bool, error) {
 	c := r.controlClient(st)
 	parts := make([]*results.Result, len(ws))
 	for _, w := range ws {
-		if w.addr == "" {
-			return false, fail("worker %d lost its pod before its result was collected", w.index)
+		if w.Addr == "" {
+			return false, fail("worker %d lost its pod before its result was collected", w.Index)
 		}
-		res, err := c.Result(ctx, w.addr)
+		res, err := c.Result(ctx, w.Addr)
 		if err != nil {
 			return false, err
 		}
 		// The worker measured its lateness on its own clock; the offset of that clock from the
 		// operator's puts every worker's start on one time base.
-		_, offset, err := c.Status(ctx, w.addr)
+		_, offset, err := c.Status(ctx, w.Addr)
 		if err != nil {
 			return false, err
 		}
 		for i := range res.Workers {
 			res.Workers[i].StartSkewMicros -= offset.Microseconds()
 		}
-		parts[w.index] = res
+		parts[w.Index] = res
 	}
 	merged, err := results.Merge(parts)
 	if err != nil {
@@ -76,8 +76,8 @@ func (r *Reconciler) collect(ctx context.Context, st *run) (bool, error) {
 			merged.Network = netem.Describe(mb.Spec.Network.Profile, link, "Chaos Mesh NetworkChaos")
 		}
 	}
-	mb.Status.Summary = summarize(merged)
-	for _, c := range measurementConditions(merged) {
+	mb.Status.Summary = policy.Summarize(merged)
+	for _, c := range policy.MeasurementConditions(merged) {
 		r.setCondition(st, c.Type, c.Status, c.Reason, c.Message)
 	}
 
@@ -92,7 +92,7 @@ func (r *Reconciler) collect(ctx context.Context, st *run) (bool, error) {
 	r.setCondition(st, v1alpha1.ConditionCompleted, metav1.ConditionTrue, "Collected",
 		fmt.Sprintf("%d workers finished; results merged", len(parts)))
 	for _, w := range ws { // best effort: a worker that misses this exits after its --hold
-		_ = c.Exit(ctx, w.addr)
+		_ = c.Exit(ctx, w.Addr)
 	}
 	if merged.Phase == string(v1alpha1.PhaseFailed) {
 		return false, fail("the run failed: %s", merged.Message)
@@ -136,56 +136,6 @@ func imageVersion(image string) string {
 		tag = tag[:j]
 	}
 	return tag
-}
-
-// measurementConditions judge a merged result for the status: whether an open loop sustained its
-// offered load, and the caveats that bend its figures.
-func measurementConditions(r *results.Result) []metav1.Condition {
-	var cs []metav1.Condition
-	if r.Spec != nil && r.Spec.Workload.Rate > 0 && r.Spec.Workload.Messages == 0 {
-		c := metav1.Condition{Type: v1alpha1.ConditionOfferedLoadSustained, Status: metav1.ConditionTrue, Reason: "AllSent",
-			Message: fmt.Sprintf("sent all %d messages the schedule put in the window (%d msg/s)", r.Sent, r.Spec.Workload.Rate)}
-		if r.Unsent > 0 {
-			c.Status, c.Reason = metav1.ConditionFalse, results.CaveatOfferedLoadNotSustained
-			c.Message = fmt.Sprintf("%d of the %d messages the schedule put in the window were not sent (%.0f msg/s sent of %d msg/s asked)",
-				r.Unsent, r.Sent+r.Unsent, r.Throughput.SentPerSecond, r.Spec.Workload.Rate)
-		}
-		cs = append(cs, c)
-	}
-	c := metav1.Condition{Type: v1alpha1.ConditionCaveats, Status: metav1.ConditionFalse, Reason: "None", Message: "nothing was seen that bends the figures"}
-	if len(r.Caveats) > 0 {
-		var types, msgs []string
-		for _, cv := range r.Caveats {
-			if !slices.Contains(types, cv.Type) {
-				types = append(types, cv.Type)
-			}
-			msgs = append(msgs, cv.Type+": "+cv.Message)
-		}
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, strings.Join(types, ","), strings.Join(msgs, "; ")
-	}
-	return append(cs, c)
-}
-
-// summarize takes the headline numbers of a result for the status (integers: no floats in the API).
-func summarize(r *results.Result) *v1alpha1.ResultSummary {
-	s := &v1alpha1.ResultSummary{Sent: r.Sent, Received: r.Received, ReceivedPerSecond: int64(r.Throughput.ReceivedPerSecond)}
-	if r.Lost != nil {
-		s.Lost = *r.Lost
-	}
-	if r.Duplicates != nil {
-		s.Duplicates = *r.Duplicates
-	}
-	if l := r.Latency.EndToEnd; l != nil {
-		s.LatencyP50Micros, s.LatencyP99Micros = &l.P50Micros, &l.P99Micros
-	}
-	if l := r.Latency.Connect; l != nil {
-		s.ConnectP50Micros = &l.P50Micros
-	}
-	if b := r.Wire.BytesPerMessage; b != nil {
-		v := int64(math.Round(*b))
-		s.WireBytesPerMessage = &v
-	}
-	return s
 }
 
 // storeResultConfigMap keeps the merged result in the cluster, so that it survives without an

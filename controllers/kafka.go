@@ -3,7 +3,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -13,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/controllers/policy"
 	"github.com/msgbench/msgbench/controllers/resources"
 )
 
@@ -30,7 +30,7 @@ func (r *Reconciler) applyKafka(ctx context.Context, st *run) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if ok, _ := strimziReady(k); ok {
+		if ok, _ := policy.StrimziReady(k); ok {
 			return true, nil
 		}
 	}
@@ -53,7 +53,7 @@ func (r *Reconciler) applyKafka(ctx context.Context, st *run) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if ok, why := strimziReady(k); !ok {
+	if ok, why := policy.StrimziReady(k); !ok {
 		return waiting("KafkaNotReady", fmt.Sprintf("Strimzi Kafka %s: %s", cluster, why))
 	}
 	topics := resources.KafkaTopics(mb)
@@ -64,7 +64,7 @@ func (r *Reconciler) applyKafka(ctx context.Context, st *run) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if ok, why := strimziReady(kt); ok {
+		if ok, why := policy.StrimziReady(kt); ok {
 			ready++
 		} else if firstWhy == "" {
 			firstWhy = fmt.Sprintf("KafkaTopic %s: %s", t.GetName(), why)
@@ -75,12 +75,12 @@ func (r *Reconciler) applyKafka(ctx context.Context, st *run) (bool, error) {
 	}
 
 	listener, _ := resources.KafkaListener(mb)
-	reported := bootstrapServers(k, listener)
+	reported := policy.BootstrapServers(k, listener)
 	if reported == "" {
 		return waiting("NoListener", fmt.Sprintf("Strimzi Kafka %s reports no %q listener in status.listeners yet", cluster, listener))
 	}
 	want := resources.KafkaBootstrapAddress(mb)
-	if !sameBootstrap(reported, want) {
+	if !policy.SameBootstrap(reported, want) {
 		return false, fail("Strimzi Kafka %s reports bootstrap %s for listener %q, but the workers are set up for %s", cluster, reported, listener, want)
 	}
 	version, _, _ := unstructured.NestedString(k.Object, "status", "kafkaVersion")
@@ -98,69 +98,6 @@ func (r *Reconciler) getStrimzi(ctx context.Context, gvk schema.GroupVersionKind
 		return u, nil
 	}
 	return u, err
-}
-
-// strimziReady reports whether a Strimzi object is Ready for its current generation, and if not,
-// why in Strimzi's own words.
-func strimziReady(u *unstructured.Unstructured) (bool, string) {
-	if u.GetName() == "" {
-		return false, "not created yet"
-	}
-	observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	var why []string
-	ready := false
-	for _, c := range conds {
-		m, ok := c.(map[string]any)
-		if !ok {
-			continue
-		}
-		typ, _ := m["type"].(string)
-		status, _ := m["status"].(string)
-		reason, _ := m["reason"].(string)
-		msg, _ := m["message"].(string)
-		switch {
-		case typ == "Ready" && status == "True":
-			ready = true
-		case (typ == "Ready" && status == "False") || (typ == "NotReady" && status == "True") || (typ == "Error" && status == "True"):
-			why = append(why, strings.TrimSpace(reason+" "+msg))
-		}
-	}
-	if ready && observed == u.GetGeneration() {
-		return true, ""
-	}
-	if len(why) > 0 {
-		return false, strings.Join(why, "; ")
-	}
-	if ready {
-		return false, fmt.Sprintf("Strimzi has not yet observed generation %d (status is for %d)", u.GetGeneration(), observed)
-	}
-	return false, "Strimzi has not reported it ready yet"
-}
-
-// bootstrapServers is status.listeners[name].bootstrapServers.
-func bootstrapServers(k *unstructured.Unstructured, name string) string {
-	ls, _, _ := unstructured.NestedSlice(k.Object, "status", "listeners")
-	for _, l := range ls {
-		if m, ok := l.(map[string]any); ok && m["name"] == name {
-			s, _ := m["bootstrapServers"].(string)
-			return s
-		}
-	}
-	return ""
-}
-
-// sameBootstrap compares Strimzi's bootstrap list with the workers' address, allowing the
-// fully qualified form of the same Service.
-func sameBootstrap(reported, want string) bool {
-	for _, a := range strings.Split(reported, ",") {
-		a = strings.TrimSpace(a)
-		host, port, ok := strings.Cut(a, ":")
-		if ok && strings.TrimSuffix(host, ".cluster.local")+":"+port == want {
-			return true
-		}
-	}
-	return false
 }
 
 // kafkaObjects are the run's Strimzi objects, for cleanup (none unless broker type is kafka).

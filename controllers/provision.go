@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/controllers/policy"
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/internal/certs"
 )
@@ -103,14 +104,38 @@ func (r *Reconciler) broker(ctx context.Context, st *run) (bool, error) {
 			return false, err
 		}
 	}
-	ready, why, err := r.deploymentReady(ctx, mb.Namespace, st.names.Broker)
+	ready, since, why, err := r.deploymentReady(ctx, mb.Namespace, st.names.Broker)
 	if err != nil || !ready {
 		r.setCondition(st, v1alpha1.ConditionBrokerReady, metav1.ConditionFalse, "Starting", why)
 		st.waiting = "waiting for the broker: " + why
 		return false, err
 	}
-	r.setCondition(st, v1alpha1.ConditionBrokerReady, metav1.ConditionTrue, "Available", "Mosquitto is serving on "+resources.BrokerAddress(mb))
-	return true, nil
+	if meta.IsStatusConditionTrue(mb.Status.Conditions, v1alpha1.ConditionBrokerReady) {
+		return true, nil // answered once: no dial on every later pass
+	}
+	addr := resources.BrokerAddress(mb)
+	if r.ProbeService == nil {
+		r.setCondition(st, v1alpha1.ConditionBrokerReady, metav1.ConditionTrue, "Available", "Mosquitto is available behind "+addr+
+			" (not dialled: the operator runs outside the cluster)")
+		return true, nil
+	}
+	err = r.ProbeService(ctx, addr)
+	switch {
+	case err == nil:
+		r.setCondition(st, v1alpha1.ConditionBrokerReady, metav1.ConditionTrue, "Answering", "Mosquitto answers through its Service "+addr)
+		return true, nil
+	case r.Now().Sub(since) > r.ServiceGrace:
+		r.setCondition(st, v1alpha1.ConditionBrokerReady, metav1.ConditionTrue, "AvailableNotAnswering", fmt.Sprintf(
+			"Mosquitto is available, but the operator could not reach it through its Service %s for %s (%v); the workers start all the same and keep trying until spec.timeout (a NetworkPolicy may stop the operator but not them)",
+			addr, r.ServiceGrace, err))
+		return true, nil
+	}
+	// Its pods are ready, but kube-proxy and DNS program a new Service on each node some time
+	// later, longer on a busy node: workers started now would only meet dial timeouts.
+	msg := fmt.Sprintf("Mosquitto is available but does not answer through its Service %s yet: %v", addr, err)
+	r.setCondition(st, v1alpha1.ConditionBrokerReady, metav1.ConditionFalse, "NotAnswering", msg)
+	st.waiting = "waiting for the broker: " + msg
+	return false, nil
 }
 
 func (r *Reconciler) externalBroker(ctx context.Context, st *run) (bool, error) {
@@ -145,7 +170,7 @@ func (r *Reconciler) gateway(ctx context.Context, st *run) (bool, error) {
 			return false, err
 		}
 	}
-	ready, why, err := r.deploymentReady(ctx, mb.Namespace, st.names.Gateway)
+	ready, _, why, err := r.deploymentReady(ctx, mb.Namespace, st.names.Gateway)
 	if err != nil || !ready {
 		r.setCondition(st, v1alpha1.ConditionGatewayReady, metav1.ConditionFalse, "Starting", why)
 		st.waiting = "waiting for the " + resources.GatewayMode(mb) + " gateway: " + why
@@ -155,25 +180,32 @@ func (r *Reconciler) gateway(ctx context.Context, st *run) (bool, error) {
 	return true, nil
 }
 
-// deploymentReady reports whether a Deployment has every replica available, and if not, why in
-// words a user can act on (the pods' waiting reasons: ImagePullBackOff, CrashLoopBackOff, …).
-func (r *Reconciler) deploymentReady(ctx context.Context, ns, name string) (bool, string, error) {
+// deploymentReady reports whether a Deployment has every replica available and since when (its
+// Available condition's last transition), and if not, why in words a user can act on (the pods'
+// waiting reasons: ImagePullBackOff, CrashLoopBackOff, …).
+func (r *Reconciler) deploymentReady(ctx context.Context, ns, name string) (bool, time.Time, string, error) {
 	var d appsv1.Deployment
 	if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &d); err != nil {
-		return false, "", err
+		return false, time.Time{}, "", err
 	}
 	want := int32(1)
 	if d.Spec.Replicas != nil {
 		want = *d.Spec.Replicas
 	}
 	if d.Status.ObservedGeneration >= d.Generation && d.Status.AvailableReplicas >= want {
-		return true, "", nil
+		since := d.CreationTimestamp.Time
+		for _, c := range d.Status.Conditions {
+			if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
+				since = c.LastTransitionTime.Time
+			}
+		}
+		return true, since, "", nil
 	}
 	why := fmt.Sprintf("Deployment %s has %d/%d replicas available", name, d.Status.AvailableReplicas, want)
 	if problems := r.podProblems(ctx, ns, d.Spec.Selector.MatchLabels); problems != "" {
 		why += " (" + problems + ")"
 	}
-	return false, why, nil
+	return false, time.Time{}, why, nil
 }
 
 // podProblems describes why the selected pods are not running.
@@ -184,7 +216,7 @@ func (r *Reconciler) podProblems(ctx context.Context, ns string, selector map[st
 	}
 	var out []string
 	for i := range pods.Items {
-		if d := podDiagnosis(&pods.Items[i]); d != "" {
+		if d := policy.PodDiagnosis(&pods.Items[i]); d != "" {
 			out = append(out, fmt.Sprintf("pod %s: %s", pods.Items[i].Name, d))
 		}
 	}
@@ -192,7 +224,8 @@ func (r *Reconciler) podProblems(ctx context.Context, ns string, selector map[st
 	return strings.TrimSpace(strings.Join(out, "; "))
 }
 
-func dialTCP(ctx context.Context, address string) error {
+// DialTCP checks that address accepts a TCP connection within 3 s.
+func DialTCP(ctx context.Context, address string) error {
 	d := net.Dialer{Timeout: 3 * time.Second}
 	c, err := d.DialContext(ctx, "tcp", address)
 	if err != nil {

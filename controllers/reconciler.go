@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/controllers/policy"
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/results/store"
 )
@@ -58,6 +59,15 @@ type Options struct {
 	HTTP *http.Client
 	// Dial checks an external broker is reachable (default: a TCP dial with a 3 s timeout).
 	Dial func(ctx context.Context, address string) error
+	// ProbeService checks that the broker answers through its Service (a TCP dial from the
+	// operator's pod) before any worker starts. Nil skips the check: an operator run outside the
+	// cluster cannot route Services (msgbench operator sets it when it runs in a pod).
+	ProbeService func(ctx context.Context, address string) error
+	// ServiceGrace bounds how long after the broker became available the operator waits for it
+	// to answer through its Service (default 2 min); then it starts the workers all the same —
+	// they keep trying until spec.timeout — and says so in BrokerReady (a NetworkPolicy may keep
+	// the operator out while the workers get in).
+	ServiceGrace time.Duration
 	// OpenStore opens an object store (default store.New).
 	OpenStore func(spec *v1alpha1.ObjectStoreSpec, creds store.Credentials) (store.Store, error)
 	// StartDelay is how far ahead of now the start time is set, so that every worker has it
@@ -85,7 +95,7 @@ func (o Options) withDefaults() Options {
 		o.HTTP = &http.Client{Timeout: 10 * time.Second}
 	}
 	if o.Dial == nil {
-		o.Dial = dialTCP
+		o.Dial = DialTCP
 	}
 	if o.OpenStore == nil {
 		o.OpenStore = store.New
@@ -101,6 +111,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.InjectionTimeout == 0 {
 		o.InjectionTimeout = 2 * time.Minute
+	}
+	if o.ServiceGrace == 0 {
+		o.ServiceGrace = 2 * time.Minute
 	}
 	if o.ExternalGrace == 0 {
 		o.ExternalGrace = 30 * time.Second
@@ -194,36 +207,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	var f *failure
-	switch {
-	case errors.As(err, &f):
-		r.markFailed(st, f.msg)
-	case err != nil:
-		// Transient (API conflicts, a worker that did not answer): retry with backoff.
+	p := policy.Pass{Phase: st.phase, Waiting: st.waiting, Transient: err != nil && !errors.As(err, &f)}
+	if f != nil {
+		p.Failure = f.msg
+	}
+	if p.Transient {
 		log.FromContext(ctx).Info("will retry", "error", err.Error())
-	case st.waiting == "" && st.phase == v1alpha1.PhaseSucceeded:
-	default:
-		if deadline := r.deadline(&mb); r.Now().After(deadline) {
-			r.markFailed(st, fmt.Sprintf("timed out after %s in phase %s: %s", mb.Spec.Timeout.Duration, st.phase, st.waiting))
-		}
 	}
-	// A transient error leaves the phase where it was: steps set the phase they work in, and an
-	// earlier step's (Starting while Running) must not be written back.
-	if err != nil && f == nil && phaseOrder[st.phase] < phaseOrder[mb.Status.Phase] {
-		st.phase = mb.Status.Phase
-	}
-	// Phases advance one at a time, each written and announced by an event, so users and
-	// tools see Pending → Provisioning → Starting → Running → Collecting → Succeeded even when
-	// the run could have skipped one.
-	if next := nextPhase(mb.Status.Phase); st.phase != v1alpha1.PhaseFailed && phaseOrder[st.phase] > phaseOrder[next] {
-		st.phase, st.requeue = next, true
-		if st.waiting == "" {
-			st.waiting = "phase " + string(next)
-		}
+	d := policy.Decide(mb.Status.Phase, p, r.Now(), r.deadline(&mb), timeoutOf(&mb))
+	if d.Failure != "" {
+		r.markFailed(st, d.Failure)
+	} else {
+		st.phase, st.waiting = d.Phase, d.Waiting
+		st.requeue = st.requeue || d.Requeue
 	}
 	if perr := r.report(ctx, st, before); perr != nil {
 		return ctrl.Result{}, perr
 	}
-	if err != nil && f == nil {
+	if p.Transient {
 		return ctrl.Result{}, err
 	}
 	if finished(&mb) {
@@ -239,25 +240,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: after}, nil
 }
 
-var phaseOrder = map[v1alpha1.Phase]int{"": 0, v1alpha1.PhasePending: 1, v1alpha1.PhaseProvisioning: 2, v1alpha1.PhaseStarting: 3,
-	v1alpha1.PhaseRunning: 4, v1alpha1.PhaseCollecting: 5, v1alpha1.PhaseSucceeded: 6}
-
-// nextPhase is the phase after p on the way to Succeeded.
-func nextPhase(p v1alpha1.Phase) v1alpha1.Phase {
-	for next, i := range phaseOrder {
-		if i == phaseOrder[p]+1 {
-			return next
-		}
-	}
-	return v1alpha1.PhaseSucceeded
+func (r *Reconciler) deadline(mb *v1alpha1.MessagingBenchmark) time.Time {
+	return mb.CreationTimestamp.Add(timeoutOf(mb))
 }
 
-func (r *Reconciler) deadline(mb *v1alpha1.MessagingBenchmark) time.Time {
-	timeout := mb.Spec.Timeout.Duration
-	if timeout <= 0 {
-		timeout = 15 * time.Minute
+// timeoutOf is spec.timeout, or its default of 15 minutes.
+func timeoutOf(mb *v1alpha1.MessagingBenchmark) time.Duration {
+	if t := mb.Spec.Timeout.Duration; t > 0 {
+		return t
 	}
-	return mb.CreationTimestamp.Add(timeout)
+	return 15 * time.Minute
 }
 
 func finished(mb *v1alpha1.MessagingBenchmark) bool {

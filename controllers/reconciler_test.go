@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -353,6 +354,67 @@ func TestWorkerWaitsForAnUnreachableBroker(t *testing.T) {
 	if msg := mb.Status.Message; mb.Status.Phase != v1alpha1.PhaseFailed || !strings.Contains(msg, "timed out after 8s") {
 		t.Errorf("phase %s message %q; want Failed by spec.timeout", mb.Status.Phase, msg)
 	}
+}
+
+// TestWorkersStartOnceTheBrokerAnswers: a broker whose pods are available before its Service
+// routes (kube-proxy and DNS lag on a busy node) gets no workers until it answers through the
+// Service; one the operator never reaches (a NetworkPolicy) gets them after ServiceGrace.
+// envtest routes no Service, so the probe stands in for the operator pod's dial: it fails like an
+// unrouted ClusterIP until the test routes it.
+func TestWorkersStartOnceTheBrokerAnswers(t *testing.T) {
+	unrouted := &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}
+	t.Run("waits for the Service", func(t *testing.T) {
+		ns := newNamespace(t)
+		var routed atomic.Bool
+		var dialled sync.Map
+		startOperatorWith(t, ns, env.Config, func(o *controllers.Options) {
+			o.ProbeService = func(_ context.Context, addr string) error {
+				dialled.Store(addr, true)
+				if !routed.Load() {
+					return unrouted
+				}
+				return nil
+			}
+		})
+		startKubelet(t, ns, nil)
+		createBenchmark(t, ns, "svc", quickWorkload)
+		deadline := time.Now().Add(10 * time.Second)
+		for condition(get(t, ns, "svc"), v1alpha1.ConditionBrokerReady).Reason != "NotAnswering" {
+			if time.Now().After(deadline) {
+				t.Fatalf("BrokerReady never NotAnswering: %+v", get(t, ns, "svc").Status)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(2 * time.Second) // ten polls: still no workers
+		mb := get(t, ns, "svc")
+		addr := "svc-broker." + ns + ".svc:1883"
+		if _, ok := dialled.Load(addr); !ok || mb.Status.Phase != v1alpha1.PhaseProvisioning ||
+			!strings.Contains(mb.Status.Message, "does not answer through its Service "+addr) {
+			t.Errorf("phase %s message %q; want Provisioning, waiting for %s", mb.Status.Phase, mb.Status.Message, addr)
+		}
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: resources.NamesOf(mb).Workers}, &batchv1.Job{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the workers' Job exists before the broker answered (get: %v)", err)
+		}
+		routed.Store(true)
+		mb = waitFinished(t, ns, "svc", 60*time.Second)
+		if c := condition(mb, v1alpha1.ConditionBrokerReady); mb.Status.Phase != v1alpha1.PhaseSucceeded || c.Reason != "Answering" {
+			t.Errorf("phase %s (%s), BrokerReady %+v", mb.Status.Phase, mb.Status.Message, c)
+		}
+	})
+	t.Run("goes on after the grace", func(t *testing.T) {
+		ns := newNamespace(t)
+		startOperatorWith(t, ns, env.Config, func(o *controllers.Options) {
+			o.ProbeService = func(context.Context, string) error { return unrouted }
+			o.ServiceGrace = time.Second
+		})
+		startKubelet(t, ns, nil)
+		createBenchmark(t, ns, "blocked", quickWorkload)
+		mb := waitFinished(t, ns, "blocked", 60*time.Second)
+		if c := condition(mb, v1alpha1.ConditionBrokerReady); mb.Status.Phase != v1alpha1.PhaseSucceeded || c.Reason != "AvailableNotAnswering" ||
+			!strings.Contains(c.Message, "the workers start all the same") {
+			t.Errorf("phase %s (%s), BrokerReady %+v", mb.Status.Phase, mb.Status.Message, c)
+		}
+	})
 }
 
 // TestWorkerThatCannotConnectFailsAtOnce: a broker that answers but refuses the clients (here it

@@ -91,12 +91,12 @@ func newNamespace(t *testing.T) string {
 // startOperator runs the reconciler in a manager watching only ns; stop ends it.
 func startOperator(t *testing.T, ns string) (stop func()) {
 	t.Helper()
-	return startOperatorWith(t, ns, env.Config)
+	return startOperatorWith(t, ns, env.Config, nil)
 }
 
 // startOperatorWith starts the operator for namespace ns with cfg (the API request counter wraps
-// its transport).
-func startOperatorWith(t *testing.T, ns string, cfg *rest.Config) (stop func()) {
+// its transport) and the suite's options, changed by tweak when it is not nil.
+func startOperatorWith(t *testing.T, ns string, cfg *rest.Config, tweak func(*controllers.Options)) (stop func()) {
 	t.Helper()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     scheme,
@@ -110,10 +110,14 @@ func startOperatorWith(t *testing.T, ns string, cfg *rest.Config) (stop func()) 
 	}
 	rc := resources.DefaultConfig()
 	rc.ControlPort = controlPort
-	if _, err := controllers.NewReconciler(mgr, controllers.Options{
+	o := controllers.Options{
 		Config: rc, Poll: 200 * time.Millisecond, StartDelay: time.Second, UploadAttempts: 2, ExternalGrace: 2 * time.Second,
 		InjectionTimeout: 3 * time.Second, HTTP: &http.Client{Timeout: 5 * time.Second},
-	}); err != nil {
+	}
+	if tweak != nil {
+		tweak(&o)
+	}
+	if _, err := controllers.NewReconciler(mgr, o); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

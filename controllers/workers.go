@@ -1,7 +1,6 @@
 package controllers
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,27 +16,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/controllers/policy"
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/loadgen/control"
 )
 
-// worker is one load-generator pod as observed.
-type worker struct {
-	index int
-	pod   *corev1.Pod
-	addr  string // control host:port
-}
-
 // workerPods lists the workers' pods by completion index; a missing index has a nil pod.
-func (r *Reconciler) workerPods(ctx context.Context, st *run) ([]worker, error) {
+func (r *Reconciler) workerPods(ctx context.Context, st *run) ([]policy.Worker, error) {
 	mb := st.mb
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(mb.Namespace), client.MatchingLabels(resources.Selector(mb, v1alpha1.ComponentWorker))); err != nil {
 		return nil, err
 	}
-	ws := make([]worker, mb.Spec.Workers.Replicas)
+	ws := make([]policy.Worker, mb.Spec.Workers.Replicas)
 	for i := range ws {
-		ws[i].index = i
+		ws[i].Index = i
 	}
 	for i := range pods.Items {
 		p := &pods.Items[i]
@@ -46,55 +39,15 @@ func (r *Reconciler) workerPods(ctx context.Context, st *run) ([]worker, error) 
 			continue
 		}
 		// A replacement pod of the same index is newer; the newest one is the worker now.
-		if cur := ws[idx].pod; cur == nil || p.CreationTimestamp.After(cur.CreationTimestamp.Time) {
-			ws[idx].pod = p
-			ws[idx].addr = ""
+		if cur := ws[idx].Pod; cur == nil || p.CreationTimestamp.After(cur.CreationTimestamp.Time) {
+			ws[idx].Pod = p
+			ws[idx].Addr = ""
 			if p.Status.PodIP != "" {
-				ws[idx].addr = net.JoinHostPort(p.Status.PodIP, strconv.Itoa(int(r.Config.ControlPort)))
+				ws[idx].Addr = net.JoinHostPort(p.Status.PodIP, strconv.Itoa(int(r.Config.ControlPort)))
 			}
 		}
 	}
 	return ws, nil
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// judgeWorkers decides from the worker pods as observed (and the Job's failure, "" if none)
-// whether the run has failed and why — a worker's pod lost, failed or deleted mid-run, or the Job
-// failed — which workers do not run yet and why, and the counts for the status. It only reads.
-func judgeWorkers(ws []worker, jobFailed string, desired, succeeded int32) (counts v1alpha1.WorkerCounts, failure string, notRunning []string) {
-	counts = v1alpha1.WorkerCounts{Desired: desired, Succeeded: succeeded}
-	for _, w := range ws {
-		switch {
-		case w.pod == nil && jobFailed != "":
-			counts.Failed++
-			return counts, fmt.Sprintf("worker %d lost its pod; its share of the measurement is gone (%s)", w.index, jobFailed), nil
-		case w.pod == nil:
-			notRunning = append(notRunning, fmt.Sprintf("%d (no pod yet)", w.index))
-		case w.pod.Status.Phase == corev1.PodFailed:
-			counts.Failed++
-			return counts, fmt.Sprintf("worker %d (pod %s) failed: %s", w.index, w.pod.Name, cmp.Or(podDiagnosis(w.pod), "pod phase Failed")), nil
-		case w.pod.DeletionTimestamp != nil && w.pod.Status.Phase != corev1.PodSucceeded:
-			counts.Failed++
-			return counts, fmt.Sprintf("worker %d (pod %s) was deleted during the run; its share of the measurement is gone", w.index, w.pod.Name), nil
-		case w.addr == "" || w.pod.Status.Phase == corev1.PodPending:
-			notRunning = append(notRunning, fmt.Sprintf("%d (%s)", w.index, cmp.Or(podDiagnosis(w.pod), string(w.pod.Status.Phase))))
-		}
-		if w.pod != nil && podReady(w.pod) {
-			counts.Ready++
-		}
-	}
-	if jobFailed != "" {
-		return counts, jobFailed, nil
-	}
-	return counts, "", notRunning
 }
 
 // workers runs the load-generator Job and waits until every worker pod runs (its control
@@ -121,7 +74,7 @@ func (r *Reconciler) workers(ctx context.Context, st *run) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	counts, failure, notRunning := judgeWorkers(ws, jobFailed, mb.Spec.Workers.Replicas, mb.Status.Workers.Succeeded)
+	counts, failure, notRunning := policy.JudgeWorkers(ws, jobFailed, mb.Spec.Workers.Replicas, mb.Status.Workers.Succeeded)
 	mb.Status.Workers = counts
 	if failure != "" {
 		return false, fail("%s", failure)
@@ -147,27 +100,27 @@ func (r *Reconciler) connect(ctx context.Context, st *run) (bool, error) {
 		return false, err
 	}
 	c := r.controlClient(st)
-	errs := forEachWorker(ws, func(w worker) error { return c.Connect(ctx, w.addr) })
+	errs := forEachWorker(ws, func(w policy.Worker) error { return c.Connect(ctx, w.Addr) })
 	if len(errs) > 0 {
 		return false, errors.Join(errs...)
 	}
 	var notReady []string
 	for _, w := range ws {
-		if podReady(w.pod) {
+		if policy.PodReady(w.Pod) {
 			continue
 		}
 		// A worker that could not connect its clients stays up (not ready) to tell why: fail now
 		// with its reason instead of waiting for spec.timeout.
-		s, _, err := c.Status(ctx, w.addr)
+		s, _, err := c.Status(ctx, w.Addr)
 		if err == nil && s.State == control.StateFailed {
 			mb.Status.Workers.Failed++
-			return false, fail("worker %d (pod %s) failed before the start: %s", w.index, w.pod.Name, s.Error)
+			return false, fail("worker %d (pod %s) failed before the start: %s", w.Index, w.Pod.Name, s.Error)
 		}
 		if err == nil && s.Waiting != "" { // its broker or gateway not reachable yet: it keeps trying
-			notReady = append(notReady, fmt.Sprintf("%d (%s)", w.index, s.Waiting))
+			notReady = append(notReady, fmt.Sprintf("%d (%s)", w.Index, s.Waiting))
 			continue
 		}
-		notReady = append(notReady, strconv.Itoa(w.index))
+		notReady = append(notReady, strconv.Itoa(w.Index))
 	}
 	ready := len(ws) - len(notReady)
 	mb.Status.Workers.Ready = int32(ready)
@@ -201,11 +154,11 @@ func (r *Reconciler) start(ctx context.Context, st *run) (bool, error) {
 	}
 	c := r.controlClient(st)
 	at := mb.Status.StartTime.Time
-	errs := forEachWorker(ws, func(w worker) error {
-		if w.addr == "" {
-			return fmt.Errorf("worker %d has no pod IP", w.index)
+	errs := forEachWorker(ws, func(w policy.Worker) error {
+		if w.Addr == "" {
+			return fmt.Errorf("worker %d has no pod IP", w.Index)
 		}
-		s, _, err := c.Status(ctx, w.addr)
+		s, _, err := c.Status(ctx, w.Addr)
 		if err != nil {
 			return err
 		}
@@ -213,9 +166,9 @@ func (r *Reconciler) start(ctx context.Context, st *run) (bool, error) {
 		case control.StateStarted, control.StateDone:
 			return nil
 		case control.StateFailed:
-			return fail("worker %d failed: %s", w.index, s.Error)
+			return fail("worker %d failed: %s", w.Index, s.Error)
 		}
-		_, _, err = c.Start(ctx, w.addr, at)
+		_, _, err = c.Start(ctx, w.Addr, at)
 		return err
 	})
 	if err := firstFailure(errs); err != nil {
@@ -238,19 +191,19 @@ func (r *Reconciler) wait(ctx context.Context, st *run) (bool, error) {
 	c := r.controlClient(st)
 	var mu sync.Mutex
 	done := 0
-	errs := forEachWorker(ws, func(w worker) error {
-		if w.pod == nil || w.addr == "" {
-			return fail("worker %d lost its pod during the run; its share of the measurement is gone", w.index)
+	errs := forEachWorker(ws, func(w policy.Worker) error {
+		if w.Pod == nil || w.Addr == "" {
+			return fail("worker %d lost its pod during the run; its share of the measurement is gone", w.Index)
 		}
-		s, _, err := c.Status(ctx, w.addr)
+		s, _, err := c.Status(ctx, w.Addr)
 		if err != nil {
 			return err
 		}
 		switch {
 		case s.State == control.StateFailed:
-			return fail("worker %d (pod %s) failed: %s", w.index, w.pod.Name, s.Error)
+			return fail("worker %d (pod %s) failed: %s", w.Index, w.Pod.Name, s.Error)
 		case s.State == control.StateReady || s.State == control.StateConnecting || !s.StartAt.Equal(mb.Status.StartTime.Time):
-			return fail("worker %d (pod %s) was replaced during the run (it has not started); its share of the measurement is gone", w.index, w.pod.Name)
+			return fail("worker %d (pod %s) was replaced during the run (it has not started); its share of the measurement is gone", w.Index, w.Pod.Name)
 		case s.State == control.StateDone:
 			mu.Lock()
 			done++
@@ -278,7 +231,7 @@ func (r *Reconciler) wait(ctx context.Context, st *run) (bool, error) {
 }
 
 // forEachWorker calls f for every worker concurrently and returns the errors.
-func forEachWorker(ws []worker, f func(worker) error) []error {
+func forEachWorker(ws []policy.Worker, f func(policy.Worker) error) []error {
 	var mu sync.Mutex
 	var errs []error
 	var wg sync.WaitGroup

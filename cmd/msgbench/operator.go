@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/tls"
 	"fmt"
+	"os"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -24,7 +25,7 @@ import (
 
 type operatorFlags struct {
 	metricsAddr, metricsCertDir, probeAddr, namespace, pullPolicy string
-	leaderElect, metricsSecure                                    bool
+	leaderElect, metricsSecure, probeServices                     bool
 	concurrency                                                   int
 	cfg                                                           resources.Config
 }
@@ -44,6 +45,8 @@ func newOperatorCommand() *cobra.Command {
 	fl.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader, so that several replicas can run with one active")
 	fl.StringVar(&f.namespace, "namespace", "", "watch only this namespace (default: all)")
+	fl.BoolVar(&f.probeServices, "probe-services", os.Getenv("KUBERNETES_SERVICE_HOST") != "",
+		"start the workers only once the broker answers through its Service (a TCP dial from the operator; default: when the operator runs in a pod, as only then can it route Services)")
 	fl.IntVar(&f.concurrency, "max-concurrent-reconciles", 8, "benchmarks reconciled at once")
 	fl.StringVar(&f.cfg.MsgbenchImage, "msgbench-image", f.cfg.MsgbenchImage, "image of the workers and gateways")
 	fl.StringVar(&f.cfg.MosquittoImage, "mosquitto-image", f.cfg.MosquittoImage, "default image of the Mosquitto broker")
@@ -84,7 +87,11 @@ func runOperator(f operatorFlags) error {
 	if err != nil {
 		return err
 	}
-	if _, err := controllers.NewReconciler(mgr, controllers.Options{Config: f.cfg, Metrics: controllers.NewMetrics(mgr.GetClient())}); err != nil {
+	o := controllers.Options{Config: f.cfg, Metrics: controllers.NewMetrics(mgr.GetClient())}
+	if f.probeServices {
+		o.ProbeService = controllers.DialTCP
+	}
+	if _, err := controllers.NewReconciler(mgr, o); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

@@ -1,4 +1,4 @@
-package controllers
+package policy
 
 import (
 	"regexp"
@@ -24,14 +24,14 @@ func TestMeasurementConditions(t *testing.T) {
 		return nil
 	}
 	// Closed loop, nothing seen: no load condition, Caveats False.
-	cs := measurementConditions(&results.Result{Spec: spec(0), Sent: 10})
+	cs := MeasurementConditions(&results.Result{Spec: spec(0), Sent: 10})
 	if find(cs, v1alpha1.ConditionOfferedLoadSustained) != nil || find(cs, v1alpha1.ConditionCaveats).Status != metav1.ConditionFalse {
 		t.Errorf("closed loop: %+v", cs)
 	}
 	// Open loop with unsent messages and two caveats.
 	r := &results.Result{Spec: spec(400), Sent: 97, Unsent: 695, Caveats: []results.Caveat{
 		{Type: results.CaveatOfferedLoadNotSustained, Message: "695 unsent"}, {Type: results.CaveatCPUSteal, Message: "5 % stolen"}}}
-	cs = measurementConditions(r)
+	cs = MeasurementConditions(r)
 	load := find(cs, v1alpha1.ConditionOfferedLoadSustained)
 	if load == nil || load.Status != metav1.ConditionFalse || load.Reason != results.CaveatOfferedLoadNotSustained || !strings.Contains(load.Message, "695 of the 792") {
 		t.Errorf("offered load condition %+v", load)

@@ -1,4 +1,4 @@
-package controllers
+package policy
 
 import (
 	"strconv"
@@ -30,7 +30,7 @@ func TestPodDiagnosis(t *testing.T) {
 			"unschedulable: 0/1 nodes are available"},
 		{"evicted", corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "low on memory"}, "Evicted: low on memory"},
 	} {
-		if got := podDiagnosis(&corev1.Pod{Status: c.status}); got != c.want {
+		if got := PodDiagnosis(&corev1.Pod{Status: c.status}); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
@@ -47,32 +47,32 @@ func TestJudgeWorkers(t *testing.T) {
 		}
 		return p
 	}
-	running := func(i int, ready bool) worker {
-		return worker{index: i, pod: pod("w"+strconv.Itoa(i), corev1.PodRunning, ready), addr: "10.0.0.1:9000"}
+	running := func(i int, ready bool) Worker {
+		return Worker{Index: i, Pod: pod("w"+strconv.Itoa(i), corev1.PodRunning, ready), Addr: "10.0.0.1:9000"}
 	}
 	for _, c := range []struct {
 		name       string
-		ws         []worker
+		ws         []Worker
 		jobFailed  string
 		ready      int32
 		failure    string
 		notRunning string
 	}{
-		{"all running, one ready", []worker{running(0, true), running(1, false)}, "", 1, "", ""},
-		{"one without a pod yet", []worker{running(0, true), {index: 1}}, "", 1, "", "1 (no pod yet)"},
-		{"one pulling its image", []worker{running(0, false), {index: 1, pod: pod("w1", corev1.PodPending, false, func(p *corev1.Pod) {
+		{"all running, one ready", []Worker{running(0, true), running(1, false)}, "", 1, "", ""},
+		{"one without a pod yet", []Worker{running(0, true), {Index: 1}}, "", 1, "", "1 (no pod yet)"},
+		{"one pulling its image", []Worker{running(0, false), {Index: 1, Pod: pod("w1", corev1.PodPending, false, func(p *corev1.Pod) {
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "loadgen", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}}}
 		})}}, "", 0, "", "1 (ImagePullBackOff)"},
-		{"one failed", []worker{running(0, true), {index: 1, pod: pod("w1", corev1.PodFailed, false, func(p *corev1.Pod) {
+		{"one failed", []Worker{running(0, true), {Index: 1, Pod: pod("w1", corev1.PodFailed, false, func(p *corev1.Pod) {
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "loadgen", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}}}}
 		})}}, "", 1, "worker 1 (pod w1) failed: container loadgen exited with code 137: OOMKilled", ""},
-		{"one deleted mid-run", []worker{{index: 0, addr: "x", pod: pod("w0", corev1.PodRunning, true, func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{} })}}, "", 0,
+		{"one deleted mid-run", []Worker{{Index: 0, Addr: "x", Pod: pod("w0", corev1.PodRunning, true, func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{} })}}, "", 0,
 			"worker 0 (pod w0) was deleted during the run; its share of the measurement is gone", ""},
-		{"pod lost and the Job failed", []worker{running(0, true), {index: 1}}, "worker Job j failed: BackoffLimitExceeded: …", 1,
+		{"pod lost and the Job failed", []Worker{running(0, true), {Index: 1}}, "worker Job j failed: BackoffLimitExceeded: …", 1,
 			"worker 1 lost its pod; its share of the measurement is gone (worker Job j failed: BackoffLimitExceeded: …)", ""},
-		{"the Job failed, pods say nothing", []worker{running(0, true)}, "worker Job j failed: DeadlineExceeded: …", 1, "worker Job j failed: DeadlineExceeded: …", ""},
+		{"the Job failed, pods say nothing", []Worker{running(0, true)}, "worker Job j failed: DeadlineExceeded: …", 1, "worker Job j failed: DeadlineExceeded: …", ""},
 	} {
-		counts, failure, notRunning := judgeWorkers(c.ws, c.jobFailed, int32(len(c.ws)), 0)
+		counts, failure, notRunning := JudgeWorkers(c.ws, c.jobFailed, int32(len(c.ws)), 0)
 		if failure != c.failure || strings.Join(notRunning, ", ") != c.notRunning {
 			t.Errorf("%s: failure %q, not running %q; want %q, %q", c.name, failure, notRunning, c.failure, c.notRunning)
 		}

@@ -1,0 +1,63 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/results"
+)
+
+// MeasurementConditions judge a merged result for the status: whether an open loop sustained its
+// offered load, and the caveats that bend its figures.
+func MeasurementConditions(r *results.Result) []metav1.Condition {
+	var cs []metav1.Condition
+	if r.Spec != nil && r.Spec.Workload.Rate > 0 && r.Spec.Workload.Messages == 0 {
+		c := metav1.Condition{Type: v1alpha1.ConditionOfferedLoadSustained, Status: metav1.ConditionTrue, Reason: "AllSent",
+			Message: fmt.Sprintf("sent all %d messages the schedule put in the window (%d msg/s)", r.Sent, r.Spec.Workload.Rate)}
+		if r.Unsent > 0 {
+			c.Status, c.Reason = metav1.ConditionFalse, results.CaveatOfferedLoadNotSustained
+			c.Message = fmt.Sprintf("%d of the %d messages the schedule put in the window were not sent (%.0f msg/s sent of %d msg/s asked)",
+				r.Unsent, r.Sent+r.Unsent, r.Throughput.SentPerSecond, r.Spec.Workload.Rate)
+		}
+		cs = append(cs, c)
+	}
+	c := metav1.Condition{Type: v1alpha1.ConditionCaveats, Status: metav1.ConditionFalse, Reason: "None", Message: "nothing was seen that bends the figures"}
+	if len(r.Caveats) > 0 {
+		var types, msgs []string
+		for _, cv := range r.Caveats {
+			if !slices.Contains(types, cv.Type) {
+				types = append(types, cv.Type)
+			}
+			msgs = append(msgs, cv.Type+": "+cv.Message)
+		}
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, strings.Join(types, ","), strings.Join(msgs, "; ")
+	}
+	return append(cs, c)
+}
+
+// Summarize takes the headline numbers of a result for the status (integers: no floats in the API).
+func Summarize(r *results.Result) *v1alpha1.ResultSummary {
+	s := &v1alpha1.ResultSummary{Sent: r.Sent, Received: r.Received, ReceivedPerSecond: int64(r.Throughput.ReceivedPerSecond)}
+	if r.Lost != nil {
+		s.Lost = *r.Lost
+	}
+	if r.Duplicates != nil {
+		s.Duplicates = *r.Duplicates
+	}
+	if l := r.Latency.EndToEnd; l != nil {
+		s.LatencyP50Micros, s.LatencyP99Micros = &l.P50Micros, &l.P99Micros
+	}
+	if l := r.Latency.Connect; l != nil {
+		s.ConnectP50Micros = &l.P50Micros
+	}
+	if b := r.Wire.BytesPerMessage; b != nil {
+		v := int64(math.Round(*b))
+		s.WireBytesPerMessage = &v
+	}
+	return s
+}
