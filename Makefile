@@ -91,8 +91,10 @@ test: setup verify-generated vet lint ## The full test suite CI runs: generated 
 	export KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)"; \
 	echo "compiling the tests (-race), two packages at a time; -p 1 would compile one at a time too"; \
 	go test -race -count=1 -exec /bin/true $(RACE_PKGS) | { grep -v -e '^ok' -e 'no test files' || true; } && \
-	go test -race -p 1 -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS) && \
-	go test -count=1 -p 1 -timeout $(TEST_TIMEOUT) $(TIMING_PKGS)
+	mkdir -p bin; \
+	go test -race -p 1 -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS) 2>&1 | tee bin/test.log && \
+	go test -count=1 -p 1 -timeout $(TEST_TIMEOUT) $(TIMING_PKGS) 2>&1 | tee -a bin/test.log || \
+	{ rc=$$?; hack/test-failures.sh bin/test.log; exit $$rc; }
 
 # The inner loop leaves out the packages that need an API server (envtest), Kafka, Chromium or a
 # quiet machine (the timing packages); cmd/msgbench needs several of them and takes 4-6 minutes.
