@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"os"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,6 +28,7 @@ type operatorFlags struct {
 	metricsAddr, metricsCertDir, probeAddr, namespace, pullPolicy string
 	leaderElect, metricsSecure, probeServices                     bool
 	concurrency                                                   int
+	injectionTimeout                                              time.Duration
 	cfg                                                           resources.Config
 }
 
@@ -47,6 +49,7 @@ func newOperatorCommand() *cobra.Command {
 	fl.StringVar(&f.namespace, "namespace", "", "watch only this namespace (default: all)")
 	fl.BoolVar(&f.probeServices, "probe-services", os.Getenv("KUBERNETES_SERVICE_HOST") != "",
 		"start the workers only once the broker answers through its Service (a TCP dial from the operator; default: when the operator runs in a pod, as only then can it route Services)")
+	fl.DurationVar(&f.injectionTimeout, "network-injection-timeout", 2*time.Minute, "how long Chaos Mesh may take to confirm a run's network impairment before the run fails")
 	fl.IntVar(&f.concurrency, "max-concurrent-reconciles", 8, "benchmarks reconciled at once")
 	fl.StringVar(&f.cfg.MsgbenchImage, "msgbench-image", f.cfg.MsgbenchImage, "image of the workers and gateways")
 	fl.StringVar(&f.cfg.MosquittoImage, "mosquitto-image", f.cfg.MosquittoImage, "default image of the Mosquitto broker")
@@ -87,7 +90,7 @@ func runOperator(f operatorFlags) error {
 	if err != nil {
 		return err
 	}
-	o := controllers.Options{Config: f.cfg, Metrics: controllers.NewMetrics(mgr.GetClient())}
+	o := controllers.Options{Config: f.cfg, Metrics: controllers.NewMetrics(mgr.GetClient()), InjectionTimeout: f.injectionTimeout}
 	if f.probeServices {
 		o.ProbeService = controllers.DialTCP
 	}
