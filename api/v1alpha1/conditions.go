@@ -10,3 +10,9 @@ const (
 	// types, the message says what each affects), False when nothing did.
 	ConditionCaveats = "Caveats"
 )
+
+// ConditionObjectivesMet judges a run or a suite against its objectives (spec.objectives): True
+// when every objective was met, False (reason ObjectivesMissed) naming each one missed with the
+// measured value, Unknown while there is nothing to judge yet. It is apart from the phase: a
+// run can measure correctly (Succeeded) and miss its objectives. Not set when there are none.
+const ConditionObjectivesMet = "ObjectivesMet"

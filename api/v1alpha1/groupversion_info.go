@@ -24,7 +24,7 @@ var (
 )
 
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &MessagingBenchmark{}, &MessagingBenchmarkList{})
+	s.AddKnownTypes(GroupVersion, &MessagingBenchmark{}, &MessagingBenchmarkList{}, &MessagingBenchmarkSuite{}, &MessagingBenchmarkSuiteList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

@@ -146,6 +146,17 @@ type MessagingBenchmarkSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+
+	// objectives are conditions on the result's figures that the run should meet, each
+	// "<figure> <op> <value>" (docs/objectives.md): e.g. "latency.endToEnd.p99 <= 50ms",
+	// "lost == 0", "throughput.receivedPerSecond >= 1000". They do not change the phase (a run
+	// can measure correctly and miss them): the ObjectivesMet condition says whether they were
+	// met, and `msgbench run` exits non-zero when they were not.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=200
+	// +kubebuilder:validation:items:Pattern=`^\s*[a-zA-Z][a-zA-Z0-9]*(\.[a-zA-Z0-9]+)*\s*(<=|>=|==|!=|<|>)\s*\S+\s*$`
+	// +optional
+	Objectives []string `json:"objectives,omitempty"`
 }
 
 // TLSVersion is a TLS protocol version.

@@ -8,3 +8,8 @@ import _ "embed"
 //
 //go:embed bases/msgbench.io_messagingbenchmarks.yaml
 var MessagingBenchmark []byte
+
+// MessagingBenchmarkSuite is config/crd/bases/msgbench.io_messagingbenchmarksuites.yaml.
+//
+//go:embed bases/msgbench.io_messagingbenchmarksuites.yaml
+var MessagingBenchmarkSuite []byte
