@@ -277,4 +277,3 @@ type MessagingBenchmarkSuiteList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []MessagingBenchmarkSuite `json:"items"`
 }
-
