@@ -28,13 +28,32 @@ const (
 	FailureStop     FailurePolicy = "Stop"
 )
 
-// MatrixAxis is one dimension of a suite's matrix: a spec field and the values it takes.
+// MatrixAxis is one dimension of a suite's matrix: a spec field (or several that move together)
+// and the values it takes.
+// +kubebuilder:validation:XValidation:rule="has(self.field) != has(self.fields)",message="spec.matrix.axes: set field (one spec field) or fields (several that take each value together), not both",reason="FieldValueInvalid"
 type MatrixAxis struct {
+	// name labels the axis in point names, e.g. "clients" gives "clients16" (default: the
+	// field's last element: "publishers16").
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z][a-zA-Z0-9]*$`
+	// +kubebuilder:validation:MaxLength=40
+	// +optional
+	Name string `json:"name,omitempty"`
+
 	// field is a MessagingBenchmark spec field path, as `msgbench run --set` takes it:
 	// "qos", "workload.publishers", "network.profile".
 	// +kubebuilder:validation:Pattern=`^[a-zA-Z][a-zA-Z0-9]*(\.[a-zA-Z][a-zA-Z0-9]*)*$`
 	// +kubebuilder:validation:MaxLength=100
-	Field string `json:"field"`
+	// +optional
+	Field string `json:"field,omitempty"`
+
+	// fields, instead of field, are several spec fields that take each value together: a
+	// "clients" axis over workload.publishers, workload.subscribers and workload.topics.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:Pattern=`^[a-zA-Z][a-zA-Z0-9]*(\.[a-zA-Z][a-zA-Z0-9]*)*$`
+	// +kubebuilder:validation:items:MaxLength=100
+	// +optional
+	Fields []string `json:"fields,omitempty"`
 
 	// values the field takes, one point each (numbers, strings, booleans, as in the spec).
 	// +kubebuilder:validation:MinItems=1
@@ -42,12 +61,12 @@ type MatrixAxis struct {
 	Values []apiextensionsv1.JSON `json:"values"`
 }
 
-// MatrixPoint assigns values to fields by path ("qos": 2, "workload.publishers": 16).
+// MatrixPoint assigns values to fields by path ("qos": 2, "workload.publishers": 16); in
+// exclude, an axis's name stands for its fields too ("clients": 64).
 type MatrixPoint map[string]apiextensionsv1.JSON
 
 // Matrix is the suite's points: the product of its axes, less the combinations that match an
 // exclude entry, plus each include entry.
-// +kubebuilder:validation:XValidation:rule="self.axes.all(a, self.axes.exists_one(b, b.field == a.field))",message="spec.matrix.axes: each field may be an axis once",fieldPath=".axes",reason="FieldValueDuplicate"
 type Matrix struct {
 	// axes are the dimensions; points are their product (in the order given: the last axis
 	// varies fastest).
