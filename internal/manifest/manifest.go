@@ -38,46 +38,50 @@ type schema struct {
 }
 
 var (
-	loadOnce   sync.Once
-	loaded     *schema
-	loadFailed error
+	schemasMu sync.Mutex
+	schemas   = map[string]*schema{}
 )
 
-func crdSchema() (*schema, error) {
-	loadOnce.Do(func() {
-		var c apiextensionsv1.CustomResourceDefinition
-		if err := yaml.UnmarshalStrict(crd.MessagingBenchmark, &c); err != nil {
-			loadFailed = fmt.Errorf("embedded CRD: %w", err)
-			return
+// crds are the embedded CRDs by kind.
+var crds = map[string][]byte{"MessagingBenchmark": crd.MessagingBenchmark, "MessagingBenchmarkSuite": crd.MessagingBenchmarkSuite}
+
+func crdSchema() (*schema, error) { return kindSchema("MessagingBenchmark") }
+
+// kindSchema loads the embedded CRD of kind once.
+func kindSchema(kind string) (*schema, error) {
+	schemasMu.Lock()
+	defer schemasMu.Unlock()
+	if s, ok := schemas[kind]; ok {
+		return s, nil
+	}
+	var c apiextensionsv1.CustomResourceDefinition
+	if err := yaml.UnmarshalStrict(crds[kind], &c); err != nil {
+		return nil, fmt.Errorf("embedded %s CRD: %w", kind, err)
+	}
+	var v1schema *apiextensionsv1.JSONSchemaProps
+	for _, v := range c.Spec.Versions {
+		if v.Name == v1alpha1.GroupVersion.Version && v.Schema != nil {
+			v1schema = v.Schema.OpenAPIV3Schema
 		}
-		var v1schema *apiextensionsv1.JSONSchemaProps
-		for _, v := range c.Spec.Versions {
-			if v.Name == v1alpha1.GroupVersion.Version && v.Schema != nil {
-				v1schema = v.Schema.OpenAPIV3Schema
-			}
-		}
-		if v1schema == nil {
-			loadFailed = errors.New("embedded CRD has no v1alpha1 schema")
-			return
-		}
-		internal := &apiextensions.JSONSchemaProps{}
-		if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v1schema, internal, nil); err != nil {
-			loadFailed = err
-			return
-		}
-		s, err := structuralschema.NewStructural(internal)
-		if err != nil {
-			loadFailed = err
-			return
-		}
-		sv, _, err := validation.NewSchemaValidator(internal)
-		if err != nil {
-			loadFailed = err
-			return
-		}
-		loaded = &schema{structural: s, validator: sv, cel: cel.NewValidator(s, true, celconfig.PerCallLimit)}
-	})
-	return loaded, loadFailed
+	}
+	if v1schema == nil {
+		return nil, fmt.Errorf("embedded %s CRD has no v1alpha1 schema", kind)
+	}
+	internal := &apiextensions.JSONSchemaProps{}
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v1schema, internal, nil); err != nil {
+		return nil, err
+	}
+	st, err := structuralschema.NewStructural(internal)
+	if err != nil {
+		return nil, err
+	}
+	sv, _, err := validation.NewSchemaValidator(internal)
+	if err != nil {
+		return nil, err
+	}
+	s := &schema{structural: st, validator: sv, cel: cel.NewValidator(st, true, celconfig.PerCallLimit)}
+	schemas[kind] = s
+	return s, nil
 }
 
 // ReadFile reads a manifest file; see Parse. A refusal names where each problem comes from: the
@@ -180,6 +184,30 @@ func blame(p string, overrides []string, unknownField bool) (own string, with []
 // "5" a string), then defaults and validates it like the API server would. A refusal is an
 // *Error.
 func Parse(data []byte, overrides ...string) (*v1alpha1.MessagingBenchmark, error) {
+	obj, err := read(data, "MessagingBenchmark")
+	if err != nil {
+		return nil, err
+	}
+	return ParseObject(obj, overrides...)
+}
+
+// ParseObject is Parse of a manifest already read into a map (it is changed in place).
+func ParseObject(obj map[string]any, overrides ...string) (*v1alpha1.MessagingBenchmark, error) {
+	if err := setAll(obj, overrides, nil); err != nil {
+		return nil, err
+	}
+	if err := admit(obj, "MessagingBenchmark", overrides); err != nil {
+		return nil, err
+	}
+	var mb v1alpha1.MessagingBenchmark
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj, &mb, true); err != nil {
+		return nil, err
+	}
+	return &mb, nil
+}
+
+// read reads a manifest of kind.
+func read(data []byte, kind string) (map[string]any, error) {
 	fileErr := func(err error) error { return &Error{Problems: []Problem{{Message: err.Error()}}} }
 	var obj map[string]any
 	if err := unmarshal(data, &obj); err != nil {
@@ -191,22 +219,46 @@ func Parse(data []byte, overrides ...string) (*v1alpha1.MessagingBenchmark, erro
 	if av, _ := obj["apiVersion"].(string); av != v1alpha1.GroupVersion.String() {
 		return nil, fileErr(fmt.Errorf("apiVersion: %q, want %s", av, v1alpha1.GroupVersion))
 	}
-	if k, _ := obj["kind"].(string); k != "MessagingBenchmark" {
-		return nil, fileErr(fmt.Errorf("kind: %q, want MessagingBenchmark", k))
+	if k, _ := obj["kind"].(string); k != kind {
+		return nil, fileErr(fmt.Errorf("kind: %q, want %s", k, kind))
 	}
+	return obj, nil
+}
+
+// Kind is the kind a manifest declares ("" when it is not a msgbench manifest).
+func Kind(data []byte) string {
+	var obj map[string]any
+	if unmarshal(data, &obj) != nil {
+		return ""
+	}
+	if av, _ := obj["apiVersion"].(string); av != v1alpha1.GroupVersion.String() {
+		return ""
+	}
+	k, _ := obj["kind"].(string)
+	return k
+}
+
+// setAll applies overrides under spec (under spec.template for a suite: prefix "template").
+func setAll(obj map[string]any, overrides []string, prefix []string) error {
 	for _, o := range overrides {
-		if err := Set(obj, o); err != nil {
+		if err := set(obj, o, prefix); err != nil {
 			// Set's message starts "--set <path>: "; the problem's key names the override whole.
 			msg := err.Error()
 			if _, rest, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(msg, "--set ") {
 				msg = rest
 			}
-			return nil, &Error{Problems: []Problem{{Override: o, Message: msg}}}
+			return &Error{Problems: []Problem{{Override: o, Message: msg}}}
 		}
 	}
-	s, err := crdSchema()
+	return nil
+}
+
+// admit prunes, defaults and validates obj like the API server does for kind; overrides are
+// blamed for the problems under the fields they set.
+func admit(obj map[string]any, kind string, overrides []string) error {
+	s, err := kindSchema(kind)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if unknown := pruning.PruneWithOptions(obj, s.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}); len(unknown) > 0 {
 		e := &Error{}
@@ -214,7 +266,7 @@ func Parse(data []byte, overrides ...string) (*v1alpha1.MessagingBenchmark, erro
 			own, _ := blame(u, overrides, true)
 			e.Problems = append(e.Problems, Problem{Override: own, Message: "unknown field " + u})
 		}
-		return nil, e
+		return e
 	}
 	defaulting.Default(obj, s.structural)
 	var errs field.ErrorList
@@ -236,17 +288,15 @@ func Parse(data []byte, overrides ...string) (*v1alpha1.MessagingBenchmark, erro
 			own, with := blame(fe.Field, overrides, false)
 			e.Problems = append(e.Problems, Problem{Override: own, With: with, Message: fe.Error()})
 		}
-		return nil, e
+		return e
 	}
-	var mb v1alpha1.MessagingBenchmark
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj, &mb, true); err != nil {
-		return nil, err
-	}
-	return &mb, nil
+	return nil
 }
 
 // Set applies one "path=value" override to a manifest's spec.
-func Set(obj map[string]any, override string) error {
+func Set(obj map[string]any, override string) error { return set(obj, override, nil) }
+
+func set(obj map[string]any, override string, prefix []string) error {
 	path, raw, ok := strings.Cut(override, "=")
 	path = strings.TrimPrefix(strings.TrimSpace(path), "spec.")
 	if !ok || path == "" {
@@ -263,18 +313,19 @@ func Set(obj map[string]any, override string) error {
 			value = strings.TrimSpace(raw)
 		}
 	}
-	spec, _ := obj["spec"].(map[string]any)
-	if spec == nil {
-		spec = map[string]any{}
-		obj["spec"] = spec
-	}
-	cur := spec
-	parts := strings.Split(path, ".")
+	return SetValue(obj, append(append([]string{"spec"}, prefix...), strings.Split(path, ".")...), value)
+}
+
+// SetValue sets the field at path (from the manifest's top: "spec", "workload", "rate") to
+// value, creating the objects on the way.
+func SetValue(obj map[string]any, parts []string, value any) error {
+	cur := obj
+	path := strings.Join(parts, ".")
 	for i, p := range parts[:len(parts)-1] {
 		next, isMap := cur[p].(map[string]any)
 		if !isMap {
 			if _, exists := cur[p]; exists {
-				return fmt.Errorf("--set %s: spec.%s is not an object", path, strings.Join(parts[:i+1], "."))
+				return fmt.Errorf("--set %s: %s is not an object", strings.TrimPrefix(path, "spec."), strings.Join(parts[:i+1], "."))
 			}
 			next = map[string]any{}
 			cur[p] = next

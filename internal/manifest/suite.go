@@ -1,0 +1,70 @@
+package manifest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+)
+
+// ParseSuite reads one MessagingBenchmarkSuite like Parse reads a benchmark: overrides apply to
+// spec.template (`--set workload.duration=5s` shortens every run), then it is defaulted and
+// validated like the API server would. Its points are not validated here (suite.Expand does).
+func ParseSuite(data []byte, overrides ...string) (*v1alpha1.MessagingBenchmarkSuite, error) {
+	obj, err := read(data, "MessagingBenchmarkSuite")
+	if err != nil {
+		return nil, err
+	}
+	if err := setAll(obj, overrides, []string{"template"}); err != nil {
+		return nil, err
+	}
+	if err := admit(obj, "MessagingBenchmarkSuite", templated(overrides)); err != nil {
+		var pe *Error
+		if errors.As(err, &pe) { // blame the --set as the user wrote it
+			for i := range pe.Problems {
+				pe.Problems[i].Override = strings.TrimPrefix(pe.Problems[i].Override, "template.")
+				for j := range pe.Problems[i].With {
+					pe.Problems[i].With[j] = strings.TrimPrefix(pe.Problems[i].With[j], "template.")
+				}
+			}
+		}
+		return nil, err
+	}
+	var s v1alpha1.MessagingBenchmarkSuite
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj, &s, true); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// templated are overrides as paths under spec.template, so that a problem under the template is
+// blamed on the --set that caused it.
+func templated(overrides []string) []string {
+	out := make([]string, len(overrides))
+	for i, o := range overrides {
+		out[i] = "template." + o
+	}
+	return out
+}
+
+// ReadSuiteFile is ParseSuite of a file; problems name the file.
+func ReadSuiteFile(path string, overrides ...string) (*v1alpha1.MessagingBenchmarkSuite, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := ParseSuite(data, overrides...)
+	if err != nil {
+		var pe *Error
+		if errors.As(err, &pe) {
+			pe.File = path
+			return nil, pe
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
