@@ -336,6 +336,10 @@ func SetValue(obj map[string]any, parts []string, value any) error {
 	return nil
 }
 
+// FieldType is the schema type of a MessagingBenchmark's spec.<path> ("string", "integer", …;
+// "" when there is no such field).
+func FieldType(path string) string { return fieldType(path) }
+
 // fieldType is the schema type of spec.<path> in the CRD ("" when unknown).
 func fieldType(path string) string {
 	s, err := crdSchema()

@@ -15,6 +15,23 @@ import (
 // spec.template (`--set workload.duration=5s` shortens every run), then it is defaulted and
 // validated like the API server would. Its points are not validated here (suite.Expand does).
 func ParseSuite(data []byte, overrides ...string) (*v1alpha1.MessagingBenchmarkSuite, error) {
+	d, err := ParseSuiteDoc(data, overrides...)
+	if err != nil {
+		return nil, err
+	}
+	return d.Suite, nil
+}
+
+// SuiteDoc is a parsed suite with its template as the manifest spells it after admission: the
+// typed spec cannot say "false" or "0s" where the default is true or 5s (omitempty), so runs are
+// built from Template (suite.Benchmark).
+type SuiteDoc struct {
+	Suite    *v1alpha1.MessagingBenchmarkSuite
+	Template map[string]any
+}
+
+// ParseSuiteDoc is ParseSuite keeping the template's map.
+func ParseSuiteDoc(data []byte, overrides ...string) (*SuiteDoc, error) {
 	obj, err := read(data, "MessagingBenchmarkSuite")
 	if err != nil {
 		return nil, err
@@ -35,10 +52,11 @@ func ParseSuite(data []byte, overrides ...string) (*v1alpha1.MessagingBenchmarkS
 		return nil, err
 	}
 	var s v1alpha1.MessagingBenchmarkSuite
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj, &s, true); err != nil {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(runtime.DeepCopyJSON(obj), &s, true); err != nil {
 		return nil, err
 	}
-	return &s, nil
+	tmpl, _ := obj["spec"].(map[string]any)["template"].(map[string]any)
+	return &SuiteDoc{Suite: &s, Template: tmpl}, nil
 }
 
 // templated are overrides as paths under spec.template, so that a problem under the template is
@@ -53,11 +71,20 @@ func templated(overrides []string) []string {
 
 // ReadSuiteFile is ParseSuite of a file; problems name the file.
 func ReadSuiteFile(path string, overrides ...string) (*v1alpha1.MessagingBenchmarkSuite, error) {
+	d, err := ReadSuiteDoc(path, overrides...)
+	if err != nil {
+		return nil, err
+	}
+	return d.Suite, nil
+}
+
+// ReadSuiteDoc is ParseSuiteDoc of a file; problems name the file.
+func ReadSuiteDoc(path string, overrides ...string) (*SuiteDoc, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	s, err := ParseSuite(data, overrides...)
+	s, err := ParseSuiteDoc(data, overrides...)
 	if err != nil {
 		var pe *Error
 		if errors.As(err, &pe) {
