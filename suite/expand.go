@@ -112,12 +112,12 @@ func Expand(s *v1alpha1.MessagingBenchmarkSuite, template map[string]any) ([]Poi
 			if err != nil {
 				return nil, fmt.Errorf("spec.matrix.include[%d].%s: %w", i, k, err)
 			}
-			fs := names[k]
+			fs, label := names[k], k
 			if fs == nil {
-				fs = []string{k}
+				fs, label = []string{k}, axisLabel(v1alpha1.MatrixAxis{Field: k})
 			}
 			for _, f := range fs {
-				vals = append(vals, Assignment{Field: f, Value: v, Label: k})
+				vals = append(vals, Assignment{Field: f, Value: v, Label: label})
 			}
 		}
 		add(orderLike(vals, m.Axes))
