@@ -1,0 +1,397 @@
+// Package figures names the figures of a result document (results.Result) that objectives and
+// suite statistics can refer to, by the path a user writes: "lost", "throughput.receivedPerSecond",
+// "latency.endToEnd.p99". The names follow result.json's field names, so what a user reads in a
+// result is what they write in an objective.
+package figures
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/msgbench/msgbench/results"
+)
+
+// Kind is what a figure measures, which decides how an objective writes its value.
+type Kind string
+
+// Kinds of figures.
+const (
+	// Duration is a latency in microseconds; objectives write it as a Go duration (50ms).
+	Duration Kind = "duration"
+	// Count is a number of messages, segments, datagrams or errors.
+	Count Kind = "count"
+	// Rate is messages per second.
+	Rate Kind = "rate"
+	// ByteRate is payload bytes per second.
+	ByteRate Kind = "byteRate"
+	// Bytes is a number of bytes.
+	Bytes Kind = "bytes"
+	// Seconds is a length of time or CPU time in seconds.
+	Seconds Kind = "seconds"
+	// Percent is a share in percent (0–100).
+	Percent Kind = "percent"
+)
+
+// Unit is the unit a figure of this kind is stored in, for documentation and messages.
+func (k Kind) Unit() string {
+	switch k {
+	case Duration:
+		return "µs"
+	case Rate:
+		return "messages/s"
+	case ByteRate:
+		return "bytes/s"
+	case Bytes:
+		return "bytes"
+	case Seconds:
+		return "s"
+	case Percent:
+		return "%"
+	}
+	return "count"
+}
+
+// Figure is one nameable figure of a result.
+type Figure struct {
+	// Name is the path a user writes, e.g. "latency.endToEnd.p99".
+	Name string
+	// Kind says what the value measures and its unit (Kind.Unit).
+	Kind Kind
+	// Definition says in one line what the figure is (after docs/results.md).
+	Definition string
+	// AbsentWhen says when a result has no such figure, empty when every result has it.
+	AbsentWhen string
+	// Histogram is, for latency figures, the key in results.Result.Histograms the figure is a
+	// statistic of; such a figure can be pooled exactly over several runs by merging their
+	// histograms (stats.Point does). Empty for every other figure.
+	Histogram string
+	// Quantile is, for latency figures, the percentile (0–100) the figure is: 99.9 for p999,
+	// 0 for min, 100 for max; -1 for the mean, which is no percentile.
+	Quantile float64
+
+	value func(r *results.Result) (float64, bool)
+}
+
+// Value returns the figure's value in r, in the unit of its Kind, and false when r has no such
+// figure (not measured, e.g. no subscribers, or r is nil).
+func (f Figure) Value(r *results.Result) (float64, bool) {
+	if r == nil || f.value == nil {
+		return 0, false
+	}
+	return f.value(r)
+}
+
+// Latency statistics, in the order All lists them. Names are those of result.json's
+// LatencySummary without "Micros".
+var latencyStats = []struct {
+	name     string
+	quantile float64
+	what     string
+	get      func(s *results.LatencySummary) float64
+}{
+	{"p50", 50, "median (50th percentile)", func(s *results.LatencySummary) float64 { return float64(s.P50Micros) }},
+	{"p90", 90, "90th percentile", func(s *results.LatencySummary) float64 { return float64(s.P90Micros) }},
+	{"p95", 95, "95th percentile", func(s *results.LatencySummary) float64 { return float64(s.P95Micros) }},
+	{"p99", 99, "99th percentile", func(s *results.LatencySummary) float64 { return float64(s.P99Micros) }},
+	{"p999", 99.9, "99.9th percentile", func(s *results.LatencySummary) float64 { return float64(s.P999Micros) }},
+	{"max", 100, "maximum", func(s *results.LatencySummary) float64 { return float64(s.MaxMicros) }},
+	{"min", 0, "minimum", func(s *results.LatencySummary) float64 { return float64(s.MinMicros) }},
+	{"mean", -1, "mean", func(s *results.LatencySummary) float64 { return s.MeanMicros }},
+}
+
+// Latency histograms: definition (docs/results.md) and when a run has none.
+var latencies = map[string]struct{ def, absent string }{
+	results.HistEndToEnd:     {"end-to-end latency: subscriber receive time − intended send time", "no message with msgbench's header (payload ≥ 16 bytes) was received"},
+	results.HistPublishAck:   {"publish-ack latency: broker acknowledgement − actual send time", "nothing was acknowledged (QoS 0)"},
+	results.HistPublishDelay: {"publish delay: actual − intended send time", "closed loop (workload.rate 0)"},
+	results.HistConnect:      {"connect latency: start of the dial → session usable, per client", "no client connected"},
+	results.HistFirstMessage: {"first-message latency: a publisher's start of the dial → its first message at a subscriber", "no first message was received"},
+}
+
+// LatencySummary returns r's summary of the named histogram (a key of results.HistogramNames),
+// nil when it was not measured.
+func LatencySummary(r *results.Result, histogram string) *results.LatencySummary {
+	switch histogram {
+	case results.HistEndToEnd:
+		return r.Latency.EndToEnd
+	case results.HistPublishAck:
+		return r.Latency.PublishAck
+	case results.HistPublishDelay:
+		return r.Latency.PublishDelay
+	case results.HistConnect:
+		return r.Latency.Connect
+	case results.HistFirstMessage:
+		return r.Latency.FirstMessage
+	}
+	return nil
+}
+
+// Conditions under which groups of figures are absent.
+const (
+	noSubscribers = "the run has no subscribers"
+	noWindow      = "the measured window never opened (measuredSeconds 0)"
+)
+
+// subscribed is false when the spec asks for no subscribers: then every receiving figure is
+// meaningless (lost would be a vacuous 0). A result without spec is taken as it is.
+func subscribed(r *results.Result) bool {
+	return r.Spec == nil || r.Spec.Workload.Subscribers > 0
+}
+
+func always(v func(r *results.Result) float64) func(*results.Result) (float64, bool) {
+	return func(r *results.Result) (float64, bool) { return v(r), true }
+}
+
+func ifSubscribed(v func(r *results.Result) float64) func(*results.Result) (float64, bool) {
+	return func(r *results.Result) (float64, bool) { return v(r), subscribed(r) }
+}
+
+func ptr[T int64 | float64](get func(r *results.Result) *T) func(*results.Result) (float64, bool) {
+	return func(r *results.Result) (float64, bool) {
+		p := get(r)
+		if p == nil {
+			return 0, false
+		}
+		return float64(*p), true
+	}
+}
+
+func subscribedPtr(get func(r *results.Result) *int64) func(*results.Result) (float64, bool) {
+	p := ptr(get)
+	return func(r *results.Result) (float64, bool) {
+		if !subscribed(r) {
+			return 0, false
+		}
+		return p(r)
+	}
+}
+
+// rate is absent when there was no measured window: Finalize then leaves every rate 0 as
+// unknown, not as measured.
+func rate(v func(r *results.Result) float64, receiving bool) func(*results.Result) (float64, bool) {
+	return func(r *results.Result) (float64, bool) {
+		if r.MeasuredSeconds <= 0 || (receiving && !subscribed(r)) {
+			return 0, false
+		}
+		return v(r), true
+	}
+}
+
+func f64(v int64) float64 { return float64(v) }
+
+// build lists every figure in a stable order: delivery, throughput, latency, wire, resources.
+func build() []Figure {
+	fs := []Figure{
+		{Name: "sent", Kind: Count, Definition: "messages published in the measured window (warm-up excluded)",
+			value: always(func(r *results.Result) float64 { return f64(r.Sent) })},
+		{Name: "acked", Kind: Count, Definition: "of the messages sent, those the broker acknowledged (QoS ≥ 1 / Kafka acks ≥ 1)",
+			value: always(func(r *results.Result) float64 { return f64(r.Acked) })},
+		{Name: "received", Kind: Count, Definition: "deliveries to subscribers in the measured window, duplicates included", AbsentWhen: noSubscribers,
+			value: ifSubscribed(func(r *results.Result) float64 { return f64(r.Received) })},
+		{Name: "expected", Kind: Count, Definition: "deliveries the subscriptions call for: every subscriber of a topic expects every measured message published to it", AbsentWhen: noSubscribers,
+			value: ifSubscribed(func(r *results.Result) float64 { return f64(r.Expected) })},
+		{Name: "lost", Kind: Count, Definition: "expected − unique deliveries (payloads under 16 bytes: expected − received, floored at 0)", AbsentWhen: noSubscribers,
+			value: subscribedPtr(func(r *results.Result) *int64 { return r.Lost })},
+		{Name: "lostPercent", Kind: Percent, Definition: "lost / expected × 100 (derived; not a field of result.json)", AbsentWhen: noSubscribers + ", or expected is 0",
+			value: func(r *results.Result) (float64, bool) {
+				if !subscribed(r) || r.Lost == nil || r.Expected <= 0 {
+					return 0, false
+				}
+				return float64(*r.Lost) / float64(r.Expected) * 100, true
+			}},
+		{Name: "duplicates", Kind: Count, Definition: "deliveries of a message the subscriber already had", AbsentWhen: noSubscribers + ", or payloads are under 16 bytes",
+			value: subscribedPtr(func(r *results.Result) *int64 { return r.Duplicates })},
+		{Name: "outOfOrder", Kind: Count, Definition: "deliveries that arrived after a later message of the same publisher", AbsentWhen: noSubscribers + ", or payloads are under 16 bytes",
+			value: subscribedPtr(func(r *results.Result) *int64 { return r.OutOfOrder })},
+		{Name: "errors", Kind: Count, Definition: "failed operations: refused publishes, dropped connections, messages on the run's topics that the run did not send",
+			value: always(func(r *results.Result) float64 { return f64(r.Errors) })},
+		{Name: "unsent", Kind: Count, Definition: "open loop: messages the schedule put in the measured window that could not be sent before it ended (0 in closed loop)",
+			value: always(func(r *results.Result) float64 { return f64(r.Unsent) })},
+		{Name: "measuredSeconds", Kind: Seconds, Definition: "length of the window actually measured, over which every rate is computed",
+			value: always(func(r *results.Result) float64 { return r.MeasuredSeconds })},
+
+		{Name: "throughput.offeredPerSecond", Kind: Rate, Definition: "workload.rate, the load asked for", AbsentWhen: "closed loop (workload.rate 0)",
+			value: func(r *results.Result) (float64, bool) {
+				return r.Throughput.OfferedPerSecond, r.Throughput.OfferedPerSecond > 0
+			}},
+		{Name: "throughput.sentPerSecond", Kind: Rate, Definition: "sent / measuredSeconds", AbsentWhen: noWindow,
+			value: rate(func(r *results.Result) float64 { return r.Throughput.SentPerSecond }, false)},
+		{Name: "throughput.receivedPerSecond", Kind: Rate, Definition: "received / measuredSeconds", AbsentWhen: noSubscribers + ", or " + noWindow,
+			value: rate(func(r *results.Result) float64 { return r.Throughput.ReceivedPerSecond }, true)},
+		{Name: "throughput.sentBytesPerSecond", Kind: ByteRate, Definition: "payload bytes sent per second (no headers): the application's throughput", AbsentWhen: noWindow,
+			value: rate(func(r *results.Result) float64 { return r.Throughput.SentBytesPerSecond }, false)},
+		{Name: "throughput.receivedBytesPerSecond", Kind: ByteRate, Definition: "payload bytes received per second (no headers)", AbsentWhen: noSubscribers + ", or " + noWindow,
+			value: rate(func(r *results.Result) float64 { return r.Throughput.ReceivedBytesPerSecond }, true)},
+	}
+
+	for _, h := range results.HistogramNames {
+		l := latencies[h]
+		for _, st := range latencyStats {
+			get := st.get
+			fs = append(fs, Figure{
+				Name: "latency." + h + "." + st.name, Kind: Duration, Definition: st.what + " of the " + l.def,
+				AbsentWhen: l.absent, Histogram: h, Quantile: st.quantile,
+				value: func(r *results.Result) (float64, bool) {
+					s := LatencySummary(r, h)
+					if s == nil {
+						return 0, false
+					}
+					return get(s), true
+				},
+			})
+		}
+	}
+
+	// Segment counts come from TCP_INFO, datagram counts from UDP sockets.
+	const tcpOnly, udpOnly = "the protocol runs over UDP (MQTT-SN, QUIC)", "the protocol runs over TCP"
+	fs = append(fs, []Figure{
+		{Name: "wire.bytesSent", Kind: Bytes, Definition: "bytes the clients' sockets sent, below TLS/QUIC encryption, set-up included",
+			value: always(func(r *results.Result) float64 { return f64(r.Wire.BytesSent) })},
+		{Name: "wire.bytesReceived", Kind: Bytes, Definition: "bytes the clients' sockets received, below TLS/QUIC encryption, set-up included",
+			value: always(func(r *results.Result) float64 { return f64(r.Wire.BytesReceived) })},
+		{Name: "wire.bytesPerMessage", Kind: Bytes, Definition: "(bytesSent + bytesReceived) / received: the whole cost of moving one message", AbsentWhen: "nothing was received",
+			value: ptr(func(r *results.Result) *float64 { return r.Wire.BytesPerMessage })},
+		{Name: "wire.connectBytes", Kind: Bytes, Definition: "mean bytes per client until its session was usable (handshakes)", AbsentWhen: "no client connected",
+			value: ptr(func(r *results.Result) *float64 { return r.Wire.ConnectBytes })},
+		{Name: "wire.publishBytesPerMessage", Kind: Bytes, Definition: "bytes written by publisher sockets per message sent: the device's uplink cost per message", AbsentWhen: "no publisher had all its measured messages acknowledged",
+			value: ptr(func(r *results.Result) *float64 { return r.Wire.PublishBytesPerMessage })},
+		{Name: "wire.segmentsSent", Kind: Count, Definition: "TCP segments sent over the connections' lives (TCP_INFO)", AbsentWhen: tcpOnly,
+			value: ptr(func(r *results.Result) *int64 { return r.Wire.SegmentsSent })},
+		{Name: "wire.segmentsReceived", Kind: Count, Definition: "TCP segments received over the connections' lives (TCP_INFO)", AbsentWhen: tcpOnly,
+			value: ptr(func(r *results.Result) *int64 { return r.Wire.SegmentsReceived })},
+		{Name: "wire.retransmits", Kind: Count, Definition: "TCP segments retransmitted over the connections' lives (TCP_INFO)", AbsentWhen: tcpOnly,
+			value: ptr(func(r *results.Result) *int64 { return r.Wire.Retransmits })},
+		{Name: "wire.datagramsSent", Kind: Count, Definition: "UDP datagrams sent (MQTT-SN, QUIC)", AbsentWhen: udpOnly,
+			value: ptr(func(r *results.Result) *int64 { return r.Wire.DatagramsSent })},
+		{Name: "wire.datagramsReceived", Kind: Count, Definition: "UDP datagrams received (MQTT-SN, QUIC)", AbsentWhen: udpOnly,
+			value: ptr(func(r *results.Result) *int64 { return r.Wire.DatagramsReceived })},
+
+		{Name: "resources.loadgenCPUSeconds", Kind: Seconds, Definition: "CPU time of the load generator over the measured window (summed over worker pods)",
+			value: always(func(r *results.Result) float64 { return r.Resources.LoadgenCPUSeconds })},
+		{Name: "resources.loadgenMaxRSSBytes", Kind: Bytes, Definition: "peak resident memory of the load-generator process (the largest worker's)",
+			value: always(func(r *results.Result) float64 { return f64(r.Resources.LoadgenMaxRSSBytes) })},
+		{Name: "resources.brokerCPUSeconds", Kind: Seconds, Definition: "CPU time of a local broker process over the measured window", AbsentWhen: "the broker is not a local process (Kubernetes, embedded or external)",
+			value: ptr(func(r *results.Result) *float64 { return r.Resources.BrokerCPUSeconds })},
+		{Name: "resources.brokerMaxRSSBytes", Kind: Bytes, Definition: "peak resident memory of a local broker process", AbsentWhen: "the broker is not a local process (Kubernetes, embedded or external)",
+			value: ptr(func(r *results.Result) *int64 { return r.Resources.BrokerMaxRSSBytes })},
+	}...)
+	return fs
+}
+
+var (
+	all    = build()
+	byName = func() map[string]Figure {
+		m := make(map[string]Figure, len(all))
+		for _, f := range all {
+			m[f.Name] = f
+		}
+		return m
+	}()
+)
+
+// All returns every figure in a stable order (delivery, throughput, latency, wire, resources).
+// The slice is a copy.
+func All() []Figure { return append([]Figure(nil), all...) }
+
+// Lookup returns the figure of that name. An unknown name is an error that says what the
+// figures near it are called, so a user can correct an objective from the message alone.
+func Lookup(name string) (Figure, error) {
+	if f, ok := byName[name]; ok {
+		return f, nil
+	}
+	return Figure{}, unknown(name)
+}
+
+func unknown(name string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "unknown figure %s", name)
+	if near := nearest(name); len(near) > 0 {
+		fmt.Fprintf(&b, " (did you mean %s?)", strings.Join(near, " or "))
+	}
+	group, _, _ := strings.Cut(name, ".")
+	if group == "latency" {
+		var stats []string
+		for _, s := range latencyStats {
+			stats = append(stats, s.name)
+		}
+		fmt.Fprintf(&b, "; latency figures are latency.<histogram>.<statistic>, e.g. latency.endToEnd.p99, with histogram one of %s and statistic one of %s",
+			strings.Join(results.HistogramNames, ", "), strings.Join(stats, ", "))
+		return errors.New(b.String())
+	}
+	// The figures of the same group (throughput., wire., resources.) when there is one, else
+	// the top-level ones and the shape of the rest.
+	var same, top []string
+	for _, f := range all {
+		g, _, dotted := strings.Cut(f.Name, ".")
+		switch {
+		case !dotted:
+			top = append(top, f.Name)
+		case g == group && strings.Contains(name, "."):
+			same = append(same, f.Name)
+		}
+	}
+	if len(same) > 0 {
+		fmt.Fprintf(&b, "; %s figures are %s", group, strings.Join(same, ", "))
+	} else {
+		top = append(top, "throughput.*", "latency.<histogram>.<statistic>", "wire.*", "resources.*")
+		fmt.Fprintf(&b, "; figures are %s (docs/objectives.md lists them all)", strings.Join(top, ", "))
+	}
+	return errors.New(b.String())
+}
+
+// nearest returns the known names closest to name: the same but for case, those it begins
+// (throughput.received), or those within a small edit distance (typos such as p99.9 for p999 or
+// recieved for received).
+func nearest(name string) []string {
+	var prefixed []string
+	for _, f := range all {
+		if strings.EqualFold(f.Name, name) {
+			return []string{f.Name}
+		}
+		if strings.HasPrefix(strings.ToLower(f.Name), strings.ToLower(name)) {
+			prefixed = append(prefixed, f.Name)
+		}
+	}
+	if len(prefixed) > 0 && len(prefixed) <= 3 {
+		sort.Strings(prefixed)
+		return prefixed
+	}
+	best, bestD := []string(nil), 1+max(2, len(name)/6)
+	for _, f := range all {
+		d := distance(strings.ToLower(name), strings.ToLower(f.Name))
+		switch {
+		case d < bestD:
+			best, bestD = []string{f.Name}, d
+		case d == bestD:
+			best = append(best, f.Name)
+		}
+	}
+	sort.Strings(best)
+	if len(best) > 3 { // too many equally near: no useful suggestion
+		return nil
+	}
+	return best
+}
+
+// distance is the Levenshtein distance of a and b (bytes suffice: names are ASCII).
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
