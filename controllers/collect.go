@@ -156,6 +156,22 @@ func (r *Reconciler) storeResultConfigMap(ctx context.Context, st *run, data []b
 	return r.apply(ctx, resources.ResultConfigMap(st.mb, buf.Bytes()))
 }
 
+// openStore opens the object store spec names, with the credentials of its secretRef in ns.
+func (r *Reconciler) openStore(ctx context.Context, ns string, spec *v1alpha1.ObjectStoreSpec) (store.Store, error) {
+	var creds store.Credentials
+	if spec.SecretRef != nil {
+		var s corev1.Secret
+		if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: spec.SecretRef.Name}, &s); err != nil {
+			return nil, fmt.Errorf("spec.results.objectStore.secretRef: %w", err)
+		}
+		creds = store.Credentials{AccessKeyID: strings.TrimSpace(string(s.Data["accessKeyID"])), SecretAccessKey: strings.TrimSpace(string(s.Data["secretAccessKey"]))}
+		if creds.AccessKeyID == "" || creds.SecretAccessKey == "" {
+			return nil, fmt.Errorf("spec.results.objectStore.secretRef: Secret %s needs keys accessKeyID and secretAccessKey", s.Name)
+		}
+	}
+	return r.OpenStore(spec, creds)
+}
+
 // storeObject uploads the merged result and every worker's to the object store; the outcome is
 // the ResultsStored condition, and a failed upload does not fail the run (the summary is in
 // the status, the full result in the ConfigMap).
@@ -177,19 +193,7 @@ func (r *Reconciler) storeObject(ctx context.Context, st *run, merged []byte, pa
 
 func (r *Reconciler) upload(ctx context.Context, st *run, merged []byte, parts []*results.Result) error {
 	mb := st.mb
-	spec := mb.Spec.Results.ObjectStore
-	var creds store.Credentials
-	if spec.SecretRef != nil {
-		var s corev1.Secret
-		if err := r.Get(ctx, client.ObjectKey{Namespace: mb.Namespace, Name: spec.SecretRef.Name}, &s); err != nil {
-			return fmt.Errorf("spec.results.objectStore.secretRef: %w", err)
-		}
-		creds = store.Credentials{AccessKeyID: strings.TrimSpace(string(s.Data["accessKeyID"])), SecretAccessKey: strings.TrimSpace(string(s.Data["secretAccessKey"]))}
-		if creds.AccessKeyID == "" || creds.SecretAccessKey == "" {
-			return fmt.Errorf("spec.results.objectStore.secretRef: Secret %s needs keys accessKeyID and secretAccessKey", s.Name)
-		}
-	}
-	s, err := r.OpenStore(spec, creds)
+	s, err := r.openStore(ctx, mb.Namespace, mb.Spec.Results.ObjectStore)
 	if err != nil {
 		return err
 	}

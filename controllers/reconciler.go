@@ -138,7 +138,8 @@ type Reconciler struct {
 	applied applyCache
 }
 
-// NewReconciler builds the reconciler complete from the manager's client, API reader and event
+// NewReconciler builds the reconciler (and the MessagingBenchmarkSuite reconciler beside it)
+// complete from the manager's client, API reader and event
 // recorder and o (its zero fields defaulted), and registers it with the manager. msgbench
 // operator and the envtest suite both call it, so the tests run the wiring the operator runs.
 func NewReconciler(mgr ctrl.Manager, o Options) (*Reconciler, error) {
@@ -149,6 +150,10 @@ func NewReconciler(mgr ctrl.Manager, o Options) (*Reconciler, error) {
 		recorder:  mgr.GetEventRecorder("msgbench-operator"),
 	}
 	if err := r.setupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	// Suites share the options and client: their runs are this reconciler's benchmarks.
+	if err := (&SuiteReconciler{Reconciler: r}).setupWithManager(mgr); err != nil {
 		return nil, err
 	}
 	return r, nil

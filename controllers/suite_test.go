@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -151,6 +152,8 @@ type kubelet struct {
 	// deleteWorker deletes the pod of the worker with this index once it is ready; a finalizer
 	// keeps it terminating, as the Job controller's tracking finalizer does (-1: none).
 	deleteWorker int
+	// failBenchmark makes worker 0 of every benchmark whose name contains it fail once ready.
+	failBenchmark string
 	// workerBroker is where the workers connect (default: the test's Mosquitto).
 	workerBroker string
 
@@ -345,7 +348,7 @@ func (k *kubelet) runWorker(ctx context.Context, index int, pod *corev1.Pod) {
 		}
 		return
 	}
-	if index == k.failWorker {
+	if index == k.failWorker || (index == 0 && k.failBenchmark != "" && strings.Contains(mbName, k.failBenchmark)) {
 		time.Sleep(1500 * time.Millisecond) // mid-run
 		// An OOM kill gives the worker no last word: the pod reports the death first, then
 		// the in-process worker stops. (Cancelling it first let the operator read the

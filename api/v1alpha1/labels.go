@@ -13,6 +13,11 @@ const (
 	LabelBenchmark = "msgbench.io/benchmark"
 	// LabelComponent holds one of the Component* values.
 	LabelComponent = "msgbench.io/component"
+	// LabelSuite, on a suite's run, holds the MessagingBenchmarkSuite's name (LabelValue of it).
+	LabelSuite = "msgbench.io/suite"
+	// AnnotationPoint and AnnotationRepetition, on a suite's run, name its point and repetition.
+	AnnotationPoint      = "msgbench.io/point"
+	AnnotationRepetition = "msgbench.io/repetition"
 	// LabelStudy groups the samples of one reference study.
 	LabelStudy = "msgbench.io/study"
 )

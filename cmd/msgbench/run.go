@@ -41,14 +41,20 @@ generator; prints a summary and writes DIR/<name>/<run-id>/result.json and repor
 output folder, the object store and its credentials — is checked before anything starts.
 Everything it started is stopped at the end, on failure, on Ctrl-C and when the terminal
 closes. The exit status is non-zero when the run failed, measured nothing, or its results
-could not be stored.`,
+could not be stored.
+
+A MessagingBenchmarkSuite runs the same way, one run at a time in the suite's order: every
+point's repetitions, each into DIR/<suite>/<run-id>/<point>/r<k>/, then suite.json (statistics
+per point, objectives, verdict) and a comparison report.html; --set applies to the template. It
+exits non-zero when a run failed, an objective was missed or the suite was interrupted.`,
 		Example: `  msgbench run -f config/samples/mqtt-qos1.yaml
-  msgbench run -f config/samples/mqtt-qos1.yaml --set workload.duration=5s --set qos=2 --name mqtt-qos2-short`,
+  msgbench run -f config/samples/mqtt-qos1.yaml --set workload.duration=5s --set qos=2 --name mqtt-qos2-short
+  msgbench run -f config/samples/studies/ipsj2022-mqtt-vs-mqtts.yaml --set workload.duration=5s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLocal(cmd, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.file, "file", "f", "", "MessagingBenchmark manifest (YAML or JSON)")
+	fl.StringVarP(&f.file, "file", "f", "", "MessagingBenchmark or MessagingBenchmarkSuite manifest (YAML or JSON)")
 	fl.StringVar(&f.out, "out", "runs", "folder for <name>/<run-id>/result.json and report.html")
 	fl.StringVar(&f.name, "name", "", "name the benchmark (replaces metadata.name): results go to <out>/<name>/")
 	fl.StringVar(&f.runID, "run-id", "", "name this run's folder under <out>/<name>/ (default: the UTC start time, e.g. 20261124-113103)")
@@ -63,6 +69,9 @@ could not be stored.`,
 }
 
 func runLocal(cmd *cobra.Command, f runFlags) error {
+	if data, err := os.ReadFile(f.file); err == nil && manifest.Kind(data) == "MessagingBenchmarkSuite" {
+		return runSuite(cmd, f)
+	}
 	mb, err := manifest.ReadFile(f.file, f.set...)
 	if err != nil {
 		return err

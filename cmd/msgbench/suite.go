@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/manifest"
+	"github.com/msgbench/msgbench/localrun"
+	"github.com/msgbench/msgbench/results"
+	"github.com/msgbench/msgbench/results/objectives"
+	"github.com/msgbench/msgbench/results/report"
+	"github.com/msgbench/msgbench/results/store"
+	"github.com/msgbench/msgbench/suite"
+)
+
+// runSuite runs a MessagingBenchmarkSuite on this machine: every point's repetitions, one run at
+// a time in the suite's order, each run as `msgbench run` runs a benchmark, into
+// <out>/<suite>/<run-id>/<point>/r<k>/; then suite.json (statistics, objectives, verdict) and a
+// comparison report beside them. Everything that can be checked is checked before the first run.
+func runSuite(cmd *cobra.Command, f runFlags) error {
+	doc, err := manifest.ReadSuiteDoc(f.file, f.set...)
+	if err != nil {
+		return err
+	}
+	s := doc.Suite
+	if f.name != "" {
+		if msgs := validation.IsDNS1123Subdomain(f.name); len(msgs) > 0 {
+			return fmt.Errorf("--name %q: %s", f.name, strings.Join(msgs, "; "))
+		}
+		s.Name = f.name
+	}
+	points, err := suite.Expand(s, doc.Template)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.file, err)
+	}
+	if _, err := objectives.ParseAll(s.Spec.Objectives); err != nil {
+		return fmt.Errorf("%s: %w", f.file, err)
+	}
+	errOut := cmd.ErrOrStderr()
+	seed := int64(0)
+	if s.Spec.Order == v1alpha1.OrderInterleaved {
+		if s.Spec.Seed != nil {
+			seed = *s.Spec.Seed
+		} else {
+			seed = rand.Int64N(1 << 53)
+		}
+	}
+	schedule := suite.Schedule(len(points), int(s.Spec.Repetitions), s.Spec.Order, seed)
+
+	ctx, stop := runContext(cmd.Context())
+	defer stop()
+	o := localrun.Options{NoEmbedded: f.noEmbedded, BrokerPort: f.brokerPort,
+		Logf: func(format string, args ...any) { fmt.Fprintf(errOut, "msgbench: "+format+"\n", args...) }}
+	// Every point is checked before the first run starts: a study must not fail at point 9 of 12
+	// for want of a broker the machine never had.
+	for _, p := range points {
+		mb, err := suite.Benchmark(s, doc.Template, p, 1)
+		if err != nil {
+			return err
+		}
+		if err := localrun.Check(&mb.Spec, o); err != nil {
+			return fmt.Errorf("point %s: %w", p.Name, err)
+		}
+	}
+	upload, err := checkObjectStore(ctx, s.Spec.Template.Results.ObjectStore)
+	if err != nil {
+		return err
+	}
+	out, err := prepareRunDir(f.out, s.Name, f.runID, f.force, time.Now())
+	if err != nil {
+		return err
+	}
+	if s.Spec.Concurrency > 1 {
+		fmt.Fprintf(errOut, "msgbench: spec.concurrency %d: locally the runs go one at a time (on one machine concurrent runs would only disturb each other)\n", s.Spec.Concurrency)
+	}
+	fmt.Fprintf(errOut, "msgbench: suite %s: %d points × %d repetitions = %d runs (%s), results in %s\n",
+		s.Name, len(points), s.Spec.Repetitions, len(schedule), s.Spec.Order, out.dir)
+
+	outcomes := map[suite.Run]suite.RunOutcome{}
+	var rs []*results.Result
+	started := time.Now()
+	interrupted := false
+	for i, run := range schedule {
+		p := points[run.Point]
+		mb, err := suite.Benchmark(s, doc.Template, p, run.Repetition)
+		if err != nil {
+			return err
+		}
+		dir := filepath.Join(out.dir, p.Name, fmt.Sprintf("r%d", run.Repetition))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		label := fmt.Sprintf("[%d/%d %s r%d%s]", i+1, len(schedule), p.Name, run.Repetition, eta(started, i, len(schedule)))
+		var clearLine func()
+		ro := o
+		if !f.q {
+			var show localrun.ProgressFunc
+			show, clearLine = progressPrinter(errOut)
+			ro.Progress = func(pr localrun.Progress) { pr.Phase = label + " " + pr.Phase; show(pr) }
+		} else {
+			fmt.Fprintf(errOut, "msgbench: %s\n", label)
+		}
+		res, err := localrun.Run(ctx, mb, ro)
+		if clearLine != nil {
+			clearLine()
+		}
+		o := suite.RunOutcome{Name: mb.Name, Location: dir}
+		switch {
+		case ctx.Err() != nil:
+			interrupted = true
+		case err != nil:
+			o.Phase, o.Message = string(v1alpha1.PhaseFailed), err.Error()
+		default:
+			res.RunID = out.runID
+			if werr := localrun.Write(res, dir); werr != nil {
+				return fmt.Errorf("writing the result to %s: %w", dir, werr)
+			}
+			o.Phase, o.Message, o.Result = res.Phase, res.Message, res
+			rs = append(rs, res)
+		}
+		if interrupted {
+			_ = os.Remove(dir)
+			break
+		}
+		outcomes[run] = o
+		status := o.Phase
+		if o.Phase != string(v1alpha1.PhaseSucceeded) {
+			status += ": " + o.Message
+		}
+		fmt.Fprintf(errOut, "msgbench: %s %s\n", label, status)
+		if o.Phase != string(v1alpha1.PhaseSucceeded) && s.Spec.FailurePolicy == v1alpha1.FailureStop {
+			fmt.Fprintf(errOut, "msgbench: spec.failurePolicy is Stop: no further run\n")
+			break
+		}
+	}
+
+	d := suite.Summarize(s, points, schedule, outcomes, seed, "local", time.Now())
+	d.RunID, d.Interrupted = out.runID, interrupted
+	data, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out.dir, "suite.json"), data, 0o644); err != nil {
+		return err
+	}
+	if len(rs) > 0 {
+		if _, err := report.WriteFiles(out.dir, rs, false); err != nil {
+			fmt.Fprintf(errOut, "msgbench: the comparison report could not be written: %v\n", err)
+		}
+	}
+	out.markLatest()
+	var stored error
+	if upload != nil {
+		if u, err := uploadSuite(ctx, upload, s.Name, out, data); err != nil {
+			stored = fmt.Errorf("suite.json not stored in %s: %w (it is in %s)", s.Spec.Template.Results.ObjectStore.URL, err, out.dir)
+		} else {
+			fmt.Fprintf(errOut, "msgbench: uploaded to %s\n", u)
+		}
+	}
+	if f.json {
+		_, _ = cmd.OutOrStdout().Write(append(data, '\n'))
+	} else {
+		writeSuiteSummary(cmd.OutOrStdout(), d)
+		fmt.Fprintf(cmd.OutOrStdout(), "  files          %s, %s\n", filepath.Join(out.dir, "suite.json"), filepath.Join(out.dir, "report.html"))
+	}
+	return errors.Join(suiteOutcome(d, interrupted), stored)
+}
+
+// suiteOutcome is the error that makes `msgbench run` exit non-zero for a suite: interrupted,
+// a failed run, or objectives missed or not judged (for CI pipelines).
+func suiteOutcome(d *suite.Document, interrupted bool) error {
+	done := d.Runs.Succeeded + d.Runs.Failed
+	switch {
+	case interrupted:
+		return fmt.Errorf("suite %s interrupted after %d of %d runs; everything it started was stopped, and suite.json keeps the finished runs", d.Name, done, d.Runs.Total)
+	case d.Verdict == suite.VerdictMissed:
+		return fmt.Errorf("suite %s missed its objectives (suite.json has each point's outcome)", d.Name)
+	case d.Runs.Failed > 0:
+		return fmt.Errorf("suite %s: %d of %d runs failed", d.Name, d.Runs.Failed, d.Runs.Total)
+	case done < d.Runs.Total:
+		return fmt.Errorf("suite %s stopped after %d of %d runs", d.Name, done, d.Runs.Total)
+	case d.Verdict == suite.VerdictIncomplete:
+		return fmt.Errorf("suite %s: a point has no successful run, so its objectives could not be judged", d.Name)
+	}
+	return nil
+}
+
+// eta estimates the time left from the runs done so far (" ETA 4m10s"; "" before the first).
+func eta(started time.Time, done, total int) string {
+	if done == 0 {
+		return ""
+	}
+	per := time.Since(started) / time.Duration(done)
+	return " ETA " + (per * time.Duration(total-done)).Round(time.Second).String()
+}
+
+// writeSuiteSummary prints one line per point: runs, the headline figures' mean ± 95 % CI over
+// the repetitions, pooled percentiles, and the objectives.
+func writeSuiteSummary(w io.Writer, d *suite.Document) {
+	fmt.Fprintf(w, "suite %s: %d runs, %d succeeded, %d failed; verdict %s\n", d.Name, d.Runs.Total, d.Runs.Succeeded, d.Runs.Failed, d.Verdict)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  point\truns\treceived/s (mean ± 95% CI)\tp50\tp99 (pooled)\tobjectives")
+	for _, p := range d.Points {
+		ok, failed := 0, 0
+		for _, r := range p.Runs {
+			if r.Phase == string(v1alpha1.PhaseSucceeded) {
+				ok++
+			} else {
+				failed++
+			}
+		}
+		runs := fmt.Sprint(ok)
+		if failed > 0 {
+			runs += fmt.Sprintf(" (+%d failed)", failed)
+		}
+		rate, p50, p99, obj := "-", "-", "-", "-"
+		if st := p.Stats; st != nil {
+			if f, ok := st.Figures["throughput.receivedPerSecond"]; ok && f.N > 0 {
+				rate = fmt.Sprintf("%.0f", f.Mean)
+				if f.N > 1 {
+					rate += fmt.Sprintf(" ± %.0f", f.CI95)
+				}
+				if f.Unstable {
+					rate += " (unstable)"
+				}
+			}
+			if v, ok := st.Value("latency.endToEnd.p50"); ok {
+				p50 = fmt.Sprintf("%.3f ms", v/1000)
+			}
+			if v, ok := st.Value("latency.endToEnd.p99"); ok {
+				p99 = fmt.Sprintf("%.3f ms", v/1000)
+			}
+		}
+		if p.ObjectivesMet != nil {
+			obj = "met"
+			if !*p.ObjectivesMet {
+				obj = "MISSED: " + strings.ReplaceAll(objectives.Summary(p.Objectives), "\n", "; ")
+			}
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", p.Name, runs, rate, p50, p99, obj)
+	}
+	_ = tw.Flush()
+	for _, c := range d.Caveats {
+		fmt.Fprintf(w, "  caveat: %s\n", c)
+	}
+}
+
+// uploadSuite uploads suite.json under local/<suite>/<run-id>/suite.json.
+func uploadSuite(ctx context.Context, s store.Store, name string, out *runDir, data []byte) (string, error) {
+	key := fmt.Sprintf("local/%s/%s/suite.json", name, out.runID)
+	// The suite is over: an interrupt now should not lose the upload's error.
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := store.PutWithRetry(uctx, s, key, data, 4); err != nil {
+		return "", err
+	}
+	return s.URL(key), nil
+}
