@@ -35,9 +35,8 @@ demo: ## Install Mosquitto (where possible), build, and run a real benchmark loc
 ##@ Code generation
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate deepcopy code and the study samples.
+generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 	$(CONTROLLER_GEN) object:headerFile="" paths="./api/..."
-	go run ./hack/studysamples -out config/samples/studies
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate the CRD and RBAC manifests from the Go markers.

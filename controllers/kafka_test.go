@@ -22,6 +22,7 @@ import (
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/internal/testenv"
+	"github.com/msgbench/msgbench/suite"
 )
 
 // The suite's real Kafka, started by the first test that needs it (a JVM takes tens of seconds
@@ -81,29 +82,31 @@ func TestStrimziObjectsOfEverySample(t *testing.T) {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
 			return err
 		}
-		mb, err := manifest.ReadFile(path)
+		mbs, err := samplesIn(path)
 		if err != nil {
 			return err
 		}
-		if mb.Spec.Broker.Type != v1alpha1.BrokerKafka {
-			return nil
-		}
-		seen++
-		for _, tls := range []bool{false, true} {
-			if tls {
-				mb.Spec.TLS = &v1alpha1.TLSSpec{Enabled: true, Version: v1alpha1.TLS13}
+		for _, mb := range mbs {
+			if mb.Spec.Broker.Type != v1alpha1.BrokerKafka {
+				continue
 			}
-			mb.Namespace, mb.UID = ns, "7c6b3c1e-1111-4111-8111-000000000002"
-			objs, err := resources.KafkaObjects(mb)
-			if err != nil {
-				t.Errorf("%s: %v", path, err)
-				return nil
-			}
-			for _, o := range objs {
-				u := o.(*unstructured.Unstructured).DeepCopy()
-				u.SetOwnerReferences(nil) // the owner does not exist in a dry run
-				if err := env.Client.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("test"), client.DryRunAll); err != nil {
-					t.Errorf("%s (tls %v): %s %s refused: %v", filepath.Base(path), tls, u.GetKind(), u.GetName(), err)
+			seen++
+			for _, tls := range []bool{false, true} {
+				if tls {
+					mb.Spec.TLS = &v1alpha1.TLSSpec{Enabled: true, Version: v1alpha1.TLS13}
+				}
+				mb.Namespace, mb.UID = ns, "7c6b3c1e-1111-4111-8111-000000000002"
+				objs, err := resources.KafkaObjects(mb)
+				if err != nil {
+					t.Errorf("%s %s: %v", path, mb.Name, err)
+					break
+				}
+				for _, o := range objs {
+					u := o.(*unstructured.Unstructured).DeepCopy()
+					u.SetOwnerReferences(nil) // the owner does not exist in a dry run
+					if err := env.Client.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("test"), client.DryRunAll); err != nil {
+						t.Errorf("%s %s (tls %v): %s %s refused: %v", filepath.Base(path), mb.Name, tls, u.GetKind(), u.GetName(), err)
+					}
 				}
 			}
 		}
@@ -115,6 +118,36 @@ func TestStrimziObjectsOfEverySample(t *testing.T) {
 	if seen < 26 { // kafka-acks1, kafka-idempotent and the study's 24 Kafka cells
 		t.Errorf("found %d Kafka samples, want at least 26", seen)
 	}
+}
+
+// samplesIn reads the benchmarks of a sample file: the one MessagingBenchmark, or for a study's
+// MessagingBenchmarkSuite the first run of every point of its matrix.
+func samplesIn(path string) ([]*v1alpha1.MessagingBenchmark, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if manifest.Kind(data) != "MessagingBenchmarkSuite" {
+		mb, err := manifest.ReadFile(path)
+		return []*v1alpha1.MessagingBenchmark{mb}, err
+	}
+	d, err := manifest.ReadSuiteDoc(path)
+	if err != nil {
+		return nil, err
+	}
+	points, err := suite.Expand(d.Suite, d.Template)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var mbs []*v1alpha1.MessagingBenchmark
+	for _, p := range points {
+		mb, err := suite.Benchmark(d.Suite, d.Template, p, 1)
+		if err != nil {
+			return nil, err
+		}
+		mbs = append(mbs, mb)
+	}
+	return mbs, nil
 }
 
 // strimzi plays Strimzi's part: it reports the benchmark's Kafka and KafkaTopics ready (for

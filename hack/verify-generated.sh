@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 generated() {
   find api -name 'zz_generated.*.go'
-  find config/crd/bases config/rbac config/samples/studies -type f 2>/dev/null || true
+  find config/crd/bases config/rbac -type f 2>/dev/null || true
 }
 sums() { generated | LC_ALL=C sort | xargs -r sha256sum; }
 

@@ -4,7 +4,7 @@
 //   - perf: msgbench's producer against Kafka's own ProducerPerformance, and msgbench's subscriber
 //     against ConsumerPerformance, back to back at equal record size, acks and batching;
 //   - grid: the SINETStream study's grid (1024/10240/102400 bytes × 1/2/4/8 threads) for Kafka
-//     and for MQTT on Mosquitto, from the study's own samples without network emulation.
+//     and for MQTT on Mosquitto, from the study's suite (config/samples/studies) without network emulation.
 //
 // It starts the brokers itself (brokers/kafka, brokers/mosquitto) and stops them by PID.
 //
@@ -36,6 +36,7 @@ import (
 	"github.com/msgbench/msgbench/loadgen"
 	_ "github.com/msgbench/msgbench/loadgen/drivers/all"
 	"github.com/msgbench/msgbench/results"
+	"github.com/msgbench/msgbench/suite"
 )
 
 func main() {
@@ -266,23 +267,23 @@ func parseConsumer(out string) (rps, mbps float64) {
 	return rps, mbps
 }
 
-// grid runs the SINETStream study's cells (its 5g-sa samples, without the network profile) for
-// Kafka on the local Kafka and MQTT on a local Mosquitto.
+// grid runs the SINETStream study's cells (the 5g-sa points of its suite, without the network
+// profile) for Kafka on the local Kafka and MQTT on a local Mosquitto.
 func grid(ctx context.Context, b *kafka.Process) error {
 	m, err := mosquitto.Start(ctx, mosquitto.Options{MaxInflight: 20})
 	if err != nil {
 		return err
 	}
 	defer func() { _ = m.Stop() }()
-	dir := filepath.Join("config", "samples", "studies", "sinetstream-5g-sa-vs-lte")
+	path := filepath.Join("config", "samples", "studies", "sinetstream-5g-sa-vs-lte.yaml")
 	fmt.Printf("\n## SINETStream grid, local, no network emulation (Mosquitto %s, Kafka %s), qos 1, 1000 messages per thread\n", m.Version, b.Version)
 	fmt.Println("| protocol | payload | threads | received msg/s | received MB/s (10^6) | e2e p50 ms | e2e p99 ms | lost | loadgen CPU s | broker CPU s |")
 	fmt.Println("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, size := range []int{1024, 10240, 102400} {
 		for _, threads := range []int{1, 2, 4, 8} {
 			for _, proto := range []string{"kafka", "mqtt"} {
-				path := filepath.Join(dir, fmt.Sprintf("5g-sa-%s-%db-%dthreads.yaml", proto, size, threads))
-				mb, err := manifest.ReadFile(path, "network.profile=none",
+				mb, err := studyPoint(path, map[string]string{"network.profile": "5g-sa", "protocol": proto,
+					"workload.payloadBytes": strconv.Itoa(size), "workload.publishers": strconv.Itoa(threads)},
 					fmt.Sprintf("workload.topicPrefix=grid-%d-", time.Now().UnixNano()%1e9))
 				if err != nil {
 					return err
@@ -305,6 +306,35 @@ func grid(ctx context.Context, b *kafka.Process) error {
 		}
 	}
 	return nil
+}
+
+// studyPoint is the first run of the suite's point with the given values, its network profile
+// replaced by none.
+func studyPoint(path string, values map[string]string, overrides ...string) (*v1alpha1.MessagingBenchmark, error) {
+	d, err := manifest.ReadSuiteDoc(path, overrides...)
+	if err != nil {
+		return nil, err
+	}
+	points, err := suite.Expand(d.Suite, d.Template)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range points {
+		text, match := p.Text(), true
+		for f, v := range values {
+			match = match && text[f] == v
+		}
+		if !match {
+			continue
+		}
+		for i := range p.Values {
+			if p.Values[i].Field == "network.profile" {
+				p.Values[i].Value = string(v1alpha1.ProfileNone)
+			}
+		}
+		return suite.Benchmark(d.Suite, d.Template, p, 1)
+	}
+	return nil, fmt.Errorf("%s: no point with %v", path, values)
 }
 
 func cpuModel() string {

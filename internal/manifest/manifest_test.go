@@ -84,6 +84,9 @@ func TestEverySampleParses(t *testing.T) {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
 			return err
 		}
+		if data, err := os.ReadFile(path); err == nil && manifest.Kind(data) == "MessagingBenchmarkSuite" {
+			return nil // the studies' suites: TestStudySuites
+		}
 		n++
 		if _, err := manifest.ReadFile(path); err != nil {
 			t.Error(err)
