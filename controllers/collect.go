@@ -22,6 +22,7 @@ import (
 	"github.com/msgbench/msgbench/internal/version"
 	"github.com/msgbench/msgbench/netem"
 	"github.com/msgbench/msgbench/results"
+	"github.com/msgbench/msgbench/results/objectives"
 	"github.com/msgbench/msgbench/results/store"
 )
 
@@ -75,6 +76,9 @@ func (r *Reconciler) collect(ctx context.Context, st *run) (bool, error) {
 		if link, err := netem.Resolve(mb.Spec.Network); err == nil {
 			merged.Network = netem.Describe(mb.Spec.Network.Profile, link, "Chaos Mesh NetworkChaos")
 		}
+	}
+	if err := objectives.Apply(merged); err != nil {
+		return false, fail("spec.objectives: %v", err)
 	}
 	mb.Status.Summary = policy.Summarize(merged)
 	for _, c := range policy.MeasurementConditions(merged) {

@@ -25,6 +25,7 @@ import (
 	"github.com/msgbench/msgbench/internal/version"
 	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/results"
+	"github.com/msgbench/msgbench/results/objectives"
 	"github.com/msgbench/msgbench/results/report"
 )
 
@@ -185,6 +186,9 @@ func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
 	// protocol as spoken and the TLS their handshakes negotiated.
 	for _, c := range r.net.pathCaveats(merged) {
 		merged.AddCaveat(c)
+	}
+	if err := objectives.Apply(merged); err != nil {
+		return nil, err
 	}
 	return merged, nil
 }

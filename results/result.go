@@ -66,6 +66,12 @@ type Result struct {
 	// sustained …); each says what it affects. A run with caveats may still have Succeeded.
 	Caveats []Caveat `json:"caveats,omitempty"`
 
+	// Objectives are spec.objectives judged on this result (set once the result is merged:
+	// objectives.Apply), and ObjectivesMet whether every one was met; absent without objectives.
+	// They never change the phase: a run can measure correctly and miss them.
+	Objectives    []ObjectiveResult `json:"objectives,omitempty"`
+	ObjectivesMet *bool             `json:"objectivesMet,omitempty"`
+
 	Throughput Throughput `json:"throughput"`
 	Latency    Latencies  `json:"latency"`
 	Wire       Wire       `json:"wire"`
@@ -268,3 +274,15 @@ func Int64(v int64) *int64 { return &v }
 
 // Float64 returns a pointer to v.
 func Float64(v float64) *float64 { return &v }
+
+// ObjectiveResult is one objective judged on a result.
+type ObjectiveResult struct {
+	// Objective as written in spec.objectives.
+	Objective string `json:"objective"`
+	// Measured is the figure's value in the objective's unit, as text ("62.3ms"); absent when
+	// the result has no such figure.
+	Measured string `json:"measured,omitempty"`
+	Met      bool   `json:"met"`
+	// Reason says why it was not met.
+	Reason string `json:"reason,omitempty"`
+}

@@ -91,6 +91,17 @@ func WriteSummary(w io.Writer, r *Result) error {
 		}
 		row(k, c.Type+": "+c.Message)
 	}
+	for i, o := range r.Objectives {
+		k := ""
+		if i == 0 {
+			k = "objectives"
+		}
+		v := "met (measured " + o.Measured + ")"
+		if !o.Met {
+			v = "MISSED: " + o.Reason
+		}
+		row(k, o.Objective+": "+v)
+	}
 	return tw.Flush()
 }
 

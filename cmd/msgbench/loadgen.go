@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -165,6 +166,15 @@ func emitResult(cmd *cobra.Command, res *results.Result, out string, asJSON bool
 	}
 	if res.Phase != "Succeeded" {
 		return fmt.Errorf("benchmark %s failed: %s", res.Name, res.Message)
+	}
+	if res.ObjectivesMet != nil && !*res.ObjectivesMet {
+		var missed []string
+		for _, o := range res.Objectives {
+			if !o.Met {
+				missed = append(missed, o.Objective+": "+o.Reason)
+			}
+		}
+		return fmt.Errorf("benchmark %s measured correctly but missed its objectives: %s", res.Name, strings.Join(missed, "; "))
 	}
 	return nil
 }

@@ -37,7 +37,25 @@ func MeasurementConditions(r *results.Result) []metav1.Condition {
 		}
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, strings.Join(types, ","), strings.Join(msgs, "; ")
 	}
-	return append(cs, c)
+	cs = append(cs, c)
+	if r.ObjectivesMet != nil {
+		o := metav1.Condition{Type: v1alpha1.ConditionObjectivesMet, Status: metav1.ConditionTrue, Reason: "ObjectivesMet"}
+		var lines []string
+		for _, ob := range r.Objectives {
+			switch {
+			case !ob.Met:
+				lines = append(lines, ob.Objective+": "+ob.Reason)
+			case *r.ObjectivesMet:
+				lines = append(lines, ob.Objective+": measured "+ob.Measured)
+			}
+		}
+		if !*r.ObjectivesMet {
+			o.Status, o.Reason = metav1.ConditionFalse, "ObjectivesMissed"
+		}
+		o.Message = strings.Join(lines, "; ")
+		cs = append(cs, o)
+	}
+	return cs
 }
 
 // Summarize takes the headline numbers of a result for the status (integers: no floats in the API).

@@ -8,6 +8,7 @@
 package objectives
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -320,4 +321,38 @@ func ForResult(r *results.Result) func(figure string) (float64, bool) {
 		}
 		return f.Value(r)
 	}
+}
+
+// Record is o as it is kept in a result or suite.json.
+func (o Outcome) Record() results.ObjectiveResult {
+	r := results.ObjectiveResult{Objective: o.Objective.String(), Met: o.Met, Reason: o.Reason}
+	if !o.Missing {
+		r.Measured = o.Objective.Format(o.Measured)
+	}
+	return r
+}
+
+// MarshalJSON writes an outcome as its Record: the objective's text, not the figure's registry
+// entry.
+func (o Outcome) MarshalJSON() ([]byte, error) { return json.Marshal(o.Record()) }
+
+// Apply judges r's spec.objectives on r and records the outcomes in r (Objectives,
+// ObjectivesMet); nothing without objectives. An objective that does not parse is an error (the
+// API refuses such a spec, so only a hand-made result has one).
+func Apply(r *results.Result) error {
+	if r.Spec == nil || len(r.Spec.Objectives) == 0 {
+		return nil
+	}
+	objs, err := ParseAll(r.Spec.Objectives)
+	if err != nil {
+		return err
+	}
+	outs := Judge(objs, ForResult(r))
+	r.Objectives = r.Objectives[:0]
+	for _, o := range outs {
+		r.Objectives = append(r.Objectives, o.Record())
+	}
+	met := Met(outs)
+	r.ObjectivesMet = &met
+	return nil
 }
