@@ -51,7 +51,7 @@ type PointResult struct {
 	Stats *stats.PointStats `json:"stats,omitempty"`
 	// Objectives judged on the point's statistics; ObjectivesMet unset when there are none or
 	// no run succeeded.
-	Objectives    []objectives.Outcome `json:"objectives,omitempty"`
+	Objectives    []results.ObjectiveResult `json:"objectives,omitempty"`
 	ObjectivesMet *bool                `json:"objectivesMet,omitempty"`
 }
 
@@ -128,8 +128,11 @@ func Summarize(s *v1alpha1.MessagingBenchmarkSuite, points []Point, schedule []R
 		}
 		pr.Stats = &ps
 		if len(objs) > 0 && objErr == nil {
-			pr.Objectives = objectives.Judge(objs, ps.Value)
-			met := objectives.Met(pr.Objectives)
+			outs := objectives.Judge(objs, ps.Value)
+			for _, o := range outs {
+				pr.Objectives = append(pr.Objectives, o.Record())
+			}
+			met := objectives.Met(outs)
 			pr.ObjectivesMet = &met
 			missed = missed || !met
 		}
@@ -200,7 +203,7 @@ func (d *Document) ObjectivesCondition(generation int64) *metav1.Condition {
 		var missed []string
 		for _, p := range d.Points {
 			if p.ObjectivesMet != nil && !*p.ObjectivesMet {
-				missed = append(missed, p.Name+": "+objectives.Summary(p.Objectives))
+				missed = append(missed, p.Name+": "+MissedText(p.Objectives))
 			}
 		}
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "ObjectivesMissed", strings.Join(missed, "; ")
@@ -211,4 +214,15 @@ func (d *Document) ObjectivesCondition(generation int64) *metav1.Condition {
 		c.Message = c.Message[:32765] + "..."
 	}
 	return c
+}
+
+// MissedText lists the objectives not met, "objective: reason", joined by "; ".
+func MissedText(outs []results.ObjectiveResult) string {
+	var lines []string
+	for _, o := range outs {
+		if !o.Met {
+			lines = append(lines, o.Objective+": "+o.Reason)
+		}
+	}
+	return strings.Join(lines, "; ")
 }

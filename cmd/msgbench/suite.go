@@ -247,7 +247,7 @@ func writeSuiteSummary(w io.Writer, d *suite.Document) {
 		if p.ObjectivesMet != nil {
 			obj = "met"
 			if !*p.ObjectivesMet {
-				obj = "MISSED: " + strings.ReplaceAll(objectives.Summary(p.Objectives), "\n", "; ")
+				obj = "MISSED: " + suite.MissedText(p.Objectives)
 			}
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", p.Name, runs, rate, p50, p99, obj)

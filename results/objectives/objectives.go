@@ -8,7 +8,6 @@
 package objectives
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -331,10 +330,6 @@ func (o Outcome) Record() results.ObjectiveResult {
 	}
 	return r
 }
-
-// MarshalJSON writes an outcome as its Record: the objective's text, not the figure's registry
-// entry.
-func (o Outcome) MarshalJSON() ([]byte, error) { return json.Marshal(o.Record()) }
 
 // Apply judges r's spec.objectives on r and records the outcomes in r (Objectives,
 // ObjectivesMet); nothing without objectives. An objective that does not parse is an error (the
