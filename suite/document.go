@@ -52,7 +52,7 @@ type PointResult struct {
 	// Objectives judged on the point's statistics; ObjectivesMet unset when there are none or
 	// no run succeeded.
 	Objectives    []results.ObjectiveResult `json:"objectives,omitempty"`
-	ObjectivesMet *bool                `json:"objectivesMet,omitempty"`
+	ObjectivesMet *bool                     `json:"objectivesMet,omitempty"`
 }
 
 // Document is suite.json: the whole study, every run and every point's statistics and verdict.
