@@ -1,0 +1,100 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+)
+
+// TestSuiteOnTheNode runs one MessagingBenchmarkSuite on the real node: 2 points × 2
+// repetitions, one run at a time (never two runs' pods measuring at once), statistics and the
+// verdict in its status, suite.json in its ConfigMap and in the object store.
+func TestSuiteOnTheNode(t *testing.T) {
+	ctx := context.Background()
+	doc := `apiVersion: msgbench.io/v1alpha1
+kind: MessagingBenchmarkSuite
+metadata:
+  name: e2e-suite
+  namespace: ` + ns + `
+spec:
+  template:
+    protocol: mqtt
+    workload: {publishers: 2, subscribers: 2, topics: 2, payloadBytes: 64, rate: 200, duration: 3s, warmup: 1s}
+    results:
+      objectStore: {url: "s3://` + cfg["E2E_S3_BUCKET"] + `/suites", endpoint: "` + cfg["E2E_S3_CLUSTER_ENDPOINT"] + `", secretRef: {name: s3-credentials}}
+  matrix:
+    axes:
+    - field: qos
+      values: [0, 1]
+  repetitions: 2
+  objectives: ["lost == 0", "latency.endToEnd.p99 <= 2s"]
+`
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, obj); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	most := 0
+	var s v1alpha1.MessagingBenchmarkSuite
+	for deadline := time.Now().Add(10 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "e2e-suite"}, &s); err != nil {
+			t.Fatal(err)
+		}
+		var runs v1alpha1.MessagingBenchmarkList
+		if err := c.List(ctx, &runs, client.InNamespace(ns), client.MatchingLabels{v1alpha1.LabelSuite: "e2e-suite"}); err == nil {
+			n := 0
+			for _, r := range runs.Items {
+				if r.Status.Phase != v1alpha1.PhaseSucceeded && r.Status.Phase != v1alpha1.PhaseFailed {
+					n++
+				}
+			}
+			most = max(most, n)
+		}
+		if s.Status.Phase == v1alpha1.SuiteSucceeded || s.Status.Phase == v1alpha1.SuiteFailed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("suite still %s (%s) after 10 min: %s", s.Status.Phase, s.Status.Progress, s.Status.Message)
+		}
+	}
+	record("%-28s %s in %.0fs: runs %s, verdict %s", "suite e2e-suite", s.Status.Phase, time.Since(start).Seconds(), s.Status.Progress, s.Status.Verdict)
+	defer func() { _ = c.Delete(ctx, &s) }()
+	if s.Status.Phase != v1alpha1.SuiteSucceeded || s.Status.Runs.Succeeded != 4 || s.Status.Verdict != "Passed" {
+		var runs v1alpha1.MessagingBenchmarkList
+		_ = c.List(ctx, &runs, client.InNamespace(ns), client.MatchingLabels{v1alpha1.LabelSuite: "e2e-suite"})
+		for i := range runs.Items {
+			dump(t, &runs.Items[i])
+		}
+		t.Fatalf("suite %s, runs %+v, verdict %s: %s", s.Status.Phase, s.Status.Runs, s.Status.Verdict, s.Status.Message)
+	}
+	if most > 1 {
+		t.Errorf("%d runs were unfinished at once; concurrency 1 allows one", most)
+	}
+	for _, p := range s.Status.Points {
+		if p.Succeeded != 2 || p.ReceivedPerSecond == nil || p.ReceivedPerSecond.CI95 == "" || p.ObjectivesMet == nil || !*p.ObjectivesMet {
+			t.Errorf("point %+v", p)
+		}
+	}
+	if c := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionResultsStored); c == nil || c.Status != metav1.ConditionTrue || !strings.HasPrefix(s.Status.ResultsURL, "s3://") {
+		t.Errorf("ResultsStored %+v, resultsURL %q", c, s.Status.ResultsURL)
+	}
+	var cm corev1.ConfigMap
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "e2e-suite-suite"}, &cm); err != nil || len(cm.BinaryData["suite.json.gz"]) == 0 {
+		t.Errorf("suite ConfigMap: %v", err)
+	}
+}
