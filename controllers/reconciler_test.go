@@ -45,7 +45,13 @@ workload: {publishers: 2, subscribers: 2, topics: 2, payloadBytes: 64, rate: 200
 
 func createBenchmark(t *testing.T, ns, name, spec string) {
 	t.Helper()
-	doc := "apiVersion: msgbench.io/v1alpha1\nkind: MessagingBenchmark\nmetadata:\n  name: " + name + "\n  namespace: " + ns + "\nspec:\n  " +
+	create(t, "MessagingBenchmark", ns, name, spec)
+}
+
+// create creates a msgbench object of kind from its spec's YAML.
+func create(t *testing.T, kind, ns, name, spec string) {
+	t.Helper()
+	doc := "apiVersion: msgbench.io/v1alpha1\nkind: " + kind + "\nmetadata:\n  name: " + name + "\n  namespace: " + ns + "\nspec:\n  " +
 		strings.ReplaceAll(strings.TrimSpace(spec), "\n", "\n  ") + "\n"
 	obj := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {

@@ -10,9 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 )
@@ -35,15 +33,7 @@ objectives: ["lost == 0", "throughput.receivedPerSecond >= 1"]
 
 func createSuite(t *testing.T, ns, name, spec string) {
 	t.Helper()
-	doc := "apiVersion: msgbench.io/v1alpha1\nkind: MessagingBenchmarkSuite\nmetadata:\n  name: " + name + "\n  namespace: " + ns + "\nspec:\n  " +
-		strings.ReplaceAll(strings.TrimSpace(spec), "\n", "\n  ") + "\n"
-	obj := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Client.Create(context.Background(), obj); err != nil {
-		t.Fatal(err)
-	}
+	create(t, "MessagingBenchmarkSuite", ns, name, spec)
 }
 
 func getSuite(t *testing.T, ns, name string) *v1alpha1.MessagingBenchmarkSuite {

@@ -93,14 +93,19 @@ func ReadFile(path string, overrides ...string) (*v1alpha1.MessagingBenchmark, e
 	}
 	mb, err := Parse(data, overrides...)
 	if err != nil {
-		var pe *Error
-		if errors.As(err, &pe) {
-			pe.File = path
-			return nil, pe
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, inFile(path, err)
 	}
 	return mb, nil
+}
+
+// inFile names the file a refusal (or another error) comes from.
+func inFile(path string, err error) error {
+	var pe *Error
+	if errors.As(err, &pe) {
+		pe.File = path
+		return pe
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }
 
 // Error is a refused manifest: each problem with where it comes from, so that a misspelt --set is

@@ -2,7 +2,6 @@ package manifest
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 
@@ -86,12 +85,7 @@ func ReadSuiteDoc(path string, overrides ...string) (*SuiteDoc, error) {
 	}
 	s, err := ParseSuiteDoc(data, overrides...)
 	if err != nil {
-		var pe *Error
-		if errors.As(err, &pe) {
-			pe.File = path
-			return nil, pe
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, inFile(path, err)
 	}
 	return s, nil
 }
