@@ -246,6 +246,24 @@ func waitGone(t *testing.T, obj client.Object, ns, name string) {
 	}
 }
 
+// TestObjectivesApartFromThePhase: a run that measured correctly but missed an objective is
+// Succeeded with ObjectivesMet False naming the objective and the value measured.
+func TestObjectivesApartFromThePhase(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns)
+	startKubelet(t, ns, nil)
+	createBenchmark(t, ns, "objectives", quickWorkload+"objectives: [\"lost == 0\", \"latency.endToEnd.p99 <= 1us\"]")
+	mb := waitFinished(t, ns, "objectives", 60*time.Second)
+	c := condition(mb, v1alpha1.ConditionObjectivesMet)
+	if mb.Status.Phase != v1alpha1.PhaseSucceeded || c.Status != metav1.ConditionFalse || c.Reason != "ObjectivesMissed" ||
+		!strings.Contains(c.Message, "latency.endToEnd.p99 <= 1us: measured") || strings.Contains(c.Message, "lost == 0") {
+		t.Errorf("phase %s, ObjectivesMet %+v", mb.Status.Phase, c)
+	}
+	if r := resultConfigMap(t, ns, mb); r.ObjectivesMet == nil || *r.ObjectivesMet || len(r.Objectives) != 2 {
+		t.Errorf("result objectives %+v met %v", r.Objectives, r.ObjectivesMet)
+	}
+}
+
 func TestObjectStoreUpload(t *testing.T) {
 	s3, err := testenv.StartS3("msgbench-results")
 	if err != nil {

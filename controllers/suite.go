@@ -27,6 +27,7 @@ import (
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/results"
+	"github.com/msgbench/msgbench/results/report"
 	"github.com/msgbench/msgbench/results/store"
 	"github.com/msgbench/msgbench/suite"
 )
@@ -267,10 +268,25 @@ func (r *SuiteReconciler) storeSuite(ctx context.Context, s *v1alpha1.MessagingB
 	}
 	st, err := r.openStore(ctx, s.Namespace, os)
 	if err == nil {
-		key := path.Join(s.Namespace, "suites", s.Name, string(s.UID), "suite.json")
-		if err = store.PutWithRetry(ctx, st, key, data, r.UploadAttempts); err == nil {
-			s.Status.ResultsURL = st.URL(key)
-			set(metav1.ConditionTrue, "Uploaded", "uploaded to "+s.Status.ResultsURL)
+		base := path.Join(s.Namespace, "suites", s.Name, string(s.UID))
+		if err = store.PutWithRetry(ctx, st, base+"/suite.json", data, r.UploadAttempts); err == nil {
+			// The comparison report of every run beside it, as `msgbench run` writes it locally.
+			var rs []*results.Result
+			for _, p := range doc.Points {
+				for _, run := range p.Runs {
+					if run.Result != nil {
+						rs = append(rs, run.Result)
+					}
+				}
+			}
+			var html bytes.Buffer
+			if len(rs) > 0 && report.WriteHTML(&html, rs) == nil {
+				err = store.PutWithRetry(ctx, st, base+"/report.html", html.Bytes(), r.UploadAttempts)
+			}
+		}
+		if err == nil {
+			s.Status.ResultsURL = st.URL(base + "/suite.json")
+			set(metav1.ConditionTrue, "Uploaded", "uploaded to "+s.Status.ResultsURL+" with report.html beside it")
 			return
 		}
 	}

@@ -145,6 +145,18 @@ func Expand(s *v1alpha1.MessagingBenchmarkSuite, template map[string]any) ([]Poi
 // typed spec drops explicit zero values whose default is not zero) with the point's values, named
 // RunName, validated as the API server would.
 func Benchmark(s *v1alpha1.MessagingBenchmarkSuite, template map[string]any, p Point, rep int) (*v1alpha1.MessagingBenchmark, error) {
+	mb, _, err := benchmark(s, template, p, rep)
+	return mb, err
+}
+
+// Manifest is the manifest of Benchmark's run as a map, admitted (defaults applied): written
+// out as YAML it is a MessagingBenchmark file `msgbench run -f` and `kubectl apply` take.
+func Manifest(s *v1alpha1.MessagingBenchmarkSuite, template map[string]any, p Point, rep int) (map[string]any, error) {
+	_, obj, err := benchmark(s, template, p, rep)
+	return obj, err
+}
+
+func benchmark(s *v1alpha1.MessagingBenchmarkSuite, template map[string]any, p Point, rep int) (*v1alpha1.MessagingBenchmark, map[string]any, error) {
 	spec := runtime.DeepCopyJSON(template)
 	if spec == nil {
 		spec = map[string]any{}
@@ -156,15 +168,15 @@ func Benchmark(s *v1alpha1.MessagingBenchmarkSuite, template map[string]any, p P
 	}
 	for _, a := range p.Values {
 		if err := manifest.SetValue(obj, append([]string{"spec"}, strings.Split(a.Field, ".")...), specValue(a)); err != nil {
-			return nil, fmt.Errorf("point %s: %w", p.Name, err)
+			return nil, nil, fmt.Errorf("point %s: %w", p.Name, err)
 		}
 	}
 	mb, err := manifest.ParseObject(obj)
 	if err != nil {
-		return nil, fmt.Errorf("point %s (%s): %w", p.Name, describe(p), err)
+		return nil, nil, fmt.Errorf("point %s (%s): %w", p.Name, describe(p), err)
 	}
 	mb.Namespace = s.Namespace
-	return mb, nil
+	return mb, obj, nil
 }
 
 // RunName is the name of repetition rep of point p: "<suite>-<point>-r<rep>", or

@@ -17,12 +17,15 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/mosquitto"
 	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/internal/testenv"
 	"github.com/msgbench/msgbench/loadgen/drivers"
 	"github.com/msgbench/msgbench/results"
+	"github.com/msgbench/msgbench/suite"
 )
 
 // buildBinary builds bin/msgbench once for tests that run it as a process.
@@ -52,7 +55,7 @@ func runnable(mb *v1alpha1.MessagingBenchmark) (bool, string) {
 }
 
 // TestEverySampleRunsLocally runs each top-level and network sample, and one point of every
-// study grid (every point with MSGBENCH_ALL_SAMPLES=1: 151 runs), through `msgbench run` with
+// study suite (every point with MSGBENCH_ALL_SAMPLES=1: 124 runs more), through `msgbench run` with
 // short overrides and checks the result: schema, received > 0, and no loss where the QoS and
 // transport guarantee it.
 func TestEverySampleRunsLocally(t *testing.T) {
@@ -61,16 +64,11 @@ func TestEverySampleRunsLocally(t *testing.T) {
 		fs, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
 		files = append(files, fs...)
 	}
-	studies, _ := filepath.Glob(repo("config", "samples", "studies", "*"))
-	for _, dir := range studies {
-		if data, err := os.ReadFile(dir); err == nil && manifest.Kind(data) == "MessagingBenchmarkSuite" {
-			continue // a study's suite (config/samples/studies/<study>.yaml), not a folder of points
-		}
-		fs, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
-		if len(fs) > 0 && os.Getenv("MSGBENCH_ALL_SAMPLES") == "" {
-			fs = []string{quickest(t, fs)}
-		}
-		files = append(files, fs...)
+	// Each reference study's suite: its quickest point (every point with MSGBENCH_ALL_SAMPLES=1),
+	// written out as the MessagingBenchmark the suite would run.
+	studies, _ := filepath.Glob(repo("config", "samples", "studies", "*.yaml"))
+	for _, f := range studies {
+		files = append(files, studyPoints(t, f, os.Getenv("MSGBENCH_ALL_SAMPLES") != "")...)
 	}
 	out := t.TempDir()
 	ran := 0
@@ -85,6 +83,9 @@ func TestEverySampleRunsLocally(t *testing.T) {
 			continue
 		}
 		rel, _ := filepath.Rel(repo("config", "samples"), f)
+		if strings.HasPrefix(rel, "..") { // a study suite's point, written out by studyPoints
+			rel = "studies/" + filepath.Base(f)
+		}
 		t.Run(rel, func(t *testing.T) {
 			// A hang fails this run with spec.timeout's message, not the whole package at go
 			// test's deadline.
@@ -141,23 +142,47 @@ func TestEverySampleRunsLocally(t *testing.T) {
 	}
 }
 
-// quickest is the study point that moves the fewest bytes: the smallest payload, then the
-// fewest clients, so the quick test of a study stays quick on its link.
-func quickest(t *testing.T, files []string) string {
+// studyPoints writes a study suite's points as MessagingBenchmark files: all of them, or only
+// the one that moves the fewest bytes (the smallest payload, then the fewest clients), so the
+// quick test of a study stays quick on its link.
+func studyPoints(t *testing.T, file string, all bool) []string {
 	t.Helper()
+	doc, err := manifest.ReadSuiteDoc(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	points, err := suite.Expand(doc.Suite, doc.Template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var files []string
 	best, bestKey := "", [2]int32{}
-	for _, f := range files {
-		mb, err := manifest.ReadFile(f)
+	for _, p := range points {
+		mb, err := suite.Benchmark(doc.Suite, doc.Template, p, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
+		obj, _ := suite.Manifest(doc.Suite, doc.Template, p, 1)
+		data, err := yaml.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(dir, mb.Name+".yaml")
+		if err := os.WriteFile(f, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
 		w := mb.Spec.Workload
 		key := [2]int32{w.PayloadBytes, w.Publishers + w.Subscribers}
 		if best == "" || key[0] < bestKey[0] || (key[0] == bestKey[0] && key[1] < bestKey[1]) {
 			best, bestKey = f, key
 		}
 	}
-	return best
+	if all {
+		return files
+	}
+	return []string{best}
 }
 
 func checkSanity(t *testing.T, r *results.Result) {
