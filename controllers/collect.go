@@ -24,6 +24,7 @@ import (
 	"github.com/msgbench/msgbench/results"
 	"github.com/msgbench/msgbench/results/objectives"
 	"github.com/msgbench/msgbench/results/store"
+	"github.com/msgbench/msgbench/suite"
 )
 
 // maxResultConfigMap keeps the gzipped result under the 1 MiB limit of a ConfigMap.
@@ -76,6 +77,10 @@ func (r *Reconciler) collect(ctx context.Context, st *run) (bool, error) {
 		if link, err := netem.Resolve(mb.Spec.Network); err == nil {
 			merged.Network = netem.Describe(mb.Spec.Network.Profile, link, "Chaos Mesh NetworkChaos")
 		}
+	}
+	if n := mb.Annotations[suite.AnnotationConcurrent]; n != "" {
+		merged.AddCaveat(results.Caveat{Type: results.CaveatConcurrentRuns, Message: fmt.Sprintf(
+			"up to %s runs of suite %s measured at once (its spec.concurrency): another run may have shared this run's nodes", n, mb.Labels[v1alpha1.LabelSuite])})
 	}
 	if err := objectives.Apply(merged); err != nil {
 		return false, fail("spec.objectives: %v", err)

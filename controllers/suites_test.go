@@ -184,3 +184,31 @@ func TestSuiteGoesOnAfterAFailedRunAndResumes(t *testing.T) {
 		t.Errorf("verdict %s, ObjectivesMet %+v: the points that ran missed 1,000,000 msg/s", s.Status.Verdict, c)
 	}
 }
+
+// TestSuiteConcurrency: with concurrency 2 at most two runs are unfinished at once, and each
+// run's result carries the ConcurrentRuns caveat.
+func TestSuiteConcurrency(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns)
+	startKubelet(t, ns, nil)
+	watch := watchMeasuring(ns, "pair")
+	spec := strings.Replace(suiteSpec, "values: [1, 2]", "values: [1, 2, 3]", 1)
+	spec = strings.Replace(spec, "values: [0, 1]", "values: [1]", 1)
+	spec = strings.Replace(spec, "repetitions: 2", "repetitions: 1\nconcurrency: 2", 1)
+	createSuite(t, ns, "pair", spec)
+	s := waitSuite(t, ns, "pair", 2*time.Minute)
+	most, order := watch()
+	if s.Status.Phase != v1alpha1.SuiteSucceeded || s.Status.Runs.Succeeded != 3 || most > 2 || len(order) != 3 {
+		t.Fatalf("suite %s runs %+v, %d unfinished at once, started %v", s.Status.Phase, s.Status.Runs, most, order)
+	}
+	for _, name := range order {
+		r := resultConfigMap(t, ns, get(t, ns, name))
+		found := false
+		for _, c := range r.Caveats {
+			found = found || c.Type == "ConcurrentRuns"
+		}
+		if !found {
+			t.Errorf("%s: caveats %+v, want ConcurrentRuns", name, r.Caveats)
+		}
+	}
+}

@@ -117,6 +117,9 @@ const (
 	CaveatOfferedLoadNotSustained = "OfferedLoadNotSustained"
 	// CaveatEndedEarly: the measured window was shorter than workload.duration.
 	CaveatEndedEarly = "EndedEarly"
+	// CaveatConcurrentRuns: the run belongs to a suite whose spec.concurrency let other runs
+	// measure at the same time, possibly on the same nodes.
+	CaveatConcurrentRuns = "ConcurrentRuns"
 )
 
 // Environment says where and with what the run happened: what a reader needs to judge and

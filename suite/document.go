@@ -24,7 +24,7 @@ const AnnotationConcurrent = "msgbench.io/concurrent-runs"
 
 // CaveatConcurrentRuns is the caveat of a run that may have shared its nodes with another run of
 // its suite while measuring.
-const CaveatConcurrentRuns = "ConcurrentRuns"
+const CaveatConcurrentRuns = results.CaveatConcurrentRuns
 
 // RunOutcome is what one finished run left: its phase and message, its result when readable,
 // and where the result is kept (a folder or URL).
