@@ -90,7 +90,7 @@ func (r *SuiteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		}
 		st.Seed = seed
 		// The seed is written before any run starts, so a restarted operator keeps the order.
-		return ctrl.Result{Requeue: true}, r.writeSuiteStatus(ctx, &s, before)
+		return ctrl.Result{RequeueAfter: time.Millisecond}, r.writeSuiteStatus(ctx, &s, before)
 	}
 	seed := int64(0)
 	if st.Seed != nil {

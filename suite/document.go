@@ -18,7 +18,7 @@ import (
 // SchemaVersion of suite.json.
 const SchemaVersion = "msgbench.io/suite/v1"
 
-// AnnotationConcurrent, on a suite's run, says how many runs of the suite could measure at once
+// AnnotationConcurrent is on a suite's run: it says how many runs of the suite could measure at once
 // (spec.concurrency > 1): the run's result then carries a caveat.
 const AnnotationConcurrent = "msgbench.io/concurrent-runs"
 

@@ -319,7 +319,7 @@ func pointName(vals []Assignment) string {
 		}
 		done[a.Label] = true
 		t := strings.ToLower(valueText(a.Value))
-		if t == "" || !(t[0] >= 'a' && t[0] <= 'z') || t == "true" || t == "false" {
+		if t == "" || t[0] < 'a' || t[0] > 'z' || t == "true" || t == "false" {
 			t = strings.ToLower(a.Label) + t
 		}
 		parts = append(parts, strings.Trim(unsafe.ReplaceAllString(strings.ReplaceAll(t, ".", "-"), "-"), "-"))

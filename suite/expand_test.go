@@ -92,7 +92,7 @@ func TestExpandRefusesWhatCannotRun(t *testing.T) {
 		// A point the template cannot take is named, with the rule's message.
 		{"values: [0, 1, 2]\n", "values: [0, 1, -1]\n"},
 		{"    - field: qos\n", "    - field: protocol\n      name: again\n"},
-		{"    - {protocol: http, qos: 2}\n", "    - {protocl: http}\n"},
+		{"    - {protocol: http, qos: 2}\n", "    - {proto: http}\n"},
 		{"    - {network.profile: lte, network.lossPercent: 2}\n", "    - {workload.rate: [1]}\n"},
 	} {
 		yaml := strings.Replace(doc, c.edit, c.want, 1)

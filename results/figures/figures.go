@@ -343,7 +343,7 @@ func unknown(name string) error {
 
 // nearest returns the known names closest to name: the same but for case, those it begins
 // (throughput.received), or those within a small edit distance (typos such as p99.9 for p999 or
-// recieved for received).
+// receivd for received).
 func nearest(name string) []string {
 	var prefixed []string
 	for _, f := range all {

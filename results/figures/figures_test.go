@@ -167,7 +167,7 @@ func TestLookupErrors(t *testing.T) {
 		{"latency.e2e.p99", "latency figures are latency.<histogram>.<statistic>, e.g. latency.endToEnd.p99, with histogram one of endToEnd, publishAck, publishDelay, connect, firstMessage and statistic one of p50, p90, p95, p99, p999, max, min, mean"},
 		{"latency.endToEnd.p99.9", "did you mean latency.endToEnd.p999?"},
 		{"Lost", "unknown figure Lost (did you mean lost?)"},
-		{"recieved", "did you mean received?"},
+		{"receivd", "did you mean received?"},
 		{"throughput.received", "did you mean throughput.receivedBytesPerSecond or throughput.receivedPerSecond?"},
 		{"throughput.received", "throughput figures are throughput.offeredPerSecond, throughput.sentPerSecond"},
 		{"wire.bytes", "wire figures are wire.bytesSent"},

@@ -83,7 +83,7 @@ func TestParseErrors(t *testing.T) {
 		{"latency.endToEnd.p99 <= 50xs", `objective "latency.endToEnd.p99 <= 50xs": 50xs is not a duration; write a duration such as 50ms, 1.5s or 200us`},
 		{"latency.endToEnd.p99 <= fast", `fast is not a duration`},
 		{"latency.e2e.p99 <= 50ms", `objective "latency.e2e.p99 <= 50ms": unknown figure latency.e2e.p99; latency figures are latency.<histogram>.<statistic>, e.g. latency.endToEnd.p99`},
-		{"recieved >= 10", `unknown figure recieved (did you mean received?)`},
+		{"receivd >= 10", `unknown figure receivd (did you mean received?)`},
 		{"lost", `objective "lost": not of the form <figure> <op> <value> (op one of <= >= == != < >), e.g. latency.endToEnd.p99 <= 50ms`},
 		{"lost = 0", `not of the form`},
 		{"lost =< 0", `not of the form`},
