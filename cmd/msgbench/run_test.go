@@ -175,7 +175,10 @@ func studyPoints(t *testing.T, file string, all bool) []string {
 		files = append(files, f)
 		w := mb.Spec.Workload
 		key := [2]int32{w.PayloadBytes, w.Publishers + w.Subscribers}
-		if best == "" || key[0] < bestKey[0] || (key[0] == bestKey[0] && key[1] < bestKey[1]) {
+		// Ties go to the name first in order (as the old one-file-per-point glob did): study 2's
+		// HTTP/3 point before MQTT over QUIC, whose connects on NB-IoT with 2 % loss sometimes
+		// fail under -race: the gateway closes a session whose stream has not come in 30 s).
+		if best == "" || key[0] < bestKey[0] || (key[0] == bestKey[0] && (key[1] < bestKey[1] || (key[1] == bestKey[1] && f < best))) {
 			best, bestKey = f, key
 		}
 	}
