@@ -21,6 +21,7 @@ import (
 	"github.com/msgbench/msgbench/controllers/policy"
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/results/objectives"
 )
 
 // common creates what every run needs: the manifest for workers and gateways, the control
@@ -28,6 +29,11 @@ import (
 func (r *Reconciler) common(ctx context.Context, st *run) (bool, error) {
 	mb := st.mb
 	st.phase = v1alpha1.PhaseProvisioning
+	// The API checks an objective's shape only: a figure or unit it cannot judge fails the run
+	// before anything starts, not after it measured.
+	if _, err := objectives.ParseAll(mb.Spec.Objectives); err != nil {
+		return false, fail("%v", err)
+	}
 	token := make([]byte, 24)
 	if _, err := rand.Read(token); err != nil {
 		return false, err

@@ -29,6 +29,7 @@ import (
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/config/crd"
+	"github.com/msgbench/msgbench/results/objectives"
 )
 
 type schema struct {
@@ -207,6 +208,11 @@ func ParseObject(obj map[string]any, overrides ...string) (*v1alpha1.MessagingBe
 	var mb v1alpha1.MessagingBenchmark
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj, &mb, true); err != nil {
 		return nil, err
+	}
+	// The schema checks an objective's shape; its figure and unit only the objectives parser
+	// knows. Refused here, a bad one stops the run before it starts rather than after it measured.
+	if _, err := objectives.ParseAll(mb.Spec.Objectives); err != nil {
+		return nil, &Error{Problems: []Problem{{Message: err.Error()}}}
 	}
 	return &mb, nil
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/results/objectives"
 )
 
 // ParseSuite reads one MessagingBenchmarkSuite like Parse reads a benchmark: overrides apply to
@@ -53,6 +54,9 @@ func ParseSuiteDoc(data []byte, overrides ...string) (*SuiteDoc, error) {
 	var s v1alpha1.MessagingBenchmarkSuite
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(runtime.DeepCopyJSON(obj), &s, true); err != nil {
 		return nil, err
+	}
+	if _, err := objectives.ParseAll(s.Spec.Objectives); err != nil {
+		return nil, &Error{Problems: []Problem{{Message: err.Error()}}}
 	}
 	tmpl, _ := obj["spec"].(map[string]any)["template"].(map[string]any)
 	return &SuiteDoc{Suite: &s, Template: tmpl}, nil

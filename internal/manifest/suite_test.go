@@ -53,3 +53,16 @@ func TestParseSuite(t *testing.T) {
 		t.Error("Kind")
 	}
 }
+
+// TestObjectivesTheParserCannotJudgeAreRefused: the schema checks an objective's shape only; a
+// figure that does not exist or a latency without a unit is refused before anything runs.
+func TestObjectivesTheParserCannotJudgeAreRefused(t *testing.T) {
+	if _, err := ParseSuite([]byte(strings.Replace(suiteYAML, `"lost == 0"`, `"latency.endToEnd.p99 <= 50"`, 1))); err == nil ||
+		!strings.Contains(err.Error(), "spec.objectives[0]") || !strings.Contains(err.Error(), "unit") {
+		t.Errorf("a latency without a unit: %v", err)
+	}
+	mb := "apiVersion: msgbench.io/v1alpha1\nkind: MessagingBenchmark\nmetadata: {name: x}\nspec:\n  protocol: mqtt\n  objectives: [\"latency.e2e.p99 <= 5ms\"]\n"
+	if _, err := Parse([]byte(mb)); err == nil || !strings.Contains(err.Error(), "unknown figure latency.e2e.p99") {
+		t.Errorf("an unknown figure: %v", err)
+	}
+}
