@@ -20,6 +20,13 @@ import (
 	"github.com/msgbench/msgbench/internal/manifest"
 )
 
+// MaxPoints and MaxRuns bound a suite: each point is validated and each run is an object, and
+// a study beyond them is several suites.
+const (
+	MaxPoints = 1000
+	MaxRuns   = 10000
+)
+
 // Assignment is one field's value at a point.
 type Assignment struct {
 	Field string // spec field path, "workload.publishers"
@@ -61,6 +68,18 @@ func Expand(s *v1alpha1.MessagingBenchmarkSuite, template map[string]any) ([]Poi
 			fields[f] = true
 		}
 		names[axisLabel(a)] = fs
+	}
+	// The schema bounds each list, not their product: 16 axes of 100 values are accepted and
+	// would be 10^32 points. Counted before anything is built.
+	product := 1
+	for _, a := range m.Axes {
+		if product *= len(a.Values); product > MaxPoints {
+			return nil, fmt.Errorf("spec.matrix: the axes' product exceeds %d points; split the study into several suites", MaxPoints)
+		}
+	}
+	if n := (product + len(m.Include)) * int(max(s.Spec.Repetitions, 1)); n > MaxRuns {
+		return nil, fmt.Errorf("spec.repetitions: %d points × %d repetitions is more than %d runs; split the study into several suites",
+			product+len(m.Include), s.Spec.Repetitions, MaxRuns)
 	}
 	combos := [][]Assignment{nil}
 	for _, a := range m.Axes {

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -146,5 +147,28 @@ func TestSchedule(t *testing.T) {
 	}
 	if slices.Equal(firsts[0], firsts[1]) && slices.Equal(firsts[1], firsts[2]) {
 		t.Errorf("every round in the same order %v: not shuffled per round", firsts[0])
+	}
+}
+
+func TestExpandRefusesAnExplodingMatrix(t *testing.T) {
+	axes := "  matrix:\n    axes:\n"
+	for i, f := range []string{"workload.publishers", "workload.subscribers", "workload.payloadBytes", "workload.rate"} {
+		axes += "    - field: " + f + "\n      values: ["
+		for v := 1; v <= 10; v++ {
+			if v > 1 {
+				axes += ", "
+			}
+			axes += strconv.Itoa(v + 10*i)
+		}
+		axes += "]\n"
+	}
+	yaml := doc[:strings.Index(doc, "  matrix:")] + axes
+	s, tmpl := parse(t, yaml)
+	if _, err := Expand(s, tmpl); err == nil || !strings.Contains(err.Error(), "exceeds 1000 points") {
+		t.Errorf("10^4 points: %v", err)
+	}
+	s, tmpl = parse(t, strings.Replace(doc, "repetitions: 3", "repetitions: 1000", 1))
+	if _, err := Expand(s, tmpl); err == nil || !strings.Contains(err.Error(), "more than 10000 runs") {
+		t.Errorf("15 points × 1000: %v", err)
 	}
 }
