@@ -150,19 +150,21 @@ func imageVersion(image string) string {
 // storeResultConfigMap keeps the merged result in the cluster, so that it survives without an
 // object store: kubectl get cm <name>-result -o jsonpath='{.binaryData.result\.json\.gz}' | base64 -d | gunzip
 func (r *Reconciler) storeResultConfigMap(ctx context.Context, st *run, data []byte) error {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write(data); err != nil {
-		return err
-	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	if buf.Len() > maxResultConfigMap {
-		st.mb.Status.Message = fmt.Sprintf("the merged result is %d KiB gzipped, too large for a ConfigMap; set spec.results.objectStore to keep it", buf.Len()>>10)
+	gz := gzipped(data)
+	if len(gz) > maxResultConfigMap {
+		st.mb.Status.Message = fmt.Sprintf("the merged result is %d KiB gzipped, too large for a ConfigMap; set spec.results.objectStore to keep it", len(gz)>>10)
 		return nil
 	}
-	return r.apply(ctx, resources.ResultConfigMap(st.mb, buf.Bytes()))
+	return r.apply(ctx, resources.ResultConfigMap(st.mb, gz))
+}
+
+// gzipped is data compressed for a ConfigMap's binaryData (writing to memory cannot fail).
+func gzipped(data []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, _ = zw.Write(data)
+	_ = zw.Close()
+	return buf.Bytes()
 }
 
 // openStore opens the object store spec names, with the credentials of its secretRef in ns.

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -27,6 +28,7 @@ import (
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/results"
+	"github.com/msgbench/msgbench/results/objectives"
 	"github.com/msgbench/msgbench/results/report"
 	"github.com/msgbench/msgbench/results/store"
 	"github.com/msgbench/msgbench/suite"
@@ -45,6 +47,8 @@ type SuiteReconciler struct {
 	// results caches finished runs' results by the child's UID: a finished run's result never
 	// changes, and a suite re-reads all of them on every pass.
 	results sync.Map
+	// points caches each suite generation's expansion (expand).
+	points sync.Map
 }
 
 func (r *SuiteReconciler) setupWithManager(mgr ctrl.Manager) error {
@@ -57,9 +61,16 @@ func (r *SuiteReconciler) setupWithManager(mgr ctrl.Manager) error {
 
 // Reconcile implements reconcile.Reconciler.
 func (r *SuiteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var s v1alpha1.MessagingBenchmarkSuite
-	if err := r.apiReader.Get(ctx, req.NamespacedName, &s); err != nil {
+	// Read once, as stored: the template is taken from the map (the typed spec cannot say false
+	// or 0s where the default differs), the rest from the typed object.
+	var u unstructured.Unstructured
+	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("MessagingBenchmarkSuite"))
+	if err := r.apiReader.Get(ctx, req.NamespacedName, &u); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	var s v1alpha1.MessagingBenchmarkSuite
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &s); err != nil {
+		return ctrl.Result{}, err
 	}
 	if !s.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
@@ -70,14 +81,8 @@ func (r *SuiteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if st.Phase == v1alpha1.SuiteSucceeded || st.Phase == v1alpha1.SuiteFailed {
 		return r.expire(ctx, &s)
 	}
-	// The template as stored: the typed spec cannot say false or 0s where the default differs.
-	var u unstructured.Unstructured
-	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("MessagingBenchmarkSuite"))
-	if err := r.apiReader.Get(ctx, req.NamespacedName, &u); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
 	template, _, _ := unstructured.NestedMap(u.Object, "spec", "template")
-	points, err := suite.Expand(&s, template)
+	points, err := r.expand(&s, template)
 	if err != nil {
 		r.failSuite(&s, "the suite cannot run: "+err.Error())
 		return ctrl.Result{}, r.writeSuiteStatus(ctx, &s, before)
@@ -158,7 +163,7 @@ func (r *SuiteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	doc := suite.Summarize(&s, points, schedule, outcomes, seed, "kubernetes", r.Now())
 	st.Runs = plan.Counts
-	st.Progress = fmt.Sprintf("%d/%d", plan.Finished, plan.Counts.Total)
+	st.Progress = fmt.Sprintf("%d/%d", plan.Counts.Succeeded+plan.Counts.Failed, plan.Counts.Total)
 	st.Points = doc.PointStatuses()
 	st.Verdict = doc.Verdict
 	if c := doc.ObjectivesCondition(s.Generation); c != nil {
@@ -190,6 +195,24 @@ func (r *SuiteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	// Children's status changes wake the suite (Owns); the poll is a safety net.
 	return ctrl.Result{RequeueAfter: 10 * r.Poll}, nil
+}
+
+// expand is suite.Expand and the suite's objectives checked, once per suite generation: it
+// validates every point (about 1 ms each), and a suite reconciles on every change of a run.
+func (r *SuiteReconciler) expand(s *v1alpha1.MessagingBenchmarkSuite, template map[string]any) ([]suite.Point, error) {
+	key := fmt.Sprintf("%s/%d", s.UID, s.Generation)
+	if v, ok := r.points.Load(key); ok {
+		return v.([]suite.Point), nil
+	}
+	if _, err := objectives.ParseAll(s.Spec.Objectives); err != nil {
+		return nil, err
+	}
+	points, err := suite.Expand(s, template)
+	if err != nil {
+		return nil, err
+	}
+	r.points.Store(key, points)
+	return points, nil
 }
 
 // child labels and names a suite's run; its own TTL is dropped (the suite's governs: a run
@@ -241,19 +264,16 @@ func (r *SuiteReconciler) storeSuite(ctx context.Context, s *v1alpha1.MessagingB
 		set(metav1.ConditionFalse, "EncodeFailed", err.Error())
 		return
 	}
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	_, _ = zw.Write(data)
-	_ = zw.Close()
+	gz := gzipped(data)
 	name := v1alpha1.ShortName(s.Name, "-suite")
 	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.Namespace, Labels: map[string]string{v1alpha1.LabelSuite: v1alpha1.LabelValue(s.Name)}},
-		BinaryData: map[string][]byte{"suite.json.gz": buf.Bytes()},
+		BinaryData: map[string][]byte{"suite.json.gz": gz},
 	}
-	if buf.Len() > maxResultConfigMap {
+	if len(gz) > maxResultConfigMap {
 		cm.BinaryData = nil
-		cm.Data = map[string]string{"note": fmt.Sprintf("suite.json is %d KiB gzipped, too large for a ConfigMap; set spec.template.results.objectStore", buf.Len()>>10)}
+		cm.Data = map[string]string{"note": fmt.Sprintf("suite.json is %d KiB gzipped, too large for a ConfigMap; set spec.template.results.objectStore", len(gz)>>10)}
 	}
 	if err := controllerutil.SetControllerReference(s, cm, r.Scheme()); err == nil {
 		if err := r.apply(ctx, cm); err != nil {
