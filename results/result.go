@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
@@ -288,4 +289,15 @@ type ObjectiveResult struct {
 	Met      bool   `json:"met"`
 	// Reason says why it was not met.
 	Reason string `json:"reason,omitempty"`
+}
+
+// MissedObjectives lists the objectives not met, "objective: reason", joined by "; ".
+func MissedObjectives(outs []ObjectiveResult) string {
+	var lines []string
+	for _, o := range outs {
+		if !o.Met {
+			lines = append(lines, o.Objective+": "+o.Reason)
+		}
+	}
+	return strings.Join(lines, "; ")
 }

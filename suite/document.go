@@ -168,8 +168,8 @@ func (d *Document) PointStatuses() []v1alpha1.PointStatus {
 			}
 		}
 		if p.Stats != nil {
-			ps.ReceivedPerSecond = figureStatus(p.Stats, "throughput.receivedPerSecond", 1)
-			ps.LatencyP99Micros = figureStatus(p.Stats, "latency.endToEnd.p99", 1)
+			ps.ReceivedPerSecond = figureStatus(p.Stats, "throughput.receivedPerSecond")
+			ps.LatencyP99Micros = figureStatus(p.Stats, "latency.endToEnd.p99")
 			ps.Unstable = len(p.Stats.Unstable) > 0
 		}
 		out = append(out, ps)
@@ -177,12 +177,12 @@ func (d *Document) PointStatuses() []v1alpha1.PointStatus {
 	return out
 }
 
-func figureStatus(ps *stats.PointStats, figure string, scale float64) *v1alpha1.FigureStats {
+func figureStatus(ps *stats.PointStats, figure string) *v1alpha1.FigureStats {
 	f, ok := ps.Figures[figure]
 	if !ok || f.N == 0 {
 		return nil
 	}
-	num := func(v float64) string { return strconv.FormatFloat(v*scale, 'f', 1, 64) }
+	num := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 	fs := &v1alpha1.FigureStats{Mean: num(f.Mean), CV: strconv.FormatFloat(f.CV, 'f', 1, 64)}
 	if f.N > 1 {
 		fs.CI95 = num(f.CI95)
@@ -203,7 +203,7 @@ func (d *Document) ObjectivesCondition(generation int64) *metav1.Condition {
 		var missed []string
 		for _, p := range d.Points {
 			if p.ObjectivesMet != nil && !*p.ObjectivesMet {
-				missed = append(missed, p.Name+": "+MissedText(p.Objectives))
+				missed = append(missed, p.Name+": "+results.MissedObjectives(p.Objectives))
 			}
 		}
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "ObjectivesMissed", strings.Join(missed, "; ")
@@ -214,15 +214,4 @@ func (d *Document) ObjectivesCondition(generation int64) *metav1.Condition {
 		c.Message = c.Message[:32765] + "..."
 	}
 	return c
-}
-
-// MissedText lists the objectives not met, "objective: reason", joined by "; ".
-func MissedText(outs []results.ObjectiveResult) string {
-	var lines []string
-	for _, o := range outs {
-		if !o.Met {
-			lines = append(lines, o.Objective+": "+o.Reason)
-		}
-	}
-	return strings.Join(lines, "; ")
 }

@@ -17,12 +17,11 @@ const (
 // Plan is what to do next, decided from the schedule and the runs' states: which runs to start
 // now, the counts, and whether the suite is over.
 type Plan struct {
-	Start    []Run // in schedule order
-	Counts   v1alpha1.SuiteRunCounts
-	Done     bool  // every run finished, or the suite stopped at a failure and nothing runs
-	Stopped  bool  // failurePolicy Stop met a failed run: nothing more starts
-	Finished int32 // runs that ended
-	Phase    v1alpha1.SuitePhase
+	Start   []Run // in schedule order
+	Counts  v1alpha1.SuiteRunCounts
+	Done    bool // every run finished, or the suite stopped at a failure and nothing runs
+	Stopped bool // failurePolicy Stop met a failed run: nothing more starts
+	Phase   v1alpha1.SuitePhase
 }
 
 // Next decides which runs start now: the first runs of the schedule not started yet, while
@@ -44,7 +43,7 @@ func Next(schedule []Run, state func(Run) State, concurrency int32, suspend bool
 			pending = append(pending, r)
 		}
 	}
-	p.Finished = p.Counts.Succeeded + p.Counts.Failed
+	finished := p.Counts.Succeeded + p.Counts.Failed
 	p.Stopped = policy == v1alpha1.FailureStop && p.Counts.Failed > 0
 	if !suspend && !p.Stopped {
 		for _, r := range pending {
@@ -63,7 +62,7 @@ func Next(schedule []Run, state func(Run) State, concurrency int32, suspend bool
 		}
 	case suspend && p.Counts.Running == 0:
 		p.Phase = v1alpha1.SuiteSuspended
-	case p.Finished == 0 && p.Counts.Running == 0 && len(p.Start) == 0:
+	case finished == 0 && p.Counts.Running == 0 && len(p.Start) == 0:
 		p.Phase = v1alpha1.SuitePending
 	default:
 		p.Phase = v1alpha1.SuiteRunning

@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -168,13 +167,7 @@ func emitResult(cmd *cobra.Command, res *results.Result, out string, asJSON bool
 		return fmt.Errorf("benchmark %s failed: %s", res.Name, res.Message)
 	}
 	if res.ObjectivesMet != nil && !*res.ObjectivesMet {
-		var missed []string
-		for _, o := range res.Objectives {
-			if !o.Met {
-				missed = append(missed, o.Objective+": "+o.Reason)
-			}
-		}
-		return fmt.Errorf("benchmark %s measured correctly but missed its objectives: %s", res.Name, strings.Join(missed, "; "))
+		return fmt.Errorf("benchmark %s measured correctly but missed its objectives: %s", res.Name, results.MissedObjectives(res.Objectives))
 	}
 	return nil
 }

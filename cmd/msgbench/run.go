@@ -131,7 +131,7 @@ func runLocal(cmd *cobra.Command, f runFlags) error {
 	out.markLatest()
 	var stored error
 	if upload != nil {
-		if u, err := uploadLocal(ctx, upload, res.Name, out); err != nil {
+		if u, err := uploadLocal(ctx, upload, res.Name, out, "result.json"); err != nil {
 			stored = fmt.Errorf("results not stored in %s: %w (they are in %s)", mb.Spec.Results.ObjectStore.URL, err, out.dir)
 		} else {
 			fmt.Fprintf(errOut, "msgbench: uploaded to %s\n", u)
@@ -170,14 +170,14 @@ func checkObjectStore(ctx context.Context, spec *v1alpha1.ObjectStoreSpec) (stor
 	return s, nil
 }
 
-// uploadLocal uploads a local run's result.json to the object store, under
-// local/<name>/<run-id>/result.json.
-func uploadLocal(ctx context.Context, s store.Store, name string, out *runDir) (string, error) {
-	data, err := os.ReadFile(filepath.Join(out.dir, "result.json"))
+// uploadLocal uploads file (result.json, or a suite's suite.json) of a local run's folder to the
+// object store, under local/<name>/<run-id>/<file>.
+func uploadLocal(ctx context.Context, s store.Store, name string, out *runDir, file string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(out.dir, file))
 	if err != nil {
 		return "", err
 	}
-	key := fmt.Sprintf("local/%s/%s/result.json", name, out.runID)
+	key := fmt.Sprintf("local/%s/%s/%s", name, out.runID, file)
 	// The run is over: an interrupt now should not lose the upload's error, so it gets its own
 	// bounded context.
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,7 +21,6 @@ import (
 	"github.com/msgbench/msgbench/results"
 	"github.com/msgbench/msgbench/results/objectives"
 	"github.com/msgbench/msgbench/results/report"
-	"github.com/msgbench/msgbench/results/store"
 	"github.com/msgbench/msgbench/suite"
 )
 
@@ -117,31 +115,31 @@ func runSuite(cmd *cobra.Command, f runFlags) error {
 		if clearLine != nil {
 			clearLine()
 		}
-		o := suite.RunOutcome{Name: mb.Name, Location: dir}
+		outcome := suite.RunOutcome{Name: mb.Name, Location: dir}
 		switch {
 		case ctx.Err() != nil:
 			interrupted = true
 		case err != nil:
-			o.Phase, o.Message = string(v1alpha1.PhaseFailed), err.Error()
+			outcome.Phase, outcome.Message = string(v1alpha1.PhaseFailed), err.Error()
 		default:
 			res.RunID = out.runID
 			if werr := localrun.Write(res, dir); werr != nil {
 				return fmt.Errorf("writing the result to %s: %w", dir, werr)
 			}
-			o.Phase, o.Message, o.Result = res.Phase, res.Message, res
+			outcome.Phase, outcome.Message, outcome.Result = res.Phase, res.Message, res
 			rs = append(rs, res)
 		}
 		if interrupted {
 			_ = os.Remove(dir)
 			break
 		}
-		outcomes[run] = o
-		status := o.Phase
-		if o.Phase != string(v1alpha1.PhaseSucceeded) {
-			status += ": " + o.Message
+		outcomes[run] = outcome
+		status := outcome.Phase
+		if outcome.Phase != string(v1alpha1.PhaseSucceeded) {
+			status += ": " + outcome.Message
 		}
 		fmt.Fprintf(errOut, "msgbench: %s %s\n", label, status)
-		if o.Phase != string(v1alpha1.PhaseSucceeded) && s.Spec.FailurePolicy == v1alpha1.FailureStop {
+		if outcome.Phase != string(v1alpha1.PhaseSucceeded) && s.Spec.FailurePolicy == v1alpha1.FailureStop {
 			fmt.Fprintf(errOut, "msgbench: spec.failurePolicy is Stop: no further run\n")
 			break
 		}
@@ -164,7 +162,7 @@ func runSuite(cmd *cobra.Command, f runFlags) error {
 	out.markLatest()
 	var stored error
 	if upload != nil {
-		if u, err := uploadSuite(ctx, upload, s.Name, out, data); err != nil {
+		if u, err := uploadLocal(ctx, upload, s.Name, out, "suite.json"); err != nil {
 			stored = fmt.Errorf("suite.json not stored in %s: %w (it is in %s)", s.Spec.Template.Results.ObjectStore.URL, err, out.dir)
 		} else {
 			fmt.Fprintf(errOut, "msgbench: uploaded to %s\n", u)
@@ -247,7 +245,7 @@ func writeSuiteSummary(w io.Writer, d *suite.Document) {
 		if p.ObjectivesMet != nil {
 			obj = "met"
 			if !*p.ObjectivesMet {
-				obj = "MISSED: " + suite.MissedText(p.Objectives)
+				obj = "MISSED: " + results.MissedObjectives(p.Objectives)
 			}
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", p.Name, runs, rate, p50, p99, obj)
@@ -256,16 +254,4 @@ func writeSuiteSummary(w io.Writer, d *suite.Document) {
 	for _, c := range d.Caveats {
 		fmt.Fprintf(w, "  caveat: %s\n", c)
 	}
-}
-
-// uploadSuite uploads suite.json under local/<suite>/<run-id>/suite.json.
-func uploadSuite(ctx context.Context, s store.Store, name string, out *runDir, data []byte) (string, error) {
-	key := fmt.Sprintf("local/%s/%s/suite.json", name, out.runID)
-	// The suite is over: an interrupt now should not lose the upload's error.
-	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	if err := store.PutWithRetry(uctx, s, key, data, 4); err != nil {
-		return "", err
-	}
-	return s.URL(key), nil
 }
