@@ -88,7 +88,7 @@ func Expand(s *v1alpha1.MessagingBenchmarkSuite, template map[string]any) ([]Poi
 			for _, raw := range a.Values {
 				v, err := decode(raw)
 				if err != nil {
-					return nil, fmt.Errorf("spec.matrix axis %s: value %s: %w", axisLabel(a), raw.Raw, err)
+					return nil, fmt.Errorf("spec.matrix axis %s: a value is %w", axisLabel(a), err)
 				}
 				nc := slices.Clone(c)
 				for _, f := range axisFields(a) {
@@ -230,6 +230,9 @@ func axisLabel(a v1alpha1.MatrixAxis) string {
 
 // decode reads one JSON value; whole numbers stay integers (the spec's integer fields need them).
 func decode(raw apiextensionsv1.JSON) (any, error) {
+	if t := strings.TrimSpace(string(raw.Raw)); t == "" || t == "null" {
+		return nil, fmt.Errorf("null; want a number, string or boolean")
+	}
 	d := json.NewDecoder(strings.NewReader(string(raw.Raw)))
 	d.UseNumber()
 	var v any
@@ -245,7 +248,7 @@ func decode(raw apiextensionsv1.JSON) (any, error) {
 	case string, bool:
 		return x, nil
 	}
-	return nil, fmt.Errorf("want a number, string or boolean")
+	return nil, fmt.Errorf("%s; want a number, string or boolean", raw.Raw)
 }
 
 // specValue is a's value as the spec field takes it: a string field keeps numbers as written

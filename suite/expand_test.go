@@ -95,6 +95,7 @@ func TestExpandRefusesWhatCannotRun(t *testing.T) {
 		{"    - field: qos\n", "    - field: protocol\n      name: again\n"},
 		{"    - {protocol: http, qos: 2}\n", "    - {proto: http}\n"},
 		{"    - {network.profile: lte, network.lossPercent: 2}\n", "    - {workload.rate: [1]}\n"},
+		{"values: [0, 1, 2]\n", "values: [0, null]\n"},
 	} {
 		yaml := strings.Replace(doc, c.edit, c.want, 1)
 		s, tmpl := parse(t, yaml)
