@@ -171,15 +171,21 @@ func (r *SuiteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	st.Phase = plan.Phase
 	st.Message = ""
-	if plan.Stopped {
+	switch {
+	case plan.Stopped:
 		st.Message = "a run failed and spec.failurePolicy is Stop: no further run starts"
+	case plan.Done && plan.Counts.Succeeded == 0:
+		st.Message = "every run failed, so the suite measured nothing (the runs' own status says why)"
 	}
 	if plan.Done {
 		r.storeSuite(ctx, &s, doc)
 		st.CompletionTime = &metav1.Time{Time: r.Now()}
 		reason, msg := "Finished", fmt.Sprintf("%d runs: %d succeeded, %d failed", plan.Counts.Total, plan.Counts.Succeeded, plan.Counts.Failed)
-		if plan.Phase == v1alpha1.SuiteFailed {
+		switch {
+		case plan.Stopped:
 			reason = "Stopped"
+		case plan.Phase == v1alpha1.SuiteFailed:
+			reason = "NothingMeasured"
 		}
 		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: v1alpha1.ConditionCompleted, Status: metav1.ConditionTrue,
 			Reason: reason, Message: msg, ObservedGeneration: s.Generation})

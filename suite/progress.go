@@ -57,7 +57,9 @@ func Next(schedule []Run, state func(Run) State, concurrency int32, suspend bool
 	case p.Counts.Running == 0 && len(p.Start) == 0 && (len(pending) == 0 || p.Stopped):
 		p.Done = true
 		p.Phase = v1alpha1.SuiteSucceeded
-		if p.Stopped {
+		// Stopped at a failure, or no run measured anything: a suite that measured nothing is
+		// not Succeeded. Some failed runs among successful ones are counted, not a failure.
+		if p.Stopped || p.Counts.Succeeded == 0 {
 			p.Phase = v1alpha1.SuiteFailed
 		}
 	case suspend && p.Counts.Running == 0:

@@ -40,6 +40,7 @@ func TestNext(t *testing.T) {
 		{"suspended while one runs: it finishes", states(S, R), 1, true, "Continue", nil, v1alpha1.SuiteRunning, false},
 		{"suspended before anything ran", states(), 1, true, "Continue", nil, v1alpha1.SuiteSuspended, false},
 		{"all finished: Succeeded even with failed runs", states(S, F, S, S, S, F), 1, false, "Continue", nil, v1alpha1.SuiteSucceeded, true},
+		{"every run failed: Failed, it measured nothing", states(F, F, F, F, F, F), 1, false, "Continue", nil, v1alpha1.SuiteFailed, true},
 		{"a resumed operator starts the first missing run, not a finished one", states(S, S, NotStarted, S), 1, false, "Continue", []Run{{1, 1}}, v1alpha1.SuiteRunning, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {

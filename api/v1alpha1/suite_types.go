@@ -220,7 +220,7 @@ type PointStatus struct {
 // MessagingBenchmarkSuiteStatus is what the operator observed of the suite.
 type MessagingBenchmarkSuiteStatus struct {
 	// phase: Pending, Running, Suspended, Succeeded (every run ended; failed runs are counted)
-	// or Failed (a run failed under failurePolicy Stop, or the suite cannot run).
+	// or Failed (a run failed under failurePolicy Stop, every run failed, or the suite cannot run).
 	// +optional
 	Phase SuitePhase `json:"phase,omitempty"`
 
