@@ -296,17 +296,9 @@ func (r *SuiteReconciler) storeSuite(ctx context.Context, s *v1alpha1.MessagingB
 	if err == nil {
 		base := path.Join(s.Namespace, "suites", s.Name, string(s.UID))
 		if err = store.PutWithRetry(ctx, st, base+"/suite.json", data, r.UploadAttempts); err == nil {
-			// The comparison report of every run beside it, as `msgbench run` writes it locally.
-			var rs []*results.Result
-			for _, p := range doc.Points {
-				for _, run := range p.Runs {
-					if run.Result != nil {
-						rs = append(rs, run.Result)
-					}
-				}
-			}
+			// The suite's report beside it, as `msgbench run` writes it locally.
 			var html bytes.Buffer
-			if len(rs) > 0 && report.WriteHTML(&html, rs) == nil {
+			if doc.Runs.Succeeded > 0 && report.WriteHTML(&html, report.FromSuite(doc), nil) == nil {
 				err = store.PutWithRetry(ctx, st, base+"/report.html", html.Bytes(), r.UploadAttempts)
 			}
 		}

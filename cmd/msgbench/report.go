@@ -1,10 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -12,57 +18,152 @@ import (
 	"github.com/msgbench/msgbench/results/report"
 )
 
+type reportFlags struct {
+	out, baseline, threshold string
+	images                   bool
+	alpha                    float64
+	figures                  []string
+}
+
 func newReportCommand() *cobra.Command {
-	var out string
-	var images bool
+	var f reportFlags
 	cmd := &cobra.Command{
-		Use:   "report DIR|FILE… [--out DIR]",
-		Short: "Compare result files side by side: a table and charts, as HTML and PNG/SVG images",
-		Long: `Reads result.json files (or folders holding them, searched recursively) and writes a comparison
-page with the figures the reference studies compare: messages handled per protocol and QoS as
-clients grow, throughput by payload size and threads, bytes on the wire per message, connect and
-first-message latency by round-trip time. With --images every chart is also written as PNG and
-SVG for papers.`,
-		Example: `  msgbench report results/ --out comparison
-  msgbench report results/mqtt-qos0 results/mqtt-qos1 results/mqtt-qos2 --out qos --images`,
+		Use:   "report DIR|FILE… [--out DIR] [--images] [--baseline DIR|FILE… --threshold 10%]",
+		Short: "Figures, tables and CSV of a run, several runs or a suite; with --baseline, a regression check for CI",
+		Long: `Reads a suite's folder (suite.json and its runs), or result.json files and folders holding them
+(searched recursively), and writes report.html — the figures, the points with their confidence
+intervals, every latency percentile, the network, the environment, the caveats and the spec — and
+each figure's CSV. For a suite the figures follow from its axes: the numeric axis it varies
+(clients, round-trip time, payload size) is the horizontal, categories (protocol, QoS, TLS,
+network) are the series, and the first figure is the one the study is about. --images writes
+every figure as SVG, PNG and PDF as well (docs/reports.md).
+
+--baseline compares with an earlier run or suite, point by point and figure by figure, and exits
+with status 3 when a figure got worse by more than --threshold — significantly so by Welch's
+t-test when both sides have two or more repetitions, by the threshold alone otherwise (the table
+says which).`,
+		Example: `  msgbench report runs/mqtt-qos1/latest
+  msgbench report runs/dicomo2017-mqtt-mqttsn-http/latest --out figures --images
+  msgbench report runs/nightly/latest --baseline runs/nightly/20261101-020000 --threshold 5%`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var files []string
-			for _, a := range args {
-				fs, err := resultFiles(a)
-				if err != nil {
-					return err
-				}
-				files = append(files, fs...)
-			}
-			if len(files) == 0 {
-				return fmt.Errorf("no result.json under %v", args)
-			}
-			var rs []*results.Result
-			for _, f := range files {
-				r, err := results.ReadFile(f)
-				if err != nil {
-					return err
-				}
-				rs = append(rs, r)
-			}
-			sort.SliceStable(rs, func(a, b int) bool { return rs[a].Name < rs[b].Name })
-			written, err := report.WriteFiles(out, rs, images)
-			if err != nil {
-				return err
-			}
-			for _, w := range written {
-				fmt.Fprintln(cmd.OutOrStdout(), w)
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runReport(cmd, args, f) },
 	}
-	cmd.Flags().StringVar(&out, "out", "report", "folder to write report.html (and images) to")
-	cmd.Flags().BoolVar(&images, "images", false, "also write every chart as PNG and SVG")
+	fl := cmd.Flags()
+	fl.StringVar(&f.out, "out", "report", "folder to write report.html, the CSVs (and images) to")
+	fl.BoolVar(&f.images, "images", false, "also write every figure as SVG, PNG and PDF")
+	fl.StringVar(&f.baseline, "baseline", "", "a run or suite folder (or result.json) to compare with; exit status 3 on a regression")
+	fl.StringVar(&f.threshold, "threshold", "10%", "with --baseline: the change, in percent, beyond which a worse figure is a regression")
+	fl.Float64Var(&f.alpha, "alpha", 0.05, "with --baseline: the significance level of Welch's t-test")
+	fl.StringSliceVar(&f.figures, "figures", nil, "with --baseline: the figures compared (default "+strings.Join(report.DefaultCompared, ",")+")")
 	return cmd
 }
 
-// resultFiles is path itself when it is a file, or every result.json below it.
+// errRegression makes `msgbench report --baseline` exit with status 3.
+type errRegression struct{ msg string }
+
+func (e errRegression) Error() string { return e.msg }
+func (errRegression) ExitCode() int   { return 3 }
+
+func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
+	threshold, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(f.threshold), "%")), 64)
+	if err != nil || threshold < 0 || math.IsNaN(threshold) || math.IsInf(threshold, 0) {
+		return fmt.Errorf("--threshold %q: a percentage such as 10%% or 2.5", f.threshold)
+	}
+	if f.alpha <= 0 || f.alpha >= 1 {
+		return fmt.Errorf("--alpha %g: a probability between 0 and 1, such as 0.05", f.alpha)
+	}
+	d, err := loadDataset(args)
+	if err != nil {
+		return err
+	}
+	var cmp *report.Comparison
+	if f.baseline != "" {
+		base, err := loadDataset([]string{f.baseline})
+		if err != nil {
+			return fmt.Errorf("--baseline: %w", err)
+		}
+		if cmp, err = report.Compare(base, d, f.figures, threshold, f.alpha); err != nil {
+			return fmt.Errorf("--figures: %w", err)
+		}
+		cmp.Baseline = f.baseline
+	} else if len(f.figures) > 0 {
+		return errors.New("--figures: only with --baseline")
+	}
+	written, err := report.WriteFiles(f.out, d, f.images, cmp)
+	if err != nil {
+		return err
+	}
+	for _, w := range written {
+		fmt.Fprintln(cmd.OutOrStdout(), w)
+	}
+	if cmp == nil {
+		return nil
+	}
+	writeComparison(cmd.OutOrStdout(), cmp)
+	if n := cmp.Regressions(); n > 0 {
+		return errRegression{fmt.Sprintf("%d regressions against %s beyond %g%% (report: %s)", n, f.baseline, threshold, filepath.Join(f.out, "report.html"))}
+	}
+	if len(cmp.Changes) == 0 {
+		return fmt.Errorf("nothing to compare with %s: no point of the same name measured the same figures", f.baseline)
+	}
+	return nil
+}
+
+func writeComparison(w io.Writer, c *report.Comparison) {
+	fmt.Fprintf(w, "\nagainst %s (regression: worse by more than %g%%, and p < %g where both sides repeat):\n", c.Baseline, c.ThresholdPercent, c.Alpha)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  POINT\tFIGURE\tBASELINE\tNOW\tCHANGE\tTEST")
+	for _, ch := range c.Changes {
+		verdict := ""
+		if ch.Regression {
+			verdict = "  REGRESSION"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%.4g (n=%d)\t%.4g (n=%d)\t%+.1f%%%s\t%s\n", ch.Point, ch.Figure, ch.Base, ch.BaseN, ch.Current, ch.CurN, ch.Percent, verdict, ch.Test)
+	}
+	_ = tw.Flush()
+	for _, u := range c.Unmatched {
+		fmt.Fprintf(w, "  unmatched: %s\n", u)
+	}
+}
+
+// loadDataset reads what `msgbench report` is given: a suite's folder (suite.json beside its runs;
+// a suite's name folder reads its latest run), or result files and folders holding them.
+func loadDataset(args []string) (*report.Dataset, error) {
+	if len(args) == 1 {
+		for _, dir := range []string{args[0], filepath.Join(args[0], "latest")} {
+			if _, err := os.Stat(filepath.Join(dir, "suite.json")); err == nil {
+				return report.ReadSuite(dir)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(args[0], "latest", "result.json")); err == nil {
+			args = []string{filepath.Join(args[0], "latest")}
+		}
+	}
+	var files []string
+	for _, a := range args {
+		fs, err := resultFiles(a)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, fs...)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no suite.json or result.json under %s", strings.Join(args, ", "))
+	}
+	var rs []*results.Result
+	for _, f := range files {
+		r, err := results.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, r)
+	}
+	sort.SliceStable(rs, func(a, b int) bool { return rs[a].Name < rs[b].Name })
+	return report.FromResults(rs), nil
+}
+
+// resultFiles is path itself when it is a file, or every result.json below it (a `latest` link
+// is not followed: it repeats a run already found).
 func resultFiles(path string) ([]string, error) {
 	st, err := os.Stat(path)
 	if err != nil {

@@ -26,6 +26,7 @@ type runFlags struct {
 	json, noEmbedded, q    bool
 	force                  bool
 	brokerPort             int
+	repetitions            int
 }
 
 func newRunCommand() *cobra.Command {
@@ -64,6 +65,7 @@ exits non-zero when a run failed, an objective was missed or the suite was inter
 	fl.BoolVar(&f.noEmbedded, "no-embedded-broker", false, "fail when Mosquitto is not installed instead of using the embedded broker")
 	fl.IntVar(&f.brokerPort, "broker-port", 0, "port of the local broker (0: a free port)")
 	fl.BoolVarP(&f.q, "quiet", "q", false, "no progress display")
+	fl.IntVar(&f.repetitions, "repetitions", 0, "a suite only: run every point this many times instead of spec.repetitions (e.g. 1 for a quick look)")
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
 }
@@ -71,6 +73,9 @@ exits non-zero when a run failed, an objective was missed or the suite was inter
 func runLocal(cmd *cobra.Command, f runFlags) error {
 	if data, err := os.ReadFile(f.file); err == nil && manifest.Kind(data) == "MessagingBenchmarkSuite" {
 		return runSuite(cmd, f)
+	}
+	if f.repetitions != 0 {
+		return fmt.Errorf("--repetitions %d: only a MessagingBenchmarkSuite has repetitions; %s is a MessagingBenchmark", f.repetitions, f.file)
 	}
 	mb, err := manifest.ReadFile(f.file, f.set...)
 	if err != nil {

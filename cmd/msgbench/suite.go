@@ -34,6 +34,12 @@ func runSuite(cmd *cobra.Command, f runFlags) error {
 		return err
 	}
 	s := doc.Suite
+	if f.repetitions != 0 {
+		if f.repetitions < 1 || f.repetitions > 100 {
+			return fmt.Errorf("--repetitions %d: must be 1 to 1000, as spec.repetitions", f.repetitions)
+		}
+		s.Spec.Repetitions = int32(f.repetitions)
+	}
 	if f.name != "" {
 		if msgs := validation.IsDNS1123Subdomain(f.name); len(msgs) > 0 {
 			return fmt.Errorf("--name %q: %s", f.name, strings.Join(msgs, "; "))
@@ -155,7 +161,7 @@ func runSuite(cmd *cobra.Command, f runFlags) error {
 		return err
 	}
 	if len(rs) > 0 {
-		if _, err := report.WriteFiles(out.dir, rs, false); err != nil {
+		if _, err := report.WriteFiles(out.dir, report.FromSuite(d), false, nil); err != nil {
 			fmt.Fprintf(errOut, "msgbench: the comparison report could not be written: %v\n", err)
 		}
 	}

@@ -2,109 +2,234 @@ package report
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/msgbench/msgbench/results"
+	"github.com/msgbench/msgbench/results/figures"
 )
 
 // Page is what the HTML template renders.
 type Page struct {
-	Title     string
-	Generated string
-	Runs      []Row
-	Charts    []RenderedChart
-	Single    *results.Result
-	Notes     []string
+	Title, Generated, FontFamily string
+	Single                       *results.Result
+	Suite                        *SuiteSummary
+	Points                       []PointRow
+	Columns                      []string
+	Figures                      []RenderedFigure
+	Percentiles                  []PercentileRow
+	Failed                       []FailedRun
+	Networks                     []KV
+	Environment                  []KV
+	Spec                         string
+	Caveats                      []string
+	Comparison                   *Comparison
+	ComparisonRows               []ChangeRow
+	Notes                        []string
 }
 
-// Row is one result in the table.
-type Row struct {
-	Name, Protocol, Broker, Network              string
-	Payload, Publishers, Subscribers             int32
-	Sent, Received, Lost                         string
-	ReceivedPerSecond, ReceivedBytes             string
-	P50, P99, Connect, FirstMessage, BytesPerMsg string
-	Phase, Message                               string
-	CPU                                          string
-	// Caveats lists the run's caveat types ("" when none).
-	Caveats string
+// SuiteSummary heads a suite's page.
+type SuiteSummary struct {
+	Verdict, Order, Seed                    string
+	Points, Repetitions, Succeeded, Failed int
+	Objectives                              []string
 }
 
-// RenderedChart is a chart as inline SVG.
-type RenderedChart struct {
+// PointRow is one point in the table of points: its values and headline figures.
+type PointRow struct {
+	Name   string
+	Values string
+	Runs   int
+	Cells  []string
+}
+
+// PercentileRow is one latency of one point, pooled over its repetitions, in ms.
+type PercentileRow struct {
+	Point, Latency string
+	Count          int64
+	Cells          []string
+}
+
+// KV is a labelled value.
+type KV struct{ Key, Value string }
+
+// RenderedFigure is a figure as inline SVG with its CSV as a download.
+type RenderedFigure struct {
 	ID, Title, Caption string
+	Study              bool
 	SVG                template.HTML
+	CSV                template.URL
 }
 
-// WriteHTML writes a self-contained page: one run's report, or a comparison of several.
-func WriteHTML(w io.Writer, rs []*results.Result) error {
-	var charts []*Chart
-	var err error
-	page := Page{Generated: time.Now().UTC().Format(time.RFC3339)}
-	if len(rs) == 1 {
-		page.Single = rs[0]
-		page.Title = "msgbench: " + rs[0].Name
-		charts, err = RunCharts(rs[0])
-	} else {
-		page.Title = fmt.Sprintf("msgbench: %d runs compared", len(rs))
-		charts, err = CompareCharts(rs)
-	}
+// ChangeRow is one line of the baseline comparison.
+type ChangeRow struct {
+	Point, Figure, Base, Current, Change, Test string
+	Regression, Worse                          bool
+}
+
+// columns of the points table: figure name and heading.
+var columns = []struct{ figure, head string }{
+	{"throughput.receivedPerSecond", "received/s"},
+	{"throughput.receivedBytesPerSecond", "payload B/s"},
+	{"latency.endToEnd.p50", "e2e p50"},
+	{"latency.endToEnd.p99", "e2e p99"},
+	{"latency.connect.p50", "connect p50"},
+	{"latency.firstMessage.p50", "first msg p50"},
+	{"wire.bytesPerMessage", "wire B/msg"},
+	{"lostPercent", "lost"},
+}
+
+// WriteHTML writes the dataset's self-contained page (figures inline, CSVs as data: links), with
+// the baseline comparison when cmp is not nil.
+func WriteHTML(w io.Writer, d *Dataset, cmp *Comparison) error {
+	figs, err := Figures(d)
 	if err != nil {
 		return err
 	}
-	for _, r := range rs {
-		page.Runs = append(page.Runs, row(r))
+	return writePage(w, d, figs, cmp)
+}
+
+func writePage(w io.Writer, d *Dataset, figs []*Figure, cmp *Comparison) error {
+	page := Page{Title: d.Title, Generated: time.Now().UTC().Format(time.RFC3339), FontFamily: FontFamily, Failed: d.Failed, Comparison: cmp}
+	runs := 0
+	for _, p := range d.Points {
+		runs += len(p.Runs)
 	}
-	for _, c := range charts {
-		svg, err := c.Render("svg")
+	if len(d.Points) == 1 && runs == 1 && d.Suite == nil {
+		page.Single = d.Points[0].Runs[0]
+	}
+	if d.Suite != nil {
+		s := d.Suite
+		page.Suite = &SuiteSummary{Verdict: s.Verdict, Order: string(s.Spec.Order), Points: len(s.Points), Repetitions: int(s.Spec.Repetitions),
+			Succeeded: int(s.Runs.Succeeded), Failed: int(s.Runs.Failed), Objectives: s.Spec.Objectives}
+		if s.Seed != nil {
+			page.Suite.Seed = fmt.Sprint(*s.Seed)
+		}
+		page.Caveats = append(page.Caveats, s.Caveats...)
+		if s.Interrupted {
+			page.Notes = append(page.Notes, "The suite was interrupted: only the runs that finished are here.")
+		}
+	}
+	for _, c := range columns {
+		page.Columns = append(page.Columns, c.head)
+	}
+	for _, p := range d.Points {
+		page.Points = append(page.Points, pointRow(d, p))
+		page.Percentiles = append(page.Percentiles, percentileRows(p)...)
+		page.Notes = append(page.Notes, prefixed(p.Name, p.Stats.Notes)...)
+	}
+	page.Caveats = append(page.Caveats, caveats(d, runs)...)
+	page.Networks = networks(d)
+	page.Environment = environment(d)
+	page.Spec = specYAML(d)
+	for _, f := range figs {
+		svg, err := f.Render("svg")
 		if err != nil {
 			return err
 		}
-		page.Charts = append(page.Charts, RenderedChart{ID: c.ID, Title: c.Title, Caption: c.Caption, SVG: template.HTML(stripXMLHeader(svg))}) //nolint:gosec // our own SVG
+		page.Figures = append(page.Figures, RenderedFigure{ID: f.ID, Title: f.Title, Caption: f.Caption, Study: f.Study,
+			SVG: template.HTML(stripXMLHeader(svg)),                                                  //nolint:gosec // our own SVG
+			CSV: template.URL("data:text/csv;base64," + base64.StdEncoding.EncodeToString(f.CSV()))}) //nolint:gosec // our own data
+	}
+	if cmp != nil {
+		for _, c := range cmp.Changes {
+			page.ComparisonRows = append(page.ComparisonRows, changeRow(c))
+		}
 	}
 	return pageTemplate.Execute(w, page)
 }
 
-// WriteFiles writes report.html and, with images, every chart as PNG and SVG into dir.
-func WriteFiles(dir string, rs []*results.Result, images bool) ([]string, error) {
+// caveats are the runs' caveats by type: how many runs have it, and the first one's message.
+func caveats(d *Dataset, runs int) []string {
+	type group struct {
+		n           int
+		first, name string
+	}
+	groups := map[string]*group{}
+	var order []string
+	for _, p := range d.Points {
+		for _, r := range p.Runs {
+			seen := map[string]bool{}
+			for _, c := range r.Caveats {
+				if seen[c.Type] {
+					continue
+				}
+				seen[c.Type] = true
+				g := groups[c.Type]
+				if g == nil {
+					g = &group{first: c.Message, name: r.Name}
+					groups[c.Type] = g
+					order = append(order, c.Type)
+				}
+				g.n++
+			}
+		}
+	}
+	var out []string
+	for _, t := range order {
+		g := groups[t]
+		if runs == 1 {
+			out = append(out, t+": "+g.first)
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s in %d of %d runs, e.g. %s: %s", t, g.n, runs, g.name, g.first))
+	}
+	return out
+}
+
+func prefixed(p string, notes []string) []string {
+	var out []string
+	for _, n := range notes {
+		out = append(out, p+": "+n)
+	}
+	return out
+}
+
+// WriteFiles writes report.html and every figure's CSV into dir, and with images every figure as
+// SVG, PNG and PDF. It returns the files written.
+func WriteFiles(dir string, d *Dataset, images bool, cmp *Comparison) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	figs, err := Figures(d)
+	if err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, rs); err != nil {
+	if err := writePage(&buf, d, figs, cmp); err != nil {
 		return nil, err
 	}
 	files := []string{filepath.Join(dir, "report.html")}
 	if err := os.WriteFile(files[0], buf.Bytes(), 0o644); err != nil {
 		return nil, err
 	}
-	if !images {
-		return files, nil
-	}
-	charts, err := RunCharts(rs[0])
-	if len(rs) > 1 {
-		charts, err = CompareCharts(rs)
-	}
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range charts {
-		for _, format := range []string{"svg", "png"} {
-			data, err := c.Render(format)
-			if err != nil {
+	for _, f := range figs {
+		formats := []string{"csv"}
+		if images {
+			formats = append(formats, Formats...)
+		}
+		for _, format := range formats {
+			data := f.CSV()
+			if format != "csv" {
+				if data, err = f.Render(format); err != nil {
+					return nil, err
+				}
+			}
+			name := filepath.Join(dir, f.ID+"."+format)
+			if err := os.WriteFile(name, data, 0o644); err != nil {
 				return nil, err
 			}
-			f := filepath.Join(dir, c.ID+"."+format)
-			if err := os.WriteFile(f, data, 0o644); err != nil {
-				return nil, err
-			}
-			files = append(files, f)
+			files = append(files, name)
 		}
 	}
 	return files, nil
@@ -118,52 +243,138 @@ func stripXMLHeader(svg []byte) string {
 	return s
 }
 
-func row(r *results.Result) Row {
-	out := Row{Name: r.Name, Broker: r.Environment.Broker, Phase: r.Phase, Message: r.Message,
-		Sent: fmt.Sprint(r.Sent), Received: fmt.Sprint(r.Received), Lost: optInt(r.Lost),
-		ReceivedPerSecond: fmt.Sprintf("%.0f", r.Throughput.ReceivedPerSecond),
-		ReceivedBytes:     humanBytes(r.Throughput.ReceivedBytesPerSecond) + "/s",
-		CPU:               fmt.Sprintf("%.2f", r.Resources.LoadgenCPUSeconds)}
-	for _, c := range r.Caveats {
-		out.Caveats = strings.TrimPrefix(out.Caveats+", "+c.Type, ", ")
+// formatValue writes a figure's value for a table, in its plotted unit: "1.25 ms", "2.1k".
+func formatValue(f figures.Figure, v float64) string {
+	scale, unit := yUnit(f)
+	v *= scale
+	text := si(roundSig(v, 4))
+	switch unit {
+	case "ms", "%", "s":
+		return text + " " + unit
 	}
-	if r.Spec != nil {
-		out.Protocol = protocolLabel(r)
-		out.Payload, out.Publishers, out.Subscribers = r.Spec.Workload.PayloadBytes, r.Spec.Workload.Publishers, r.Spec.Workload.Subscribers
-		out.Network = string(r.Spec.Network.Profile)
+	return text
+}
+
+func roundSig(v float64, n int) float64 {
+	var p float64
+	fmt.Sscanf(fmt.Sprintf("%.*g", n, v), "%g", &p)
+	return p
+}
+
+func pointRow(d *Dataset, p *Point) PointRow {
+	row := PointRow{Name: p.Name, Runs: len(p.Runs)}
+	var vals []string
+	for _, a := range d.Axes {
+		vals = append(vals, valueLabel(a, p.Values[a.Field()]))
 	}
-	if l := r.Latency.EndToEnd; l != nil {
-		out.P50, out.P99 = ms(l.P50Micros), ms(l.P99Micros)
+	row.Values = strings.Join(vals, ", ")
+	for _, c := range columns {
+		f, _ := figures.Lookup(c.figure)
+		st, ok := p.Stats.Figures[c.figure]
+		v, okv := p.Stats.Value(c.figure)
+		if !ok || !okv {
+			row.Cells = append(row.Cells, "")
+			continue
+		}
+		cell := formatValue(f, v)
+		if st.N >= 2 && f.Histogram == "" {
+			cell += " ± " + formatValue(f, st.CI95)
+		}
+		row.Cells = append(row.Cells, cell)
 	}
-	if l := r.Latency.Connect; l != nil {
-		out.Connect = ms(l.P50Micros)
-	}
-	if l := r.Latency.FirstMessage; l != nil {
-		out.FirstMessage = ms(l.P50Micros)
-	}
-	if b := r.Wire.BytesPerMessage; b != nil {
-		out.BytesPerMsg = fmt.Sprintf("%.1f", *b)
+	return row
+}
+
+// percentileRows are a point's latencies at every percentile, pooled over its repetitions.
+func percentileRows(p *Point) []PercentileRow {
+	var out []PercentileRow
+	for _, h := range results.HistogramNames {
+		row := PercentileRow{Point: p.Name, Latency: label(h)}
+		found := false
+		for _, st := range []string{"min", "p50", "p90", "p95", "p99", "p999", "max"} {
+			v, ok := p.Stats.Value("latency." + h + "." + st)
+			if !ok {
+				row.Cells = append(row.Cells, "")
+				continue
+			}
+			found = true
+			row.Cells = append(row.Cells, fmt.Sprintf("%.3f", v/1000))
+		}
+		for _, r := range p.Runs {
+			if s := figures.LatencySummary(r, h); s != nil {
+				row.Count += s.Count
+			}
+		}
+		if found {
+			out = append(out, row)
+		}
 	}
 	return out
 }
 
-func optInt(p *int64) string {
-	if p == nil {
-		return "n/a"
+// networks are the links as applied, one line per distinct link.
+func networks(d *Dataset) []KV {
+	var out []KV
+	seen := map[string]bool{}
+	for _, p := range d.Points {
+		for _, r := range p.Runs {
+			s := r.NetworkSummary()
+			if s == "" || seen[s] {
+				continue
+			}
+			seen[s] = true
+			out = append(out, KV{Key: p.Name, Value: s})
+			break
+		}
 	}
-	return fmt.Sprint(*p)
+	return out
 }
 
-func ms(us int64) string { return fmt.Sprintf("%.3f ms", float64(us)/1000) }
-
-func humanBytes(v float64) string {
-	switch {
-	case v >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", v/(1<<20))
-	case v >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", v/(1<<10))
+// environment is where the runs ran: each distinct machine, broker and versions.
+func environment(d *Dataset) []KV {
+	var out []KV
+	seen := map[string]bool{}
+	for _, p := range d.Points {
+		for _, r := range p.Runs {
+			for _, kv := range []KV{{"machine", r.EnvironmentSummary()}, {"broker", strings.TrimSuffix(r.Environment.Broker+", "+r.Environment.Gateway, ", ")}} {
+				if kv.Value != "" && !seen[kv.Key+kv.Value] {
+					seen[kv.Key+kv.Value] = true
+					out = append(out, kv)
+				}
+			}
+		}
 	}
-	return fmt.Sprintf("%.0f B", v)
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Key > out[b].Key })
+	return out
+}
+
+// specYAML is the suite's spec, or the single point's benchmark spec, as YAML.
+func specYAML(d *Dataset) string {
+	var v any
+	switch {
+	case d.Suite != nil:
+		v = d.Suite.Spec
+	case len(d.Points) == 1 && len(d.Points[0].Runs) > 0:
+		v = d.Points[0].Runs[0].Spec
+	default:
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	y, err := yaml.JSONToYAML(b)
+	if err != nil {
+		return ""
+	}
+	return string(y)
+}
+
+func changeRow(c Change) ChangeRow {
+	f, _ := figures.Lookup(c.Figure)
+	return ChangeRow{Point: c.Point, Figure: c.Figure, Base: fmt.Sprintf("%s (n=%d)", formatValue(f, c.Base), c.BaseN),
+		Current: fmt.Sprintf("%s (n=%d)", formatValue(f, c.Current), c.CurN), Change: fmt.Sprintf("%+.1f %%", c.Percent),
+		Test: c.Test, Regression: c.Regression, Worse: c.Worse}
 }
 
 var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
@@ -173,24 +384,37 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
 <style>
- body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2rem auto; max-width: 1100px; color: #1d2330; padding: 0 1rem; }
+ body { font-family: {{.FontFamily}}; margin: 2rem auto; max-width: 1100px; color: #1d2330; padding: 0 1rem; }
  h1 { font-size: 1.6rem; margin-bottom: .2rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #dde2ea; padding-bottom: .3rem; }
  .meta { color: #5b6577; font-size: .9rem; }
- table { border-collapse: collapse; width: 100%; font-size: .88rem; margin-top: .8rem; }
- th, td { text-align: right; padding: .35rem .5rem; border-bottom: 1px solid #eef1f5; white-space: nowrap; }
- th:first-child, td:first-child, th.l, td.l { text-align: left; }
+ .scroll { overflow-x: auto; max-width: 100%; }
+ table { border-collapse: collapse; font-size: .85rem; margin-top: .8rem; }
+ th, td { text-align: right; padding: .3rem .45rem; border-bottom: 1px solid #eef1f5; white-space: nowrap; }
+ th.l, td.l { text-align: left; white-space: normal; }
  th { background: #f5f7fa; font-weight: 600; }
- .failed { color: #b3261e; font-weight: 600; }
+ .failed, .regression { color: #b3261e; font-weight: 600; }
  .caveat { color: #8a5300; }
- figure { margin: 1.5rem 0; } figure svg { width: 100%; height: auto; max-width: 900px; display: block; }
+ figure { margin: 1.5rem 0; } figure svg { width: 100%; height: auto; display: block; }
+ figure.study { border-left: 4px solid #0072B2; padding-left: .8rem; }
  figcaption { color: #5b6577; font-size: .88rem; margin-top: .3rem; }
  dl.kv { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; font-size: .92rem; }
  dl.kv dt { color: #5b6577; } dl.kv dd { margin: 0; }
+ pre { background: #f5f7fa; padding: .8rem; font-size: .8rem; overflow-x: auto; }
 </style>
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<p class="meta">Generated {{.Generated}} by msgbench. Every figure is defined in docs/results.md.</p>
+<p class="meta">Generated {{.Generated}} by msgbench. Every figure is defined in docs/results.md; the figures are explained in docs/reports.md.</p>
+{{with .Suite}}
+<h2>Suite</h2>
+<dl class="kv">
+ <dt>verdict</dt><dd{{if eq .Verdict "Missed"}} class="failed"{{end}}>{{.Verdict}}</dd>
+ <dt>runs</dt><dd>{{.Points}} points × {{.Repetitions}} repetitions: {{.Succeeded}} succeeded, {{.Failed}} failed</dd>
+ <dt>order</dt><dd>{{.Order}}{{with .Seed}}, seed {{.}}{{end}}</dd>
+ {{range $i, $o := .Objectives}}<dt>{{if eq $i 0}}objectives{{end}}</dt><dd>{{$o}}</dd>
+ {{end}}
+</dl>
+{{end}}
 {{with .Single}}
 <h2>Summary</h2>
 <dl class="kv">
@@ -202,18 +426,50 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
  <dt>measured</dt><dd>{{printf "%.2f" .MeasuredSeconds}} s from {{.StartTime.Format "2006-01-02 15:04:05 MST"}}</dd>
  <dt>messages</dt><dd>sent {{.Sent}}{{if .Unsent}} ({{.Unsent}} more scheduled but unsent){{end}}, received {{.Received}} of {{.Expected}} expected, {{.Errors}} errors</dd>
  <dt>throughput</dt><dd>{{if .Throughput.OfferedPerSecond}}{{printf "%.0f" .Throughput.OfferedPerSecond}} msg/s offered, {{printf "%.0f" .Throughput.SentPerSecond}} sent, {{end}}{{printf "%.0f" .Throughput.ReceivedPerSecond}} msg/s received, {{printf "%.0f" .Throughput.ReceivedBytesPerSecond}} payload B/s</dd>
- {{range $i, $c := .Caveats}}<dt>{{if eq $i 0}}caveats{{end}}</dt><dd class="caveat">{{$c.Type}}: {{$c.Message}}</dd>
- {{end}}
+ {{with .Wire.BytesPerMessage}}<dt>wire</dt><dd>{{printf "%.1f" .}} bytes per message{{end}}{{with $.Single.Wire.ConnectBytes}}, {{printf "%.0f" .}} bytes per connection set-up{{end}}</dd>
 </dl>
 {{end}}
-<h2>{{if .Single}}Run{{else}}Runs{{end}}</h2>
-<table>
-<tr><th>name</th><th class="l">protocol</th><th>payload B</th><th>pub/sub</th><th class="l">network</th><th>sent</th><th>received</th><th>lost</th><th>received/s</th><th>payload/s</th><th>e2e p50</th><th>e2e p99</th><th>connect p50</th><th>first msg p50</th><th>wire B/msg</th><th>CPU-s</th></tr>
-{{range .Runs}}<tr><td>{{.Name}}{{if ne .Phase "Succeeded"}} <span class="failed">{{.Phase}}</span>{{end}}{{if .Caveats}} <span class="caveat" title="{{.Caveats}}">caveats</span>{{end}}</td><td class="l">{{.Protocol}}</td><td>{{.Payload}}</td><td>{{.Publishers}}/{{.Subscribers}}</td><td class="l">{{.Network}}</td><td>{{.Sent}}</td><td>{{.Received}}</td><td>{{.Lost}}</td><td>{{.ReceivedPerSecond}}</td><td>{{.ReceivedBytes}}</td><td>{{.P50}}</td><td>{{.P99}}</td><td>{{.Connect}}</td><td>{{.FirstMessage}}</td><td>{{.BytesPerMsg}}</td><td>{{.CPU}}</td></tr>
-{{end}}</table>
-<h2>Charts</h2>
-{{range .Charts}}<figure id="{{.ID}}">{{.SVG}}<figcaption>{{.Title}}. {{.Caption}}</figcaption></figure>
-{{else}}<p class="meta">No chart: the results do not vary along any charted axis.</p>{{end}}
+{{with .Comparison}}
+<h2>Against the baseline</h2>
+<p class="meta">Baseline {{.Baseline}}. A regression is a change in the figure's bad direction beyond {{.ThresholdPercent}} %, significant at α = {{.Alpha}} where both sides have two or more repetitions (Welch's t-test).</p>
+{{range .Unmatched}}<p class="caveat">{{.}}</p>{{end}}
+{{end}}
+{{if .ComparisonRows}}
+<div class="scroll"><table>
+<tr><th class="l">point</th><th class="l">figure</th><th>baseline</th><th>now</th><th>change</th><th class="l">test</th></tr>
+{{range .ComparisonRows}}<tr><td class="l">{{.Point}}</td><td class="l">{{.Figure}}</td><td>{{.Base}}</td><td>{{.Current}}</td><td{{if .Regression}} class="regression"{{end}}>{{.Change}}{{if .Regression}} regression{{end}}</td><td class="l">{{.Test}}</td></tr>
+{{end}}</table></div>
+{{end}}
+{{if .Caveats}}<h2>Caveats</h2>
+<ul>{{range .Caveats}}<li class="caveat">{{.}}</li>{{end}}</ul>{{end}}
+<h2>Figures</h2>
+{{range .Figures}}<figure id="{{.ID}}"{{if .Study}} class="study"{{end}}>{{.SVG}}<figcaption>{{if .Study}}<strong>The study's figure.</strong> {{end}}{{.Title}}. {{.Caption}} <a download="{{.ID}}.csv" href="{{.CSV}}">CSV</a></figcaption></figure>
+{{else}}<p class="meta">No figure: nothing was measured.</p>{{end}}
+<h2>{{if .Single}}Figures of the run{{else}}Points{{end}}</h2>
+<p class="meta">{{if not .Single}}Means over each point's succeeded repetitions ± the 95 % confidence interval; latencies pooled over every message of the repetitions. {{end}}Latencies in ms.</p>
+<div class="scroll"><table>
+<tr><th class="l">point</th><th class="l">values</th><th>runs</th>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>
+{{range .Points}}<tr><td class="l">{{.Name}}</td><td class="l">{{.Values}}</td><td>{{.Runs}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table></div>
+{{if .Percentiles}}<h2>Latency percentiles</h2>
+<details{{if le (len .Percentiles) 30}} open{{end}}><summary class="meta">Milliseconds, pooled over every message of each point's repetitions (merged HdrHistograms): {{len .Percentiles}} rows.</summary>
+<div class="scroll"><table>
+<tr><th class="l">point</th><th class="l">latency</th><th>samples</th><th>min</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>p99.9</th><th>max</th></tr>
+{{range .Percentiles}}<tr><td class="l">{{.Point}}</td><td class="l">{{.Latency}}</td><td>{{.Count}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table></div></details>{{end}}
+{{if .Failed}}<h2>Runs not plotted</h2>
+<p class="meta">These runs did not succeed: they are in no figure, statistic or table above.</p>
+<div class="scroll"><table>
+<tr><th class="l">point</th><th class="l">run</th><th class="l">phase</th><th class="l">message</th></tr>
+{{range .Failed}}<tr><td class="l">{{.Point}}</td><td class="l">{{.Name}}</td><td class="l failed">{{.Phase}}</td><td class="l">{{.Message}}</td></tr>
+{{end}}</table></div>{{end}}
+<h2>Network and environment</h2>
+<dl class="kv">
+{{range .Networks}}<dt>network ({{.Key}})</dt><dd>{{.Value}}</dd>
+{{end}}{{range .Environment}}<dt>{{.Key}}</dt><dd>{{.Value}}</dd>
+{{end}}</dl>
+{{range .Notes}}<p class="meta">{{.}}</p>{{end}}
+{{with .Spec}}<details><summary>Spec</summary><pre>{{.}}</pre></details>{{end}}
 </body>
 </html>
 `))

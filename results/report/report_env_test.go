@@ -20,7 +20,7 @@ func TestSingleRunShowsItsEnvironment(t *testing.T) {
 		Environment: results.Environment{Protocol: "HTTP/3", TLSVersion: "TLS 1.3", TLSGroup: "X25519MLKEM768",
 			CPUModel: "AMD EPYC 7B13", CPUs: 8, Kernel: "Linux 6.8.0", MsgbenchVersion: "dev", GoVersion: "go1.26.0"}}
 	dir := t.TempDir()
-	if _, err := report.WriteFiles(dir, []*results.Result{r}, false); err != nil {
+	if _, err := report.WriteFiles(dir, report.FromResults([]*results.Result{r}), false, nil); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "report.html"))

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs the five reference studies (config/samples/studies/) on this machine, scaled down so that
+# all five take about an hour on 2 cores, and writes each one's report with its study figure:
+#   runs/studies/<study>/<run-id>/{suite.json,report.html,*.csv}
+# docs/studies/<study>.md quote what these runs printed. Scaling (fewer repetitions, shorter
+# windows, fewer messages) is per study below and said again in each doc; pass a study's name to
+# run only that one, e.g. hack/reproduce-studies.sh ipsj2022-mqtt-vs-mqtts.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bin=${MSGBENCH:-bin/msgbench}
+[[ -x $bin ]] || make build >/dev/null
+out=${OUT:-runs/studies}
+declare -A args=(
+  [ipsj2022-mqtt-vs-mqtts]="--repetitions 2"
+  [emqx-mqtt-over-quic]="--repetitions 1 --set workload.duration=10s"
+  [h3-vs-mqtt-quic-nbiot]="--repetitions 1 --set workload.messages=20"
+  [dicomo2017-mqtt-mqttsn-http]="--repetitions 1 --set workload.duration=10s --set workload.warmup=2s"
+  [sinetstream-5g-sa-vs-lte]="--repetitions 1"
+)
+studies=("$@")
+[[ ${#studies[@]} -gt 0 ]] || studies=(ipsj2022-mqtt-vs-mqtts emqx-mqtt-over-quic h3-vs-mqtt-quic-nbiot dicomo2017-mqtt-mqttsn-http sinetstream-5g-sa-vs-lte)
+status=0
+for s in "${studies[@]}"; do
+  [[ -n ${args[$s]+x} ]] || { echo "unknown study $s (one of: ${!args[*]})" >&2; exit 2; }
+  echo "== $s: $bin run -f config/samples/studies/$s.yaml ${args[$s]} --out $out -q" >&2
+  start=$(date +%s)
+  # shellcheck disable=SC2086 # the arguments are words on purpose
+  "$bin" run -f "config/samples/studies/$s.yaml" ${args[$s]} --out "$out" -q || status=1
+  echo "== $s: $(( $(date +%s) - start )) s" >&2
+done
+exit $status

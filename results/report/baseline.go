@@ -1,0 +1,152 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/msgbench/msgbench/results/figures"
+)
+
+// DefaultCompared are the figures a baseline comparison checks unless told otherwise: what a
+// release could make worse.
+var DefaultCompared = []string{"throughput.receivedPerSecond", "latency.endToEnd.p50", "latency.endToEnd.p99",
+	"latency.connect.p50", "latency.firstMessage.p50", "wire.bytesPerMessage", "lostPercent"}
+
+// Change is one figure of one point against the baseline.
+type Change struct {
+	Point, Figure string
+	// Base and Current are the means over each side's repetitions, in the figure's unit.
+	Base, Current float64
+	BaseN, CurN   int
+	// Percent is the change relative to the baseline, (Current − Base) / Base × 100.
+	Percent float64
+	// Worse: the change is in the figure's bad direction (less throughput, more latency, bytes
+	// or loss).
+	Worse bool
+	// P is the two-sided p-value of Welch's t-test of the two sides' runs; nil when a side has
+	// fewer than two repetitions (Test says so).
+	P    *float64
+	Test string
+	// Regression: Worse by more than the threshold, and significant at alpha when tested.
+	Regression bool
+}
+
+// Comparison is a dataset against a baseline.
+type Comparison struct {
+	Baseline         string
+	ThresholdPercent float64
+	Alpha            float64
+	Changes          []Change
+	// Unmatched names the points found on one side only.
+	Unmatched []string
+}
+
+// Regressions counts the changes that are regressions.
+func (c *Comparison) Regressions() int {
+	n := 0
+	for _, ch := range c.Changes {
+		if ch.Regression {
+			n++
+		}
+	}
+	return n
+}
+
+// higherIsBetter: rates are better high; latencies, bytes, losses and errors low.
+func higherIsBetter(f figures.Figure) bool {
+	return f.Kind == figures.Rate || f.Kind == figures.ByteRate
+}
+
+// Compare compares each point of cur with the point of the same name in base (a single point with
+// a single point whatever their names), figure by figure. A change is a regression when it is in
+// the figure's bad direction by more than thresholdPercent and — where both sides have two or more
+// repetitions — Welch's t-test finds it significant at alpha; with fewer repetitions the threshold
+// alone decides, and Test says so.
+func Compare(base, cur *Dataset, names []string, thresholdPercent, alpha float64) (*Comparison, error) {
+	if len(names) == 0 {
+		names = DefaultCompared
+	}
+	var figs []figures.Figure
+	for _, n := range names {
+		f, err := figures.Lookup(n)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, f)
+	}
+	c := &Comparison{ThresholdPercent: thresholdPercent, Alpha: alpha}
+	pairs := map[*Point]*Point{}
+	if len(base.Points) == 1 && len(cur.Points) == 1 {
+		pairs[cur.Points[0]] = base.Points[0]
+	} else {
+		byName := map[string]*Point{}
+		for _, p := range base.Points {
+			byName[p.Name] = p
+		}
+		seen := map[string]bool{}
+		for _, p := range cur.Points {
+			if b, ok := byName[p.Name]; ok {
+				pairs[p], seen[p.Name] = b, true
+			} else {
+				c.Unmatched = append(c.Unmatched, p.Name+" (not in the baseline)")
+			}
+		}
+		for _, p := range base.Points {
+			if !seen[p.Name] {
+				c.Unmatched = append(c.Unmatched, p.Name+" (only in the baseline)")
+			}
+		}
+	}
+	for _, p := range cur.Points {
+		b, ok := pairs[p]
+		if !ok {
+			continue
+		}
+		for _, f := range figs {
+			bs, okb := b.Stats.Figures[f.Name]
+			cs, okc := p.Stats.Figures[f.Name]
+			if !okb || !okc || bs.N == 0 || cs.N == 0 {
+				continue
+			}
+			ch := Change{Point: p.Name, Figure: f.Name, Base: bs.Mean, Current: cs.Mean, BaseN: bs.N, CurN: cs.N}
+			switch {
+			case bs.Mean != 0:
+				ch.Percent = (cs.Mean - bs.Mean) / math.Abs(bs.Mean) * 100
+			case cs.Mean != 0:
+				ch.Percent = math.Inf(1) * math.Copysign(1, cs.Mean)
+			}
+			ch.Worse = (ch.Percent < 0) == higherIsBetter(f) && ch.Percent != 0
+			beyond := ch.Worse && math.Abs(ch.Percent) > thresholdPercent
+			if bs.N >= 2 && cs.N >= 2 {
+				pv := welchP(bs.Mean, bs.SD, bs.N, cs.Mean, cs.SD, cs.N)
+				ch.P = &pv
+				ch.Test = fmt.Sprintf("Welch's t-test, p = %.3g", pv)
+				ch.Regression = beyond && pv < alpha
+			} else {
+				ch.Test = fmt.Sprintf("no test: %d and %d repetitions (2 or more on each side needed); the threshold alone decides", bs.N, cs.N)
+				ch.Regression = beyond
+			}
+			c.Changes = append(c.Changes, ch)
+		}
+	}
+	sort.SliceStable(c.Changes, func(a, b int) bool { return c.Changes[a].Regression && !c.Changes[b].Regression })
+	return c, nil
+}
+
+// welchP is the two-sided p-value of Welch's unequal-variances t-test of two samples given by
+// their means, sample standard deviations and sizes (each n ≥ 2).
+func welchP(m1, s1 float64, n1 int, m2, s2 float64, n2 int) float64 {
+	v1, v2 := s1*s1/float64(n1), s2*s2/float64(n2)
+	if v1+v2 == 0 {
+		if m1 == m2 {
+			return 1
+		}
+		return 0
+	}
+	t := (m2 - m1) / math.Sqrt(v1+v2)
+	df := (v1 + v2) * (v1 + v2) / (v1*v1/float64(n1-1) + v2*v2/float64(n2-1))
+	return 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(math.Abs(t))
+}

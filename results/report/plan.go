@@ -1,0 +1,239 @@
+package report
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// FigureSpec says what one comparison figure shows: figure Y (a name of results/figures) against
+// axis X — or, without X, as bars over the Colour axis's values — one line or bar per value of
+// Colour × Dash, restricted to the points whose values match Facet.
+type FigureSpec struct {
+	ID string
+	// Y is the figure plotted, e.g. "throughput.receivedPerSecond".
+	Y string
+	// X is the numeric axis along the horizontal; nil draws bars.
+	X *Axis
+	// Colour and Dash split the points into series: a colour per value of one axis, a dash and
+	// marker per value of another, so that a black-and-white print still tells them apart.
+	Colour, Dash *Axis
+	// Facet fixes the values of the remaining axes (field → value), one figure per combination.
+	Facet map[string]string
+	// FacetLabel says the facet in the title: "payload (B) 1024".
+	FacetLabel string
+	// Timeline draws received messages per second over time of the first run of each series at
+	// the facet (X's first value): how a transfer progressed.
+	Timeline bool
+	// Study marks the figure the suite is about: the first for its axes.
+	Study bool
+}
+
+// MaxFigures bounds a report: beyond it, the figures are in the CSV files only.
+const MaxFigures = 36
+
+// xPreference orders the numeric axes that can be a figure's horizontal: the one a study varies to
+// see a trend. QoS and HTTP versions are numbers but categories.
+var xPreference = []string{"workload.publishers", "workload.subscribers", "network.delay", "workload.payloadBytes",
+	"workload.rate", "workload.messages", "network.lossPercent", "network.rateKbps"}
+
+// Plan chooses the comparison figures from the dataset's axes, not from a list per study: the
+// horizontal is the numeric axis a study varies (clients, round-trip time, payload size, rate);
+// categories (protocol, QoS, TLS, network) become series; remaining axes become facets; the
+// figures plotted follow from the horizontal — messages handled against clients, set-up latency
+// against round-trip time, time to first message and bytes against payload size — and from the
+// categories (wire bytes when TLS or protocols differ). The first figure is the study's figure.
+func Plan(d *Dataset) []FigureSpec {
+	if len(d.Axes) == 0 {
+		return nil
+	}
+	var x *Axis
+	for _, f := range xPreference {
+		for _, a := range d.Axes {
+			if x == nil && a.Numeric && len(a.Values) >= 2 && has(a.Fields, f) {
+				x = a
+			}
+		}
+	}
+	var cats, facets []*Axis
+	for _, a := range d.Axes {
+		switch {
+		case a == x:
+		case !a.Numeric || a.Field() == "qos" || a.Field() == "http.version":
+			cats = append(cats, a)
+		default:
+			facets = append(facets, a)
+		}
+	}
+	var colour, dash *Axis
+	if len(cats) > 0 {
+		colour, cats = cats[0], cats[1:]
+	}
+	if len(cats) > 0 {
+		dash, cats = cats[0], cats[1:]
+	}
+	facets = append(cats, facets...)
+	if x == nil && colour == nil { // only facets: the first becomes the bars' categories
+		colour, facets = facets[0], facets[1:]
+	}
+	ys := yFigures(d, x)
+	var out []FigureSpec
+	for _, facet := range facetCombos(d, facets) {
+		for i, y := range ys {
+			fs := FigureSpec{Y: y, X: x, Colour: colour, Dash: dash, Facet: facet.values, FacetLabel: facet.label, Study: len(out) == 0 && i == 0}
+			fs.ID = figureID(fs)
+			out = append(out, fs)
+		}
+		if x != nil && timelines(d) {
+			fs := FigureSpec{Y: "timeline", X: x, Colour: colour, Dash: dash, Facet: facet.values, FacetLabel: facet.label, Timeline: true}
+			fs.ID = figureID(fs)
+			out = append(out, fs)
+		}
+	}
+	if len(out) > MaxFigures {
+		out = out[:MaxFigures]
+	}
+	return out
+}
+
+// yFigures are the figures plotted against x, the study's own first.
+func yFigures(d *Dataset, x *Axis) []string {
+	axis := func(field string) bool {
+		for _, a := range d.Axes {
+			if has(a.Fields, field) {
+				return true
+			}
+		}
+		return false
+	}
+	var ys []string
+	switch {
+	case x == nil:
+		ys = []string{"throughput.receivedPerSecond", "latency.endToEnd.p50", "latency.endToEnd.p99", "latency.connect.p50"}
+	case has(x.Fields, "network.delay"):
+		ys = []string{"latency.connect.p95", "latency.connect.p50", "latency.firstMessage.p50", "latency.endToEnd.p99", "lostPercent"}
+	case has(x.Fields, "workload.payloadBytes"):
+		ys = []string{"latency.firstMessage.p50", "throughput.receivedBytesPerSecond", "wire.bytesPerMessage", "throughput.receivedPerSecond"}
+	case axis("workload.payloadBytes"):
+		ys = []string{"throughput.receivedBytesPerSecond", "throughput.receivedPerSecond", "latency.endToEnd.p50"}
+	default:
+		ys = []string{"throughput.receivedPerSecond", "latency.endToEnd.p50", "latency.endToEnd.p99"}
+	}
+	if axis("tls.enabled") || axis("protocol") {
+		// What TLS or a protocol costs in bytes: per message and per handshake (study 5).
+		extra := []string{"wire.bytesPerMessage", "wire.connectBytes"}
+		if axis("tls.enabled") {
+			ys = append(extra, ys...)
+		} else {
+			ys = append(ys, extra...)
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, y := range ys {
+		if !seen[y] && anyValue(d, y) {
+			seen[y] = true
+			out = append(out, y)
+		}
+	}
+	return out
+}
+
+// anyValue: some point's statistics have the figure.
+func anyValue(d *Dataset, y string) bool {
+	for _, p := range d.Points {
+		if _, ok := p.Stats.Value(y); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// timelines: the runs sampled their timeline finer than a second, as a study of how a transfer
+// progresses does (study 2 samples every 200 ms).
+func timelines(d *Dataset) bool {
+	for _, p := range d.Points {
+		for _, r := range p.Runs {
+			if r.Spec != nil && r.Spec.Workload.TimelineInterval.Duration > 0 && r.Spec.Workload.TimelineInterval.Duration < time.Second && len(r.Timeline) > 1 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+type facet struct {
+	values map[string]string
+	label  string
+}
+
+// facetCombos are the combinations of the facet axes' values that some point has, in the axes'
+// orders; one empty combination when there is no facet axis.
+func facetCombos(d *Dataset, axes []*Axis) []facet {
+	out := []facet{{values: map[string]string{}}}
+	for _, a := range axes {
+		var next []facet
+		for _, f := range out {
+			for _, v := range a.Values {
+				vals := map[string]string{a.Field(): v}
+				for k, w := range f.values {
+					vals[k] = w
+				}
+				if !matchesAny(d, vals) {
+					continue
+				}
+				next = append(next, facet{values: vals, label: strings.TrimPrefix(f.label+", "+valueLabel(a, v), ", ")})
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+func matchesAny(d *Dataset, vals map[string]string) bool {
+	for _, p := range d.Points {
+		if matches(p, vals) {
+			return true
+		}
+	}
+	return false
+}
+
+func matches(p *Point, vals map[string]string) bool {
+	for k, v := range vals {
+		if p.Values[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func has(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+var unsafeID = regexp.MustCompile(`[^a-zA-Z0-9]+`)
+
+// figureID is a file name for the figure: "receivedPerSecond-by-clients-payload-1024".
+func figureID(fs FigureSpec) string {
+	y := fs.Y
+	if i := strings.Index(y, "."); i >= 0 && !strings.HasPrefix(y, "latency.") {
+		y = y[i+1:]
+	}
+	id := strings.TrimPrefix(y, "latency.")
+	if fs.X != nil {
+		id += "-by-" + fs.X.Name()
+	} else if fs.Colour != nil {
+		id += "-by-" + fs.Colour.Name()
+	}
+	if fs.FacetLabel != "" {
+		id += "-" + fs.FacetLabel
+	}
+	return strings.Trim(unsafeID.ReplaceAllString(fmt.Sprint(id), "-"), "-")
+}

@@ -1,0 +1,317 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Formats a figure renders to.
+var Formats = []string{"svg", "png", "pdf"}
+
+// One font family everywhere: Liberation Sans (metrically Arial) in PNG, SVG and PDF, and the
+// page's CSS asks for it first. gonum/plot's default is the serif.
+func init() {
+	plot.DefaultFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
+	plotter.DefaultFont = plot.DefaultFont
+}
+
+// FontFamily is the CSS font stack of the page and of the SVG text in it.
+const FontFamily = `"Liberation Sans", Arial, Helvetica, sans-serif`
+
+// Palette is Okabe and Ito's colour-blind-safe set (Color Universal Design), the yellow last as it
+// is faint on white.
+var Palette = []color.Color{
+	color.RGBA{0x00, 0x72, 0xB2, 0xff}, // blue
+	color.RGBA{0xE6, 0x9F, 0x00, 0xff}, // orange
+	color.RGBA{0x00, 0x9E, 0x73, 0xff}, // bluish green
+	color.RGBA{0xD5, 0x5E, 0x00, 0xff}, // vermillion
+	color.RGBA{0xCC, 0x79, 0xA7, 0xff}, // reddish purple
+	color.RGBA{0x56, 0xB4, 0xE9, 0xff}, // sky blue
+	color.RGBA{0x00, 0x00, 0x00, 0xff}, // black
+	color.RGBA{0xF0, 0xE4, 0x42, 0xff}, // yellow
+}
+
+var dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(1.5), vg.Points(2.5)}, {vg.Points(6), vg.Points(2.5), vg.Points(1.5), vg.Points(2.5)}}
+
+var glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}, draw.PyramidGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}}
+
+func colourOf(i int) color.Color { return Palette[i%len(Palette)] }
+
+// Size of the plotting area; the legend is added to the right of it, so it never covers data.
+const (
+	plotWidth  = 6.5 * vg.Inch
+	plotHeight = 3.8 * vg.Inch
+	margin     = 0.2 * vg.Inch
+)
+
+// Render draws the figure as "svg", "png" or "pdf".
+func (f *Figure) Render(format string) ([]byte, error) {
+	p, legend, err := f.plot()
+	if err != nil {
+		return nil, err
+	}
+	legendW := vg.Length(0)
+	if r := legend.Rectangle(draw.Canvas{}); r.Max.X-r.Min.X > 0 {
+		legendW = r.Max.X - r.Min.X + margin
+	}
+	w, h := plotWidth+legendW+2*margin, plotHeight+2*margin
+	var canvas vg.CanvasWriterTo
+	switch format {
+	case "svg":
+		canvas = vgsvg.New(w, h)
+	case "png":
+		canvas = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(150))}
+	case "pdf":
+		canvas = vgpdf.New(w, h)
+	default:
+		return nil, fmt.Errorf("format %q: one of %s", format, strings.Join(Formats, ", "))
+	}
+	dc := draw.New(canvas)
+	// White background: a PNG pasted on a dark slide stays readable.
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	// The right margin keeps the last tick label ("max") whole.
+	p.Draw(draw.Crop(dc, margin, -(legendW + margin), margin, -margin))
+	if legendW > 0 {
+		legend.Draw(draw.Crop(dc, w-legendW, -margin, margin, -margin-0.35*vg.Inch))
+	}
+	var b bytes.Buffer
+	if _, err := canvas.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	out := b.Bytes()
+	if format == "svg" {
+		out = bytes.ReplaceAll(out, []byte("font-family:Liberation Sans;"), []byte("font-family:"+strings.ReplaceAll(FontFamily, `"`, "'")+";"))
+	}
+	return out, nil
+}
+
+// plot builds the gonum plot and, apart from it, its legend: drawn beside the plot, never on it.
+func (f *Figure) plot() (*plot.Plot, *plot.Legend, error) {
+	p := plot.New()
+	p.Title.Text = f.Title
+	p.Title.TextStyle.Font.Size = vg.Points(12)
+	p.X.Label.TextStyle.Font.Size, p.Y.Label.TextStyle.Font.Size = vg.Points(11), vg.Points(11)
+	p.X.Tick.Label.Font.Size, p.Y.Tick.Label.Font.Size = vg.Points(10), vg.Points(10)
+	legend := plot.NewLegend()
+	legend.TextStyle.Font.Size = vg.Points(10)
+	legend.Left, legend.Top, legend.Padding = true, true, vg.Points(3)
+	p.X.Label.Text, p.Y.Label.Text = f.XLabel, f.YLabel
+	p.Add(plotter.NewGrid())
+	p.Y.Tick.Marker = siTicks{}
+	p.X.Tick.Marker = siTicks{}
+	var ymax float64
+	for _, s := range f.Series {
+		for _, v := range s.Values {
+			ymax = math.Max(ymax, v.Y+v.CI95)
+		}
+	}
+	if f.Bars {
+		p.Add(&groupedBars{fig: f})
+		ticks := make([]plot.Tick, len(f.Categories))
+		for i, c := range f.Categories {
+			ticks[i] = plot.Tick{Value: float64(i), Label: c}
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+		p.X.Min, p.X.Max = -0.5, float64(len(f.Categories))-0.5
+		if long(f.Categories) {
+			p.X.Tick.Label.Rotation = math.Pi / 6
+			p.X.Tick.Label.XAlign = draw.XRight
+			p.X.Tick.Label.YAlign = draw.YCenter
+		}
+		if len(f.Series) > 1 {
+			for _, s := range f.Series {
+				legend.Add(s.Label, swatch{colourOf(s.Colour)})
+			}
+		}
+	} else {
+		for _, s := range f.Series {
+			xys := make(plotter.XYs, len(s.Values))
+			for i, v := range s.Values {
+				xys[i] = plotter.XY{X: v.X, Y: v.Y}
+			}
+			line, points, err := plotter.NewLinePoints(xys)
+			if err != nil {
+				return nil, nil, err
+			}
+			line.Color, line.Width, line.Dashes = colourOf(s.Colour), vg.Points(1.5), dashes[s.Dash%len(dashes)]
+			points.Color, points.Shape, points.Radius = colourOf(s.Colour), glyphs[s.Dash%len(glyphs)], vg.Points(3)
+			if len(s.Values) > 60 { // a timeline: markers would blot the line
+				points = nil
+			}
+			if points != nil {
+				p.Add(line, points)
+			} else {
+				p.Add(line)
+			}
+			if errs := errorBars(s); errs != nil {
+				eb, err := plotter.NewYErrorBars(errs)
+				if err != nil {
+					return nil, nil, err
+				}
+				eb.Color, eb.Width = colourOf(s.Colour), vg.Points(1)
+				p.Add(eb)
+			}
+			if len(f.Series) > 1 || s.Label != f.YLabel {
+				if points != nil {
+					legend.Add(s.Label, line, points)
+				} else {
+					legend.Add(s.Label, line)
+				}
+			}
+		}
+		if f.LogX {
+			p.X.Scale = plot.LogScale{}
+		}
+		if len(f.XTicks) > 0 {
+			ticks := make([]plot.Tick, len(f.XTicks))
+			for i, t := range f.XTicks {
+				ticks[i] = plot.Tick{Value: t.Value, Label: t.Label}
+			}
+			p.X.Tick.Marker = plot.ConstantTicks(ticks)
+			// A little room either side, so the first and last markers are not on the frame.
+			lo, hi := f.XTicks[0].Value, f.XTicks[len(f.XTicks)-1].Value
+			if f.LogX {
+				p.X.Min, p.X.Max = lo/math.Pow(hi/lo, 0.04), hi*math.Pow(hi/lo, 0.04)
+			} else if hi > lo {
+				p.X.Min, p.X.Max = lo-(hi-lo)*0.04, hi+(hi-lo)*0.04
+			}
+		}
+	}
+	if f.LogY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	} else {
+		// Counts, rates, bytes and latencies start at zero: a steady 2,000 msg/s must not look
+		// like a spike because the axis spans 1,999 to 2,001. Headroom keeps bars and error
+		// bars inside the frame.
+		p.Y.Min = 0
+		if ymax > 0 {
+			p.Y.Max = ymax * 1.08
+		} else {
+			p.Y.Max = 1
+		}
+	}
+	return p, &legend, nil
+}
+
+func long(labels []string) bool {
+	total := 0
+	for _, l := range labels {
+		total += len(l)
+	}
+	return total > 70
+}
+
+// errorBars are a series' 95 % CIs, nil when no value has one.
+func errorBars(s Series) interface {
+	plotter.XYer
+	plotter.YErrorer
+} {
+	var out xyErrs
+	some := false
+	for _, v := range s.Values {
+		out = append(out, v)
+		some = some || (v.N >= 2 && v.CI95 > 0)
+	}
+	if !some {
+		return nil
+	}
+	return out
+}
+
+type xyErrs []Value
+
+func (e xyErrs) Len() int                    { return len(e) }
+func (e xyErrs) XY(i int) (float64, float64) { return e[i].X, e[i].Y }
+func (e xyErrs) YError(i int) (float64, float64) {
+	if e[i].N < 2 {
+		return 0, 0
+	}
+	return e[i].CI95, e[i].CI95
+}
+
+// siTicks are four to eight labelled ticks at round values (1, 2, 2.5 or 5 × 10ⁿ apart),
+// labelled with SI prefixes: "28M", not "2.8e+07".
+type siTicks struct{}
+
+func (siTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return []plot.Tick{{Value: lo, Label: si(lo)}}
+	}
+	step := niceStep((hi - lo) / 5)
+	var ts []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+		ts = append(ts, plot.Tick{Value: v, Label: si(round6(v))})
+	}
+	return ts
+}
+
+// niceStep is the round number (1, 2, 2.5 or 5 × 10ⁿ) nearest above raw.
+func niceStep(raw float64) float64 {
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*mag >= raw {
+			return m * mag
+		}
+	}
+	return 10 * mag
+}
+
+// groupedBars draws a figure's bars: per category, one bar per series side by side, each with its
+// 95 % CI. Drawn in data coordinates, so the error bars sit on their bars at any size.
+type groupedBars struct{ fig *Figure }
+
+func (g *groupedBars) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	n := len(g.fig.Series)
+	width := 0.8 / float64(n)
+	for i, s := range g.fig.Series {
+		for _, v := range s.Values {
+			x0 := v.X - 0.4 + float64(i)*width
+			x1 := x0 + width*0.92
+			rect := vg.Rectangle{Min: vg.Point{X: trX(x0), Y: trY(0)}, Max: vg.Point{X: trX(x1), Y: trY(v.Y)}}
+			c.SetColor(colourOf(s.Colour))
+			c.Fill(rect.Path())
+			if v.N >= 2 && v.CI95 > 0 {
+				mid := trX((x0 + x1) / 2)
+				sty := draw.LineStyle{Color: color.Black, Width: vg.Points(1)}
+				c.StrokeLine2(sty, mid, trY(v.Y-v.CI95), mid, trY(v.Y+v.CI95))
+				cap := (trX(x1) - trX(x0)) / 4
+				c.StrokeLine2(sty, mid-cap, trY(v.Y+v.CI95), mid+cap, trY(v.Y+v.CI95))
+				c.StrokeLine2(sty, mid-cap, trY(v.Y-v.CI95), mid+cap, trY(v.Y-v.CI95))
+			}
+		}
+	}
+}
+
+func (g *groupedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax = -0.5, float64(len(g.fig.Categories))-0.5
+	for _, s := range g.fig.Series {
+		for _, v := range s.Values {
+			ymax = math.Max(ymax, v.Y+v.CI95)
+		}
+	}
+	return xmin, xmax, 0, ymax
+}
+
+// swatch is a bar series' legend entry.
+type swatch struct{ c color.Color }
+
+func (s swatch) Thumbnail(c *draw.Canvas) {
+	c.SetColor(s.c)
+	c.Fill(c.Rectangle.Path())
+}
+
