@@ -27,6 +27,9 @@ type Dataset struct {
 	Failed []FailedRun
 	// Suite is the suite's document when the dataset is a suite's.
 	Suite *suite.Document
+	// Declared are the fields of a suite's matrix axes (nil for loose results): only those
+	// can be a figure's horizontal; fields only include entries set are categories.
+	Declared map[string]bool
 }
 
 // Point is one configuration.
@@ -125,7 +128,13 @@ var repetitionSuffix = regexp.MustCompile(`-r[0-9]+$`)
 // FromSuite is a suite's dataset: its points with their values, the results its document's runs
 // carry (RunOutcome.Result), and its failed runs.
 func FromSuite(doc *suite.Document) *Dataset {
-	d := &Dataset{Suite: doc, Title: "msgbench suite: " + doc.Name}
+	d := &Dataset{Suite: doc, Title: "msgbench suite: " + doc.Name, Declared: map[string]bool{}}
+	for _, a := range doc.Spec.Matrix.Axes {
+		d.Declared[a.Field] = true
+		for _, f := range a.Fields {
+			d.Declared[f] = true
+		}
+	}
 	for _, pr := range doc.Points {
 		p := &Point{Name: pr.Name, Values: map[string]string{}}
 		for k, v := range pr.Values {
@@ -141,12 +150,17 @@ func FromSuite(doc *suite.Document) *Dataset {
 		}
 		d.Points = append(d.Points, p)
 	}
-	// A field an include entry sets is the template's value ("") at every other point.
+	// A field an include entry sets has the template's value at every other point: read from
+	// the point's run when it has one ("" otherwise).
 	for _, p := range d.Points {
+		var spec map[string]string
+		if len(p.Runs) > 0 {
+			spec = flatten(p.Runs[0].Spec)
+		}
 		for _, q := range d.Points {
 			for k := range q.Values {
 				if _, ok := p.Values[k]; !ok {
-					p.Values[k] = ""
+					p.Values[k] = spec[k]
 				}
 			}
 		}

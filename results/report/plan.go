@@ -51,7 +51,7 @@ func Plan(d *Dataset) []FigureSpec {
 	var x *Axis
 	for _, f := range xPreference {
 		for _, a := range d.Axes {
-			if x == nil && a.Numeric && len(a.Values) >= 2 && has(a.Fields, f) {
+			if x == nil && a.Numeric && len(a.Values) >= 2 && has(a.Fields, f) && declared(d, a) {
 				x = a
 			}
 		}
@@ -60,7 +60,7 @@ func Plan(d *Dataset) []FigureSpec {
 	for _, a := range d.Axes {
 		switch {
 		case a == x:
-		case !a.Numeric || a.Field() == "qos" || a.Field() == "http.version":
+		case !a.Numeric || a.Field() == "qos" || a.Field() == "http.version" || !declared(d, a):
 			cats = append(cats, a)
 		default:
 			facets = append(facets, a)
@@ -95,6 +95,19 @@ func Plan(d *Dataset) []FigureSpec {
 		out = out[:MaxFigures]
 	}
 	return out
+}
+
+// declared: the axis is one of the suite's matrix axes (always, for loose results).
+func declared(d *Dataset, a *Axis) bool {
+	if d.Declared == nil {
+		return true
+	}
+	for _, f := range a.Fields {
+		if d.Declared[f] {
+			return true
+		}
+	}
+	return false
 }
 
 // yFigures are the figures plotted against x, the study's own first.
@@ -227,7 +240,9 @@ func figureID(fs FigureSpec) string {
 		y = y[i+1:]
 	}
 	id := strings.TrimPrefix(y, "latency.")
-	if fs.X != nil {
+	if fs.X != nil && fs.X.Field() == "network.delay" {
+		id += "-by-rtt"
+	} else if fs.X != nil {
 		id += "-by-" + fs.X.Name()
 	} else if fs.Colour != nil {
 		id += "-by-" + fs.Colour.Name()

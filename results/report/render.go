@@ -251,7 +251,7 @@ func (siTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) {
 		return []plot.Tick{{Value: lo, Label: si(lo)}}
 	}
-	step := niceStep((hi - lo) / 5)
+	step := niceStep((hi - lo) / 6)
 	var ts []plot.Tick
 	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
 		ts = append(ts, plot.Tick{Value: v, Label: si(round6(v))})

@@ -1,0 +1,74 @@
+package report
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/msgbench/msgbench/results"
+)
+
+// TestWelchMatchesScipy: the p-value is scipy.stats.ttest_ind(a, b, equal_var=False)'s.
+func TestWelchMatchesScipy(t *testing.T) {
+	// a = [1 2 3 4 5], b = [2 4 6 8 10]: mean 3 and 6, sd √2.5 and √10.
+	if p := welchP(3, math.Sqrt(2.5), 5, 6, math.Sqrt(10), 5); math.Abs(p-0.10753119493062728) > 1e-9 {
+		t.Errorf("p = %v, scipy 0.10753119493062728", p)
+	}
+	if p := welchP(5, 0, 3, 5, 0, 3); p != 1 {
+		t.Errorf("identical constant samples: p = %v", p)
+	}
+}
+
+// TestCompare: a drop in throughput beyond the threshold is a regression when significant, an
+// improvement never is, a change within the threshold is not, and one repetition decides by the
+// threshold alone and says so.
+func TestCompare(t *testing.T) {
+	suiteOf := func(reps int, rate, connectMicros float64) *Dataset {
+		return FromSuite(synthetic([]axis{{[]string{"qos"}, []string{"0", "1"}}}, reps, func(v map[string]string, rep int) *results.Result {
+			// ±10 around the rate: a spread the test must see through.
+			return measured(rate+float64((rep%3)-1)*10, 0, int64(connectMicros), 1000, 100)
+		}))
+	}
+	base := suiteOf(5, 1000, 2000)
+	cases := []struct {
+		name        string
+		cur         *Dataset
+		threshold   float64
+		regressions int
+		test        string
+	}{
+		{"throughput down 20%, connect 50% faster", suiteOf(5, 800, 1000), 10, 2, "Welch"},
+		{"throughput down 20% within a 25% threshold", suiteOf(5, 800, 2000), 25, 0, "Welch"},
+		{"the same", suiteOf(5, 1000, 2000), 1, 0, "Welch"},
+		{"throughput up 20%", suiteOf(5, 1200, 2000), 10, 0, "Welch"},
+		{"one repetition: the threshold decides", suiteOf(1, 800, 2000), 10, 2, "no test: 5 and 1 repetitions"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Compare(base, tc.cur, []string{"throughput.receivedPerSecond", "latency.connect.p50"}, tc.threshold, 0.05)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Regressions() != tc.regressions {
+				t.Errorf("%d regressions, want %d: %+v", c.Regressions(), tc.regressions, c.Changes)
+			}
+			for _, ch := range c.Changes {
+				if !strings.Contains(ch.Test, tc.test) {
+					t.Errorf("test %q, want %q", ch.Test, tc.test)
+				}
+				if ch.Figure == "latency.connect.p50" && ch.Regression {
+					t.Error("lower connect latency counted as a regression")
+				}
+			}
+		})
+	}
+	if _, err := Compare(base, base, []string{"throughput.recievedPerSecond"}, 10, 0.05); err == nil || !strings.Contains(err.Error(), "throughput.receivedPerSecond") {
+		t.Errorf("a misspelt figure: %v, want the error to suggest the right name", err)
+	}
+	other := FromSuite(synthetic([]axis{{[]string{"qos"}, []string{"2", "1"}}}, 1, func(map[string]string, int) *results.Result { return measured(1, 0, 1, 1, 1) }))
+	other.Points[0].Name = "p9"
+	c, _ := Compare(base, other, nil, 10, 0.05)
+	if len(c.Unmatched) != 2 || !strings.Contains(strings.Join(c.Unmatched, ";"), "p9 (not in the baseline)") {
+		t.Errorf("unmatched %v", c.Unmatched)
+	}
+}
