@@ -165,6 +165,10 @@ func loadDataset(args []string) (*report.Dataset, error) {
 // resultFiles is path itself when it is a file, or every result.json below it (a `latest` link
 // is not followed: it repeats a run already found).
 func resultFiles(path string) ([]string, error) {
+	// A run's "latest" link: WalkDir does not follow a symbolic link it starts from.
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		path = resolved
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err

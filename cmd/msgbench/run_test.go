@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"image/png"
 	"net"
@@ -340,21 +341,34 @@ func brokerProcesses(t *testing.T) int {
 // TestReportInHeadlessBrowser opens a run's report.html in Debian's Chromium: it must load
 // without console errors, and a screenshot must show the charts (coloured lines and bars).
 func TestReportInHeadlessBrowser(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatal("chromium not installed: run hack/apt-packages.sh (Debian package chromium)")
-	}
 	out := t.TempDir()
 	if _, err := msgbench(t, "run", "-f", repo("config", "samples", "mqtt-qos1.yaml"), "--out", out, "-q", "--set", "workload.duration=2s", "--set", "workload.warmup=0s"); err != nil {
 		t.Fatal(err)
 	}
 	page := filepath.Join(out, "mqtt-qos1", "latest", "report.html")
+	browse(t, page)
+	data, _ := os.ReadFile(page)
+	for _, id := range []string{`id="throughput"`, `id="latency"`, `id="delivery"`, `id="wire"`, "<svg"} {
+		if !bytes.Contains(data, []byte(id)) {
+			t.Errorf("report lacks %s", id)
+		}
+	}
+}
+
+// browse opens page in Debian's Chromium at 1400 px: it must load without console errors, and a
+// screenshot must show the figures (coloured lines and bars).
+func browse(t *testing.T, page string) {
+	t.Helper()
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("chromium not installed: run hack/apt-packages.sh (Debian package chromium)")
+	}
 	shot := filepath.Join(t.TempDir(), "shot.png")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--user-data-dir="+t.TempDir(),
-		"--enable-logging=stderr", "--v=0", "--window-size=1200,3000", "--screenshot="+shot, "file://"+page)
+		"--enable-logging=stderr", "--v=0", "--window-size=1400,3000", "--screenshot="+shot, "file://"+page)
 	logs, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("chromium: %v\n%s", err, logs)
@@ -373,7 +387,7 @@ func TestReportInHeadlessBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Charts are drawn in colour; text and table are grey. Count strongly coloured pixels.
+	// Figures are drawn in colour; text and tables are grey. Count strongly coloured pixels.
 	colored := 0
 	b := img.Bounds()
 	for y := b.Min.Y; y < b.Max.Y; y += 2 {
@@ -386,13 +400,7 @@ func TestReportInHeadlessBrowser(t *testing.T) {
 		}
 	}
 	if colored < 2000 {
-		t.Errorf("screenshot has %d coloured pixels: the charts did not render", colored)
-	}
-	data, _ := os.ReadFile(page)
-	for _, id := range []string{`id="throughput"`, `id="latency"`, `id="delivery"`, `id="wire"`, "<svg"} {
-		if !bytes.Contains(data, []byte(id)) {
-			t.Errorf("report lacks %s", id)
-		}
+		t.Errorf("screenshot has %d coloured pixels: the figures did not render", colored)
 	}
 }
 
@@ -419,21 +427,59 @@ func TestReportComparesRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`id="handled-by-clients"`, `id="received-rate"`, `id="wire-bytes"`, "mqtt QoS 0", "mqtt QoS 1"} {
+	for _, want := range []string{`id="receivedPerSecond-by-clients"`, `class="study"`, "QoS 0", "QoS 1", "Latency percentiles", "<details><summary>Spec of "} {
 		if !bytes.Contains(page, []byte(want)) {
 			t.Errorf("comparison lacks %s", want)
 		}
 	}
-	f, err := os.Open(filepath.Join(dir, "handled-by-clients.png"))
+	for _, ext := range []string{"png", "svg", "pdf", "csv"} {
+		if _, err := os.Stat(filepath.Join(dir, "receivedPerSecond-by-clients."+ext)); err != nil {
+			t.Errorf("%v (written: %s)", err, stdout)
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, "receivedPerSecond-by-clients.png"))
 	if err != nil {
-		t.Fatalf("%v (written: %s)", err, stdout)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	if img, err := png.Decode(f); err != nil || img.Bounds().Dx() < 400 {
-		t.Errorf("PNG chart: %v", err)
+		t.Errorf("PNG figure: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "handled-by-clients.svg")); err != nil {
-		t.Error(err)
+	csv, _ := os.ReadFile(filepath.Join(dir, "receivedPerSecond-by-clients.csv"))
+	if lines := strings.Split(strings.TrimSpace(string(csv)), "\n"); len(lines) != 5 || !strings.HasPrefix(lines[1], "QoS 0,1,") || !strings.HasPrefix(lines[2], "QoS 0,2,") {
+		t.Errorf("CSV:\n%s\nwant a header and QoS 0 at 1 and 2 clients, then QoS 1", csv)
+	}
+	browse(t, filepath.Join(dir, "report.html"))
+}
+
+// TestReportBaselineCatchesASlowerBroker: a run whose broker answers 40 ms later (the same
+// benchmark behind an emulated link) is a regression against the plain run: exit status 3 and
+// the latency named; the plain run against itself passes.
+func TestReportBaselineCatchesASlowerBroker(t *testing.T) {
+	out := t.TempDir()
+	run := func(name string, set ...string) string {
+		args := append([]string{"run", "-f", repo("config", "samples", "mqtt-qos1.yaml"), "--out", out, "-q", "--name", name,
+			"--set", "workload.duration=2s", "--set", "workload.warmup=0s", "--set", "workload.rate=100"}, set...)
+		if _, err := msgbench(t, args...); err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Join(out, name, "latest")
+	}
+	base := run("base")
+	slow := run("slow", "--set", "network.profile=custom", "--set", "network.delay=20ms")
+	stdout, err := msgbench(t, "report", slow, "--baseline", base, "--threshold", "10%", "--out", filepath.Join(t.TempDir(), "r"))
+	var exit interface{ ExitCode() int }
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Fatalf("slower broker: %v, want exit status 3\n%s", err, stdout)
+	}
+	if !strings.Contains(stdout, "latency.endToEnd.p50") || !strings.Contains(stdout, "REGRESSION") || !strings.Contains(stdout, "no test: 1 and 1 repetitions") {
+		t.Errorf("output does not name the regression and say no test was possible:\n%s", stdout)
+	}
+	if stdout, err := msgbench(t, "report", base, "--baseline", base, "--out", filepath.Join(t.TempDir(), "r")); err != nil {
+		t.Errorf("a run against itself: %v\n%s", err, stdout)
+	}
+	if _, err := msgbench(t, "report", base, "--baseline", base, "--threshold", "ten"); err == nil {
+		t.Error("--threshold ten accepted")
 	}
 }
 

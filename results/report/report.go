@@ -31,7 +31,7 @@ type Page struct {
 	Failed                       []FailedRun
 	Networks                     []KV
 	Environment                  []KV
-	Spec                         string
+	Spec, SpecOf                 string
 	Caveats                      []string
 	Comparison                   *Comparison
 	ComparisonRows               []ChangeRow
@@ -131,7 +131,7 @@ func writePage(w io.Writer, d *Dataset, figs []*Figure, cmp *Comparison) error {
 	page.Caveats = append(page.Caveats, caveats(d, runs)...)
 	page.Networks = networks(d)
 	page.Environment = environment(d)
-	page.Spec = specYAML(d)
+	page.Spec, page.SpecOf = specYAML(d)
 	for _, f := range figs {
 		svg, err := f.Render("svg")
 		if err != nil {
@@ -348,26 +348,40 @@ func environment(d *Dataset) []KV {
 	return out
 }
 
-// specYAML is the suite's spec, or the single point's benchmark spec, as YAML.
-func specYAML(d *Dataset) string {
+// specYAML is the suite's spec, or a point's benchmark spec, as YAML; of says whose, and for
+// several points which fields the others differ in.
+func specYAML(d *Dataset) (spec, of string) {
 	var v any
 	switch {
 	case d.Suite != nil:
-		v = d.Suite.Spec
-	case len(d.Points) == 1 && len(d.Points[0].Runs) > 0:
-		v = d.Points[0].Runs[0].Spec
+		v, of = d.Suite.Spec, "suite "+d.Suite.Name
 	default:
-		return ""
+		for _, p := range d.Points {
+			if len(p.Runs) > 0 {
+				v, of = p.Runs[0].Spec, p.Name
+				break
+			}
+		}
+		if len(d.Points) > 1 {
+			var fields []string
+			for _, a := range d.Axes {
+				fields = append(fields, a.Fields...)
+			}
+			of += "; the other points differ in " + strings.Join(fields, ", ")
+		}
+	}
+	if v == nil {
+		return "", ""
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	y, err := yaml.JSONToYAML(b)
 	if err != nil {
-		return ""
+		return "", ""
 	}
-	return string(y)
+	return string(y), of
 }
 
 func changeRow(c Change) ChangeRow {
@@ -469,7 +483,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 {{end}}{{range .Environment}}<dt>{{.Key}}</dt><dd>{{.Value}}</dd>
 {{end}}</dl>
 {{range .Notes}}<p class="meta">{{.}}</p>{{end}}
-{{with .Spec}}<details><summary>Spec</summary><pre>{{.}}</pre></details>{{end}}
+{{if .Spec}}<details><summary>Spec of {{.SpecOf}}</summary><pre>{{.Spec}}</pre></details>{{end}}
 </body>
 </html>
 `))
