@@ -253,6 +253,13 @@ func build() []Figure {
 			value: always(func(r *results.Result) float64 { return f64(r.Wire.BytesReceived) })},
 		{Name: "wire.bytesPerMessage", Kind: Bytes, Definition: "(bytesSent + bytesReceived) / received: the whole cost of moving one message", AbsentWhen: "nothing was received",
 			value: ptr(func(r *results.Result) *float64 { return r.Wire.BytesPerMessage })},
+		{Name: "wire.bytesPerSecond", Kind: ByteRate, Definition: "(bytesSent + bytesReceived) / measuredSeconds: every byte the sockets carried per second, set-up and headers above TCP/UDP included — IPSJ 2022's \"throughput\" (derived; not a field of result.json)", AbsentWhen: noWindow,
+			value: func(r *results.Result) (float64, bool) {
+				if r.MeasuredSeconds <= 0 {
+					return 0, false
+				}
+				return float64(r.Wire.BytesSent+r.Wire.BytesReceived) / r.MeasuredSeconds, true
+			}},
 		{Name: "wire.connectBytes", Kind: Bytes, Definition: "mean bytes per client until its session was usable (handshakes)", AbsentWhen: "no client connected",
 			value: ptr(func(r *results.Result) *float64 { return r.Wire.ConnectBytes })},
 		{Name: "wire.publishBytesPerMessage", Kind: Bytes, Definition: "bytes written by publisher sockets per message sent: the device's uplink cost per message", AbsentWhen: "no publisher had all its measured messages acknowledged",

@@ -69,7 +69,7 @@ func TestEveryFigureAgainstAResult(t *testing.T) {
 		"latency.firstMessage.p50": 1234, "latency.firstMessage.p90": 1234, "latency.firstMessage.p95": 1234, "latency.firstMessage.p99": 1234,
 		"latency.firstMessage.p999": 1234, "latency.firstMessage.max": 1234, "latency.firstMessage.min": 1234, "latency.firstMessage.mean": 1234,
 
-		"wire.bytesSent": 60000, "wire.bytesReceived": 138495, "wire.bytesPerMessage": 200.5, "wire.connectBytes": 100,
+		"wire.bytesSent": 60000, "wire.bytesReceived": 138495, "wire.bytesPerMessage": 200.5, "wire.bytesPerSecond": 19849.5, "wire.connectBytes": 100,
 		"wire.publishBytesPerMessage": 150, "wire.segmentsSent": 400, "wire.segmentsReceived": 600, "wire.retransmits": 4,
 		"wire.datagramsSent": absent, "wire.datagramsReceived": absent,
 		"resources.loadgenCPUSeconds": 1.5, "resources.loadgenMaxRSSBytes": 50 << 20, "resources.brokerCPUSeconds": 0.75,

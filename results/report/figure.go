@@ -116,6 +116,7 @@ func yTitle(name string) string {
 		"throughput.receivedBytesPerSecond": "payload bytes received per second",
 		"throughput.sentBytesPerSecond":     "payload bytes sent per second",
 		"wire.bytesPerMessage":              "bytes on the wire per message",
+		"wire.bytesPerSecond":               "bytes on the wire per second",
 		"wire.connectBytes":                 "bytes per connection set-up",
 		"wire.publishBytesPerMessage":       "publisher uplink bytes per message",
 		"lostPercent":                       "messages lost",
