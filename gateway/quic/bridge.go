@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"time"
 
 	"github.com/quic-go/quic-go"
 
@@ -20,7 +19,11 @@ const copyBuffer = 32 << 10
 // bridge runs one session: the client's first bidirectional stream is copied byte for byte to a
 // new TCP connection to the broker and back, until either side ends.
 func bridge(ctx context.Context, o gateway.Options, c *quic.Conn) error {
-	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	// The stream is waited for as long as QUIC keeps an idle connection: on a loaded NB-IoT
+	// link (30 kbit/s down, 2 % loss) a client's first stream frame can queue behind other
+	// sessions' data for well over 30 s, the limit this once had, which failed healthy clients
+	// with "no stream". A client that sends nothing at all is closed by the idle timeout.
+	actx, cancel := context.WithTimeout(ctx, ServerConfig(o).MaxIdleTimeout)
 	s, err := c.AcceptStream(actx)
 	cancel()
 	if err != nil {
