@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the five reference studies (config/samples/studies/) on this machine, scaled down so that
 # all five take about an hour on 2 cores, and writes each one's report with its study figure:
-#   runs/studies/<study>/<run-id>/{suite.json,report.html,*.csv}
+#   runs/studies/<study>/<run-id>/{suite.json,report.html,*.csv}, one folder per run
+#   runs/studies/<study>/report/  the study's figures as SVG, PNG and PDF (msgbench report --images)
 # docs/studies/<study>.md quote what these runs printed. Scaling (fewer repetitions, shorter
 # windows, fewer messages) is per study below and said again in each doc; pass a study's name to
 # run only that one, e.g. hack/reproduce-studies.sh ipsj2022-mqtt-vs-mqtts.
@@ -26,6 +27,7 @@ for s in "${studies[@]}"; do
   start=$(date +%s)
   # shellcheck disable=SC2086 # the arguments are words on purpose
   "$bin" run -f "config/samples/studies/$s.yaml" ${args[$s]} --out "$out" -q || status=1
+  [[ -e $out/$s/latest/suite.json ]] && "$bin" report "$out/$s/latest" --out "$out/$s/report" --images >/dev/null
   echo "== $s: $(( $(date +%s) - start )) s" >&2
 done
 exit $status

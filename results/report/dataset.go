@@ -355,7 +355,10 @@ func valueLabel(a *Axis, v string) string {
 	case "workload.payloadBytes":
 		return v + " B payload"
 	case "workload.publishers":
-		return v + " clients"
+		if len(a.Fields) > 3 { // a point set an include entry made: say it differs in more
+			return fmt.Sprintf("%s publishers (+%d fields)", v, len(a.Fields)-1)
+		}
+		return v + " publishers"
 	}
 	if v == "" {
 		v = "template"
