@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -96,5 +97,14 @@ spec:
 	var cm corev1.ConfigMap
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "e2e-suite-suite"}, &cm); err != nil || len(cm.BinaryData["suite.json.gz"]) == 0 {
 		t.Errorf("suite ConfigMap: %v", err)
+	}
+	// The report beside suite.json: the suite's figure (QoS as bars: no numeric axis) and its points.
+	if u, err := url.Parse(s.Status.ResultsURL); err == nil {
+		page := string(getObject(t, u.Host, strings.TrimPrefix(strings.TrimSuffix(u.Path, "suite.json"), "/")+"report.html"))
+		for _, want := range []string{`id="receivedPerSecond-by-QoS"`, `class="study"`, "QoS 0", "QoS 1", "4 succeeded, 0 failed"} {
+			if !strings.Contains(page, want) {
+				t.Errorf("the suite's report.html lacks %s", want)
+			}
+		}
 	}
 }
