@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/results"
 	"github.com/msgbench/msgbench/suite"
@@ -303,5 +302,3 @@ func TestRenderFormats(t *testing.T) {
 		t.Error("an unknown format rendered")
 	}
 }
-
-

@@ -81,7 +81,7 @@ func (f *Figure) Render(format string) ([]byte, error) {
 	dc := draw.New(canvas)
 	// White background: a PNG pasted on a dark slide stays readable.
 	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
+	dc.Fill(dc.Path())
 	// The right margin keeps the last tick label ("max") whole.
 	p.Draw(draw.Crop(dc, margin, -(legendW + margin), margin, -margin))
 	if legendW > 0 {
@@ -312,6 +312,5 @@ type swatch struct{ c color.Color }
 
 func (s swatch) Thumbnail(c *draw.Canvas) {
 	c.SetColor(s.c)
-	c.Fill(c.Rectangle.Path())
+	c.Fill(c.Path())
 }
-

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,9 +41,9 @@ type Page struct {
 
 // SuiteSummary heads a suite's page.
 type SuiteSummary struct {
-	Verdict, Order, Seed                    string
+	Verdict, Order, Seed                   string
 	Points, Repetitions, Succeeded, Failed int
-	Objectives                              []string
+	Objectives                             []string
 }
 
 // PointRow is one point in the table of points: its values and headline figures.
@@ -256,8 +257,7 @@ func formatValue(f figures.Figure, v float64) string {
 }
 
 func roundSig(v float64, n int) float64 {
-	var p float64
-	fmt.Sscanf(fmt.Sprintf("%.*g", n, v), "%g", &p)
+	p, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', n, 64), 64)
 	return p
 }
 
