@@ -240,10 +240,11 @@ func figureID(fs FigureSpec) string {
 		y = y[i+1:]
 	}
 	id := strings.TrimPrefix(y, "latency.")
-	if fs.X != nil && fs.X.Field() == "network.delay" {
-		id += "-by-rtt"
-	} else if fs.X != nil {
-		id += "-by-" + fs.X.Name()
+	if fs.X != nil {
+		id += "-by-" + map[string]string{"network.delay": "rtt", "workload.payloadBytes": "payload", "workload.publishers": "clients"}[fs.X.Field()]
+		if strings.HasSuffix(id, "-by-") {
+			id += fs.X.Name()
+		}
 	} else if fs.Colour != nil {
 		id += "-by-" + fs.Colour.Name()
 	}
