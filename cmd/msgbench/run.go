@@ -74,7 +74,7 @@ func runLocal(cmd *cobra.Command, f runFlags) error {
 	if data, err := os.ReadFile(f.file); err == nil && manifest.Kind(data) == "MessagingBenchmarkSuite" {
 		return runSuite(cmd, f)
 	}
-	if f.repetitions != 0 {
+	if cmd.Flags().Changed("repetitions") {
 		return fmt.Errorf("--repetitions %d: only a MessagingBenchmarkSuite has repetitions; %s is a MessagingBenchmark", f.repetitions, f.file)
 	}
 	mb, err := manifest.ReadFile(f.file, f.set...)

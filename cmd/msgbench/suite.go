@@ -34,7 +34,7 @@ func runSuite(cmd *cobra.Command, f runFlags) error {
 		return err
 	}
 	s := doc.Suite
-	if f.repetitions != 0 {
+	if cmd.Flags().Changed("repetitions") {
 		if f.repetitions < 1 || f.repetitions > 100 {
 			return fmt.Errorf("--repetitions %d: must be 1 to 1000, as spec.repetitions", f.repetitions)
 		}

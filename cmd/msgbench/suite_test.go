@@ -102,12 +102,18 @@ func TestSuiteRunsLocally(t *testing.T) {
 	if !strings.Contains(stdout, "verdict Passed") || !strings.Contains(stdout, "qos1-clients2") {
 		t.Errorf("summary:\n%s", stdout)
 	}
-	// The same objectives, one impossible: the suite measures correctly and exits non-zero.
+	// The suite's report: the study's figure (received/s by clients, a line per QoS) with its CSV.
+	page, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+	csv, _ := os.ReadFile(filepath.Join(dir, "receivedPerSecond-by-clients.csv"))
+	if !strings.Contains(string(page), `<figure id="receivedPerSecond-by-clients" class="study">`) || !strings.HasPrefix(string(csv), "series,clients (publishers = subscribers),") {
+		t.Errorf("the suite's report lacks its figure, or its CSV:\n%s", csv)
+	}
+	// The same objectives, one impossible, one repetition (--repetitions): the suite measures
+	// correctly and exits non-zero.
 	missed := strings.Replace(localSuite, `"latency.endToEnd.p99 <= 1s"`, `"latency.endToEnd.p99 <= 1us"`, 1)
-	missed = strings.Replace(missed, "repetitions: 2", "repetitions: 1", 1)
-	stdout, err = msgbench(t, "run", "-f", writeSuite(t, missed), "--out", out, "-q")
-	if err == nil || !strings.Contains(err.Error(), "missed its objectives") || !strings.Contains(stdout, "MISSED") {
-		t.Errorf("a missed objective: err %v\n%s", err, stdout)
+	stdout, err = msgbench(t, "run", "-f", writeSuite(t, missed), "--out", out, "-q", "--repetitions", "1", "--json")
+	if err == nil || !strings.Contains(err.Error(), "missed its objectives") || !strings.Contains(stdout, `"verdict": "Missed"`) || !strings.Contains(stdout, `"total": 3`) {
+		t.Errorf("a missed objective, one repetition: err %v\n%s", err, stdout)
 	}
 }
 
@@ -119,6 +125,15 @@ func TestSuiteRefusesBeforeStarting(t *testing.T) {
 	_, err := msgbench(t, "run", "-f", writeSuite(t, bad), "--out", out, "-q")
 	if err == nil || !strings.Contains(err.Error(), "qos=-1") || !strings.Contains(err.Error(), "spec.qos") {
 		t.Errorf("err %v", err)
+	}
+	for _, args := range [][]string{
+		{"-f", writeSuite(t, localSuite), "--repetitions", "0"},
+		{"-f", writeSuite(t, localSuite), "--repetitions", "1001"},
+		{"-f", repo("config", "samples", "mqtt-qos1.yaml"), "--repetitions", "2"},
+	} {
+		if _, err := msgbench(t, append(append([]string{"run"}, args...), "--out", out, "-q")...); err == nil || !strings.Contains(err.Error(), "--repetitions") {
+			t.Errorf("%v: %v, want a refusal naming --repetitions", args, err)
+		}
 	}
 	if entries, _ := os.ReadDir(out); len(entries) != 0 {
 		t.Errorf("%s holds %d entries after a refusal", out, len(entries))
