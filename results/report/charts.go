@@ -6,6 +6,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/msgbench/msgbench/results"
@@ -40,7 +41,7 @@ func throughputFigure(r *results.Result) *Figure {
 	}
 	return &Figure{ID: "throughput", Title: "Throughput over time", XLabel: "seconds since the measured window began", YLabel: "messages per second",
 		Series:  []Series{{Label: "sent", Colour: 0, Values: sent}, {Label: "received", Colour: 1, Dash: 1, Values: recv}},
-		Caption: "Messages sent and received per second in " + si(step*1000) + " ms intervals; the warm-up and the drain after the window are left out."}
+		Caption: fmt.Sprintf("Messages sent and received per second in %.0f ms intervals; the warm-up and the drain after the window are left out.", step*1000)}
 }
 
 // latencyFigure draws each latency's percentile distribution, HdrHistogram style: the horizontal

@@ -391,7 +391,7 @@ func changeRow(c Change) ChangeRow {
 		Test: c.Test, Regression: c.Regression, Worse: c.Worse}
 }
 
-var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"deref": func(p *float64) float64 { return *p }}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -440,7 +440,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
  <dt>measured</dt><dd>{{printf "%.2f" .MeasuredSeconds}} s from {{.StartTime.Format "2006-01-02 15:04:05 MST"}}</dd>
  <dt>messages</dt><dd>sent {{.Sent}}{{if .Unsent}} ({{.Unsent}} more scheduled but unsent){{end}}, received {{.Received}} of {{.Expected}} expected, {{.Errors}} errors</dd>
  <dt>throughput</dt><dd>{{if .Throughput.OfferedPerSecond}}{{printf "%.0f" .Throughput.OfferedPerSecond}} msg/s offered, {{printf "%.0f" .Throughput.SentPerSecond}} sent, {{end}}{{printf "%.0f" .Throughput.ReceivedPerSecond}} msg/s received, {{printf "%.0f" .Throughput.ReceivedBytesPerSecond}} payload B/s</dd>
- {{with .Wire.BytesPerMessage}}<dt>wire</dt><dd>{{printf "%.1f" .}} bytes per message{{end}}{{with $.Single.Wire.ConnectBytes}}, {{printf "%.0f" .}} bytes per connection set-up{{end}}</dd>
+ {{with .Wire.BytesPerMessage}}<dt>wire</dt><dd>{{printf "%.1f" (deref .)}} bytes per message{{with $.Single.Wire.ConnectBytes}}, {{printf "%.0f" (deref .)}} bytes per connection set-up{{end}}</dd>{{end}}
 </dl>
 {{end}}
 {{with .Comparison}}

@@ -18,7 +18,8 @@ func TestSingleRunShowsItsEnvironment(t *testing.T) {
 	r := &results.Result{APIVersion: results.APIVersion, Kind: results.Kind, Name: "x", Phase: "Succeeded",
 		Spec: &v1alpha1.MessagingBenchmarkSpec{Protocol: v1alpha1.ProtocolHTTP, HTTP: v1alpha1.HTTPSpec{Version: v1alpha1.HTTP3}},
 		Environment: results.Environment{Protocol: "HTTP/3", TLSVersion: "TLS 1.3", TLSGroup: "X25519MLKEM768",
-			CPUModel: "AMD EPYC 7B13", CPUs: 8, Kernel: "Linux 6.8.0", MsgbenchVersion: "dev", GoVersion: "go1.26.0"}}
+			CPUModel: "AMD EPYC 7B13", CPUs: 8, Kernel: "Linux 6.8.0", MsgbenchVersion: "dev", GoVersion: "go1.26.0"},
+		Wire: results.Wire{BytesPerMessage: results.Float64(164.8), ConnectBytes: results.Float64(3423)}}
 	dir := t.TempDir()
 	if _, err := report.WriteFiles(dir, report.FromResults([]*results.Result{r}), false, nil); err != nil {
 		t.Fatal(err)
@@ -29,9 +30,13 @@ func TestSingleRunShowsItsEnvironment(t *testing.T) {
 	}
 	page := html.UnescapeString(string(data))
 	for _, want := range []string{"<dt>protocol</dt><dd>HTTP/3 + TLS 1.3 (X25519MLKEM768)</dd>",
-		"<dt>environment</dt><dd>AMD EPYC 7B13, 8 cores, Linux 6.8.0; msgbench dev, go1.26.0</dd>"} {
+		"<dt>environment</dt><dd>AMD EPYC 7B13, 8 cores, Linux 6.8.0; msgbench dev, go1.26.0</dd>",
+		"<dt>wire</dt><dd>164.8 bytes per message, 3423 bytes per connection set-up</dd>"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %s", want)
 		}
+	}
+	if strings.Contains(page, "%!") {
+		t.Error("the page has a formatting error (%!)")
 	}
 }
