@@ -111,6 +111,7 @@ func FromResults(rs []*results.Result) *Dataset {
 		}
 	}
 	d.finish()
+	d.sortPoints()
 	switch {
 	case len(d.Points) == 1 && len(rs) == 1:
 		d.Title = "msgbench: " + rs[0].Name
@@ -207,6 +208,26 @@ func (d *Dataset) finish() {
 		p.Stats = stats.Point(p.Runs)
 	}
 	d.Axes = axesOf(d.Points)
+}
+
+// sortPoints orders loose results' points by their axes' values — numbers as numbers, so that
+// clients 1, 4, 16 do not come out as text (1, 16, 4).
+func (d *Dataset) sortPoints() {
+	sort.SliceStable(d.Points, func(i, j int) bool {
+		for _, a := range d.Axes {
+			vi, vj := d.Points[i].Values[a.Field()], d.Points[j].Values[a.Field()]
+			if vi == vj {
+				continue
+			}
+			if a.Numeric {
+				x, _ := number(vi)
+				y, _ := number(vj)
+				return x < y
+			}
+			return indexOf(a.Values, vi) < indexOf(a.Values, vj)
+		}
+		return false
+	})
 }
 
 // axesOf finds the axes: fields with two or more values, those that determine each other merged

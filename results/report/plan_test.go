@@ -302,3 +302,26 @@ func TestRenderFormats(t *testing.T) {
 		t.Error("an unknown format rendered")
 	}
 }
+
+// TestLooseRunsInNumericOrder: runs compared without a suite are ordered by their values as
+// numbers — clients 1, 4, 16 — not by name as text (clients1, clients16, clients4).
+func TestLooseRunsInNumericOrder(t *testing.T) {
+	var rs []*results.Result
+	for _, n := range []int32{1, 16, 4} {
+		r := measured(float64(n), 0, 1, 1, 1)
+		r.Name = fmt.Sprintf("clients%d", n)
+		r.Spec.Workload.Publishers, r.Spec.Workload.Subscribers = n, n
+		rs = append(rs, r)
+	}
+	d := FromResults(rs)
+	var names []string
+	for _, p := range d.Points {
+		names = append(names, p.Name)
+	}
+	if got := strings.Join(names, " "); got != "clients1 clients4 clients16" {
+		t.Errorf("points %s", got)
+	}
+	if len(d.Axes) != 1 || strings.Join(d.Axes[0].Fields, ",") != "workload.publishers,workload.subscribers" || strings.Join(d.Axes[0].Values, ",") != "1,4,16" {
+		t.Errorf("axes %+v: publishers and subscribers vary together, numerically", d.Axes[0])
+	}
+}
