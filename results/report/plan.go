@@ -133,6 +133,8 @@ func yFigures(d *Dataset, x *Axis) []string {
 	default:
 		ys = []string{"throughput.receivedPerSecond", "latency.endToEnd.p50", "latency.endToEnd.p99"}
 	}
+	// Messages handled mean little without those lost: a QoS 0 sender can outrun its receiver.
+	ys = append(ys, "lostPercent")
 	switch {
 	case axis("tls.enabled"):
 		// What TLS costs (study 5): every byte on the wire per second — the study's
@@ -145,6 +147,9 @@ func yFigures(d *Dataset, x *Axis) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, y := range ys {
+		if y == "lostPercent" && !anyPositive(d, y) {
+			continue // a figure of zeros says less than the table's "0 %"
+		}
 		if !seen[y] && anyValue(d, y) {
 			seen[y] = true
 			out = append(out, y)
@@ -157,6 +162,15 @@ func yFigures(d *Dataset, x *Axis) []string {
 func anyValue(d *Dataset, y string) bool {
 	for _, p := range d.Points {
 		if _, ok := p.Stats.Value(y); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func anyPositive(d *Dataset, y string) bool {
+	for _, p := range d.Points {
+		if v, ok := p.Stats.Value(y); ok && v > 0 {
 			return true
 		}
 	}
