@@ -38,6 +38,9 @@ const MaxFigures = 36
 var xPreference = []string{"workload.publishers", "workload.subscribers", "network.delay", "workload.payloadBytes",
 	"workload.rate", "workload.messages", "network.lossPercent", "network.rateKbps"}
 
+// categorical are fields whose values are numbers but name versions or levels, not quantities.
+var categorical = map[string]bool{"qos": true, "http.version": true, "tls.version": true, "mqtt.version": true}
+
 // Plan chooses the comparison figures from the dataset's axes, not from a list per study: the
 // horizontal is the numeric axis a study varies (clients, round-trip time, payload size, rate);
 // categories (protocol, QoS, TLS, network) become series; remaining axes become facets; the
@@ -48,19 +51,25 @@ func Plan(d *Dataset) []FigureSpec {
 	if len(d.Axes) == 0 {
 		return nil
 	}
+	quantity := func(a *Axis) bool { return a.Numeric && !categorical[a.Field()] && declared(d, a) }
 	var x *Axis
 	for _, f := range xPreference {
 		for _, a := range d.Axes {
-			if x == nil && a.Numeric && len(a.Values) >= 2 && has(a.Fields, f) && declared(d, a) {
+			if x == nil && quantity(a) && has(a.Fields, f) {
 				x = a
 			}
+		}
+	}
+	for _, a := range d.Axes { // another numeric field a suite varies: mqtt.inflight, workers
+		if x == nil && quantity(a) {
+			x = a
 		}
 	}
 	var cats, facets []*Axis
 	for _, a := range d.Axes {
 		switch {
 		case a == x:
-		case !a.Numeric || a.Field() == "qos" || a.Field() == "http.version" || !declared(d, a):
+		case !quantity(a):
 			cats = append(cats, a)
 		default:
 			facets = append(facets, a)
