@@ -376,8 +376,13 @@ func valueLabel(a *Axis, v string) string {
 	case "workload.payloadBytes":
 		return v + " B payload"
 	case "workload.publishers":
-		if len(a.Fields) > 3 { // a point set an include entry made: say it differs in more
+		switch {
+		case len(a.Fields) > 3: // a point set an include entry made: say it differs in more
 			return fmt.Sprintf("%s publishers (+%d fields)", v, len(a.Fields)-1)
+		case has(a.Fields, "workload.subscribers") && v == "1":
+			return "1 client"
+		case has(a.Fields, "workload.subscribers"):
+			return v + " clients" // publishers = subscribers
 		}
 		return v + " publishers"
 	}
