@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -100,6 +101,14 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 		return nil
 	}
 	writeComparison(cmd.OutOrStdout(), cmp)
+	data, err := json.MarshalIndent(cmp, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(f.out, "comparison.json"), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintln(cmd.OutOrStdout(), filepath.Join(f.out, "comparison.json"))
 	if n := cmp.Regressions(); n > 0 {
 		return errRegression{fmt.Sprintf("%d regressions against %s beyond %g%% (report: %s)", n, f.baseline, threshold, filepath.Join(f.out, "report.html"))}
 	}
@@ -118,7 +127,11 @@ func writeComparison(w io.Writer, c *report.Comparison) {
 		if ch.Regression {
 			verdict = "  REGRESSION"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%.4g (n=%d)\t%.4g (n=%d)\t%+.1f%%%s\t%s\n", ch.Point, ch.Figure, ch.Base, ch.BaseN, ch.Current, ch.CurN, ch.Percent, verdict, ch.Test)
+		change := fmt.Sprintf("%+.1f%%", ch.Percent)
+		if ch.FromZero {
+			change = "from 0"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%.4g (n=%d)\t%.4g (n=%d)\t%s%s\t%s\n", ch.Point, ch.Figure, ch.Base, ch.BaseN, ch.Current, ch.CurN, change, verdict, ch.Test)
 	}
 	_ = tw.Flush()
 	for _, u := range c.Unmatched {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"image/png"
@@ -26,6 +27,7 @@ import (
 	"github.com/msgbench/msgbench/internal/testenv"
 	"github.com/msgbench/msgbench/loadgen/drivers"
 	"github.com/msgbench/msgbench/results"
+	"github.com/msgbench/msgbench/results/report"
 	"github.com/msgbench/msgbench/suite"
 )
 
@@ -467,13 +469,18 @@ func TestReportBaselineCatchesASlowerBroker(t *testing.T) {
 	}
 	base := run("base")
 	slow := run("slow", "--set", "network.profile=custom", "--set", "network.delay=20ms")
-	stdout, err := msgbench(t, "report", slow, "--baseline", base, "--threshold", "10%", "--out", filepath.Join(t.TempDir(), "r"))
+	rdir := filepath.Join(t.TempDir(), "r")
+	stdout, err := msgbench(t, "report", slow, "--baseline", base, "--threshold", "10%", "--out", rdir)
 	var exit interface{ ExitCode() int }
 	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
 		t.Fatalf("slower broker: %v, want exit status 3\n%s", err, stdout)
 	}
 	if !strings.Contains(stdout, "latency.endToEnd.p50") || !strings.Contains(stdout, "REGRESSION") || !strings.Contains(stdout, "no test: 1 and 1 repetitions") {
 		t.Errorf("output does not name the regression and say no test was possible:\n%s", stdout)
+	}
+	var cmp report.Comparison
+	if data, err := os.ReadFile(filepath.Join(rdir, "comparison.json")); err != nil || json.Unmarshal(data, &cmp) != nil || cmp.Regressions() == 0 || cmp.Baseline != base {
+		t.Errorf("comparison.json: %v, %+v", err, cmp)
 	}
 	if stdout, err := msgbench(t, "report", base, "--baseline", base, "--out", filepath.Join(t.TempDir(), "r")); err != nil {
 		t.Errorf("a run against itself: %v\n%s", err, stdout)

@@ -108,6 +108,7 @@ func TestSuiteRunsLocally(t *testing.T) {
 	if !strings.Contains(string(page), `<figure id="receivedPerSecond-by-clients" class="study">`) || !strings.HasPrefix(string(csv), "series,clients (publishers = subscribers),") {
 		t.Errorf("the suite's report lacks its figure, or its CSV:\n%s", csv)
 	}
+	browse(t, filepath.Join(dir, "report.html"))
 	// The same objectives, one impossible, one repetition (--repetitions): the suite measures
 	// correctly and exits non-zero.
 	missed := strings.Replace(localSuite, `"latency.endToEnd.p99 <= 1s"`, `"latency.endToEnd.p99 <= 1us"`, 1)

@@ -17,31 +17,37 @@ var DefaultCompared = []string{"throughput.receivedPerSecond", "latency.endToEnd
 
 // Change is one figure of one point against the baseline.
 type Change struct {
-	Point, Figure string
-	// Base and Current are the means over each side's repetitions, in the figure's unit.
-	Base, Current float64
-	BaseN, CurN   int
-	// Percent is the change relative to the baseline, (Current − Base) / Base × 100.
-	Percent float64
+	Point  string `json:"point"`
+	Figure string `json:"figure"`
+	// Base and Current are the means over each side's repetitions, in the figure's stored unit
+	// (latencies in µs, docs/objectives.md).
+	Base    float64 `json:"base"`
+	Current float64 `json:"current"`
+	BaseN   int     `json:"baseRuns"`
+	CurN    int     `json:"currentRuns"`
+	// Percent is the change relative to the baseline, (Current − Base) / Base × 100; 0 with
+	// FromZero set when the baseline is 0 and the current value is not.
+	Percent  float64 `json:"percent"`
+	FromZero bool    `json:"fromZero,omitempty"`
 	// Worse: the change is in the figure's bad direction (less throughput, more latency, bytes
 	// or loss).
-	Worse bool
+	Worse bool `json:"worse"`
 	// P is the two-sided p-value of Welch's t-test of the two sides' runs; nil when a side has
 	// fewer than two repetitions (Test says so).
-	P    *float64
-	Test string
+	P    *float64 `json:"p,omitempty"`
+	Test string   `json:"test"`
 	// Regression: Worse by more than the threshold, and significant at alpha when tested.
-	Regression bool
+	Regression bool `json:"regression"`
 }
 
 // Comparison is a dataset against a baseline.
 type Comparison struct {
-	Baseline         string
-	ThresholdPercent float64
-	Alpha            float64
-	Changes          []Change
+	Baseline         string   `json:"baseline"`
+	ThresholdPercent float64  `json:"thresholdPercent"`
+	Alpha            float64  `json:"alpha"`
+	Changes          []Change `json:"changes"`
 	// Unmatched names the points found on one side only.
-	Unmatched []string
+	Unmatched []string `json:"unmatched,omitempty"`
 }
 
 // Regressions counts the changes that are regressions.
@@ -112,14 +118,14 @@ func Compare(base, cur *Dataset, names []string, thresholdPercent, alpha float64
 				continue
 			}
 			ch := Change{Point: p.Name, Figure: f.Name, Base: bs.Mean, Current: cs.Mean, BaseN: bs.N, CurN: cs.N}
-			switch {
-			case bs.Mean != 0:
-				ch.Percent = (cs.Mean - bs.Mean) / math.Abs(bs.Mean) * 100
-			case cs.Mean != 0:
-				ch.Percent = math.Inf(1) * math.Copysign(1, cs.Mean)
+			change := cs.Mean - bs.Mean
+			if bs.Mean != 0 {
+				ch.Percent = change / math.Abs(bs.Mean) * 100
+			} else {
+				ch.FromZero = change != 0 // no percentage of zero: any change is beyond a threshold
 			}
-			ch.Worse = (ch.Percent < 0) == higherIsBetter(f) && ch.Percent != 0
-			beyond := ch.Worse && math.Abs(ch.Percent) > thresholdPercent
+			ch.Worse = change != 0 && (change < 0) == higherIsBetter(f)
+			beyond := ch.Worse && (ch.FromZero || math.Abs(ch.Percent) > thresholdPercent)
 			if bs.N >= 2 && cs.N >= 2 {
 				pv := welchP(bs.Mean, bs.SD, bs.N, cs.Mean, cs.SD, cs.N)
 				ch.P = &pv

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -64,6 +65,21 @@ func TestCompare(t *testing.T) {
 	}
 	if _, err := Compare(base, base, []string{"throughput.recievedPerSecond"}, 10, 0.05); err == nil || !strings.Contains(err.Error(), "throughput.receivedPerSecond") {
 		t.Errorf("a misspelt figure: %v, want the error to suggest the right name", err)
+	}
+	// Loss from 0 % to 0.5 %: no percentage of zero, but a regression beyond any threshold.
+	lossy := func(lost int64) *Dataset {
+		return FromSuite(synthetic([]axis{{[]string{"qos"}, []string{"1"}}}, 1, func(map[string]string, int) *results.Result {
+			r := measured(100, 0, 1, 1, 1)
+			r.Expected, r.Lost = 1000, &lost
+			return r
+		}))
+	}
+	c0, err := Compare(lossy(0), lossy(5), []string{"lostPercent"}, 50, 0.05)
+	if err != nil || c0.Regressions() != 1 || !c0.Changes[0].FromZero {
+		t.Errorf("loss from 0: %+v (%v)", c0, err)
+	}
+	if _, err := json.Marshal(c0); err != nil {
+		t.Errorf("comparison.json: %v", err)
 	}
 	other := FromSuite(synthetic([]axis{{[]string{"qos"}, []string{"2", "1"}}}, 1, func(map[string]string, int) *results.Result { return measured(1, 0, 1, 1, 1) }))
 	other.Points[0].Name = "p9"

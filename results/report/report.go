@@ -386,9 +386,13 @@ func specYAML(d *Dataset) (spec, of string) {
 
 func changeRow(c Change) ChangeRow {
 	f, _ := figures.Lookup(c.Figure)
-	return ChangeRow{Point: c.Point, Figure: c.Figure, Base: fmt.Sprintf("%s (n=%d)", formatValue(f, c.Base), c.BaseN),
+	row := ChangeRow{Point: c.Point, Figure: c.Figure, Base: fmt.Sprintf("%s (n=%d)", formatValue(f, c.Base), c.BaseN),
 		Current: fmt.Sprintf("%s (n=%d)", formatValue(f, c.Current), c.CurN), Change: fmt.Sprintf("%+.1f %%", c.Percent),
 		Test: c.Test, Regression: c.Regression, Worse: c.Worse}
+	if c.FromZero {
+		row.Change = "from 0"
+	}
+	return row
 }
 
 var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"deref": func(p *float64) float64 { return *p }}).Parse(`<!DOCTYPE html>
