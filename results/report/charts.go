@@ -39,7 +39,7 @@ func throughputFigure(r *results.Result) *Figure {
 	if len(sent) == 0 {
 		return nil
 	}
-	return &Figure{ID: "throughput", Title: "Throughput over time", XLabel: "seconds since the measured window began", YLabel: "messages per second",
+	return &Figure{ID: "throughput", Title: "Throughput over time", XLabel: "seconds since the measured window began", YLabel: "messages per second", Steps: true,
 		Series:  []Series{{Label: "sent", Colour: 0, Values: sent}, {Label: "received", Colour: 1, Dash: 1, Values: recv}},
 		Caption: fmt.Sprintf("Messages sent and received per second in %.0f ms intervals; the warm-up and the drain after the window are left out.", step*1000)}
 }

@@ -29,6 +29,9 @@ type Figure struct {
 	XTicks []Tick
 	// LogY draws the vertical on a log scale (latency percentiles); otherwise it starts at zero.
 	LogY bool
+	// Steps draws each value as a level over the interval ending at its X (a timeline's counts),
+	// not as a point joined to the next by a slope.
+	Steps bool
 	// Study marks the figure a suite is about.
 	Study bool
 }
@@ -325,7 +328,7 @@ func caption(d *Dataset, fs FigureSpec, fig figures.Figure) string {
 // buildTimeline draws received messages per second over time for the first run of each series
 // at the facet's first value of X.
 func buildTimeline(d *Dataset, fs FigureSpec) *Figure {
-	f := &Figure{ID: fs.ID, XLabel: "seconds since the measured window began", YLabel: "messages received per second"}
+	f := &Figure{ID: fs.ID, XLabel: "seconds since the measured window began", YLabel: "messages received per second", Steps: true}
 	x0 := ""
 	for _, v := range fs.X.Values {
 		if matchesAny(d, withValue(fs.Facet, fs.X.Field(), v)) {

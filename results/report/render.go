@@ -147,6 +147,9 @@ func (f *Figure) plot() (*plot.Plot, *plot.Legend, error) {
 				return nil, nil, err
 			}
 			line.Color, line.Width, line.Dashes = colourOf(s.Colour), vg.Points(1.5), dashes[s.Dash%len(dashes)]
+			if f.Steps {
+				line.StepStyle = plotter.PreStep
+			}
 			points.Color, points.Shape, points.Radius = colourOf(s.Colour), glyphs[s.Dash%len(glyphs)], vg.Points(3)
 			if len(s.Values) > 60 { // a timeline: markers would blot the line
 				points = nil
