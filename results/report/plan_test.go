@@ -303,6 +303,10 @@ func TestRenderFormats(t *testing.T) {
 		if format == "svg" && (strings.Contains(string(data), "Serif") || !strings.Contains(string(data), "Liberation Sans")) {
 			t.Error("SVG text is not in the page's font family")
 		}
+		// Publishers (IEEE PDF eXpress, ACM) refuse PDFs whose fonts are not embedded.
+		if format == "pdf" && (!strings.Contains(string(data), "/FontFile2") || !strings.Contains(string(data), "LiberationSans")) {
+			t.Error("the PDF does not embed Liberation Sans")
+		}
 	}
 	if _, err := figs[0].Render("gif"); err == nil {
 		t.Error("an unknown format rendered")
