@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -24,6 +25,7 @@ type reportFlags struct {
 	images                   bool
 	alpha                    float64
 	figures                  []string
+	floor                    time.Duration
 }
 
 func newReportCommand() *cobra.Command {
@@ -55,6 +57,7 @@ says which).`,
 	fl.StringVar(&f.baseline, "baseline", "", "a run or suite folder (or result.json) to compare with; exit status 3 on a regression")
 	fl.StringVar(&f.threshold, "threshold", "10%", "with --baseline: the change, in percent, beyond which a worse figure is a regression")
 	fl.Float64Var(&f.alpha, "alpha", 0.05, "with --baseline: the significance level of Welch's t-test")
+	fl.DurationVar(&f.floor, "latency-floor", report.DefaultLatencyFloor, "with --baseline: a latency change smaller than this is never a regression (0 counts every change)")
 	fl.StringSliceVar(&f.figures, "figures", nil, "with --baseline: the figures compared (default "+strings.Join(report.DefaultCompared, ",")+")")
 	return cmd
 }
@@ -70,6 +73,9 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 	if err != nil || threshold < 0 || math.IsNaN(threshold) || math.IsInf(threshold, 0) {
 		return fmt.Errorf("--threshold %q: a percentage such as 10%% or 2.5", f.threshold)
 	}
+	if f.floor < 0 {
+		return fmt.Errorf("--latency-floor %s: a duration of 0 or more, such as 1ms", f.floor)
+	}
 	if f.alpha <= 0 || f.alpha >= 1 {
 		return fmt.Errorf("--alpha %g: a probability between 0 and 1, such as 0.05", f.alpha)
 	}
@@ -83,7 +89,7 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 		if err != nil {
 			return fmt.Errorf("--baseline: %w", err)
 		}
-		if cmp, err = report.Compare(base, d, f.figures, threshold, f.alpha); err != nil {
+		if cmp, err = report.Compare(base, d, report.CompareOptions{Figures: f.figures, ThresholdPercent: threshold, Alpha: f.alpha, LatencyFloor: f.floor}); err != nil {
 			return fmt.Errorf("--figures: %w", err)
 		}
 		cmp.Baseline = f.baseline
@@ -131,11 +137,15 @@ func writeComparison(w io.Writer, c *report.Comparison) {
 		if ch.FromZero {
 			change = "from 0"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%.4g (n=%d)\t%.4g (n=%d)\t%s%s\t%s\n", ch.Point, ch.Figure, ch.Base, ch.BaseN, ch.Current, ch.CurN, change, verdict, ch.Test)
+		fmt.Fprintf(tw, "  %s\t%s\t%s (n=%d)\t%s (n=%d)\t%s%s\t%s\n", ch.Point, ch.Figure, report.FormatValue(ch.Figure, ch.Base), ch.BaseN,
+			report.FormatValue(ch.Figure, ch.Current), ch.CurN, change, verdict, ch.Test)
 	}
 	_ = tw.Flush()
 	for _, u := range c.Unmatched {
 		fmt.Fprintf(w, "  unmatched: %s\n", u)
+	}
+	for _, n := range c.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
 	}
 }
 

@@ -475,7 +475,7 @@ func TestReportBaselineCatchesASlowerBroker(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
 		t.Fatalf("slower broker: %v, want exit status 3\n%s", err, stdout)
 	}
-	if !strings.Contains(stdout, "latency.endToEnd.p50") || !strings.Contains(stdout, "REGRESSION") || !strings.Contains(stdout, "no test: 1 and 1 repetitions") {
+	if !strings.Contains(stdout, "latency.endToEnd.p50") || !strings.Contains(stdout, "REGRESSION") || !strings.Contains(stdout, "no test (1 and 1 runs)") {
 		t.Errorf("output does not name the regression and say no test was possible:\n%s", stdout)
 	}
 	var cmp report.Comparison

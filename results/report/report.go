@@ -244,6 +244,15 @@ func stripXMLHeader(svg []byte) string {
 	return s
 }
 
+// FormatValue writes the named figure's value (in its stored unit) as tables show it.
+func FormatValue(figure string, v float64) string {
+	f, err := figures.Lookup(figure)
+	if err != nil {
+		return si(roundSig(v, 4))
+	}
+	return formatValue(f, v)
+}
+
 // formatValue writes a figure's value for a table, in its plotted unit: "1.25 ms", "2.1k".
 func formatValue(f figures.Figure, v float64) string {
 	scale, unit := yUnit(f)
@@ -449,8 +458,8 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"
 {{end}}
 {{with .Comparison}}
 <h2>Against the baseline</h2>
-<p class="meta">Baseline {{.Baseline}}. A regression is a change in the figure's bad direction beyond {{.ThresholdPercent}} %, significant at α = {{.Alpha}} where both sides have two or more repetitions (Welch's t-test).</p>
-{{range .Unmatched}}<p class="caveat">{{.}}</p>{{end}}
+<p class="meta">Baseline {{.Baseline}}. A regression is a change in the figure's bad direction beyond {{.ThresholdPercent}} % (and, for latencies, beyond {{.LatencyFloorMicros}} µs), significant at α = {{.Alpha}} where both sides have two or more repetitions (Welch's t-test).</p>
+{{range .Unmatched}}<p class="caveat">{{.}}</p>{{end}}{{range .Notes}}<p class="meta">{{.}}</p>{{end}}
 {{end}}
 {{if .ComparisonRows}}
 <div class="scroll"><table>
