@@ -264,6 +264,6 @@ func hostPort(host string, port int) string { return net.JoinHostPort(host, strc
 var _ = tls.VersionTLS13
 
 func writeReport(res *results.Result, path string) error {
-	_, err := report.WriteFiles(filepath.Dir(path), report.FromResults([]*results.Result{res}), false, nil)
+	_, err := report.WriteFiles(filepath.Dir(path), report.FromResults([]*results.Result{res}), report.Options{})
 	return err
 }

@@ -22,7 +22,7 @@ import (
 
 type reportFlags struct {
 	out, baseline, threshold string
-	images                   bool
+	images, noTitles         bool
 	alpha                    float64
 	figures                  []string
 	floor                    time.Duration
@@ -54,6 +54,7 @@ says which).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.out, "out", "report", "folder to write report.html, the CSVs (and images) to")
 	fl.BoolVar(&f.images, "images", false, "also write every figure as SVG, PNG and PDF")
+	fl.BoolVar(&f.noTitles, "no-titles", false, "with --images: leave the titles out of the images, for a paper whose captions say them")
 	fl.StringVar(&f.baseline, "baseline", "", "a run or suite folder (or result.json) to compare with; exit status 3 on a regression")
 	fl.StringVar(&f.threshold, "threshold", "10%", "with --baseline: the change, in percent, beyond which a worse figure is a regression")
 	fl.Float64Var(&f.alpha, "alpha", 0.05, "with --baseline: the significance level of Welch's t-test")
@@ -96,7 +97,7 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 	} else if len(f.figures) > 0 {
 		return errors.New("--figures: only with --baseline")
 	}
-	written, err := report.WriteFiles(f.out, d, f.images, cmp)
+	written, err := report.WriteFiles(f.out, d, report.Options{Images: f.images, NoTitles: f.noTitles, Comparison: cmp})
 	if err != nil {
 		return err
 	}

@@ -161,7 +161,7 @@ func runSuite(cmd *cobra.Command, f runFlags) error {
 		return err
 	}
 	if len(rs) > 0 {
-		if _, err := report.WriteFiles(out.dir, report.FromSuite(d), false, nil); err != nil {
+		if _, err := report.WriteFiles(out.dir, report.FromSuite(d), report.Options{}); err != nil {
 			fmt.Fprintf(errOut, "msgbench: the comparison report could not be written: %v\n", err)
 		}
 	}

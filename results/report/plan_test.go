@@ -308,6 +308,11 @@ func TestRenderFormats(t *testing.T) {
 			t.Error("the PDF does not embed Liberation Sans")
 		}
 	}
+	untitled := *figs[0]
+	untitled.Title = ""
+	if svg, err := untitled.Render("svg"); err != nil || strings.Contains(string(svg), figs[0].Title) {
+		t.Errorf("--no-titles: the title %q is still drawn (%v)", figs[0].Title, err)
+	}
 	if _, err := figs[0].Render("gif"); err == nil {
 		t.Error("an unknown format rendered")
 	}

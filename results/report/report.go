@@ -196,9 +196,20 @@ func prefixed(p string, notes []string) []string {
 	return out
 }
 
-// WriteFiles writes report.html and every figure's CSV into dir, and with images every figure as
-// SVG, PNG and PDF. It returns the files written.
-func WriteFiles(dir string, d *Dataset, images bool, cmp *Comparison) ([]string, error) {
+// Options say what WriteFiles writes besides report.html and the CSVs.
+type Options struct {
+	// Images writes every figure as SVG, PNG and PDF.
+	Images bool
+	// NoTitles leaves the title out of the images (a paper's caption says it); the page keeps it.
+	NoTitles bool
+	// Comparison is the baseline comparison to show, if any.
+	Comparison *Comparison
+}
+
+// WriteFiles writes report.html and every figure's CSV into dir, and the images o asks for. It
+// returns the files written.
+func WriteFiles(dir string, d *Dataset, o Options) ([]string, error) {
+	images, cmp := o.Images, o.Comparison
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -219,10 +230,14 @@ func WriteFiles(dir string, d *Dataset, images bool, cmp *Comparison) ([]string,
 		if images {
 			formats = append(formats, Formats...)
 		}
+		img := *f
+		if o.NoTitles {
+			img.Title = ""
+		}
 		for _, format := range formats {
 			data := f.CSV()
 			if format != "csv" {
-				if data, err = f.Render(format); err != nil {
+				if data, err = img.Render(format); err != nil {
 					return nil, err
 				}
 			}

@@ -21,7 +21,7 @@ func TestSingleRunShowsItsEnvironment(t *testing.T) {
 			CPUModel: "AMD EPYC 7B13", CPUs: 8, Kernel: "Linux 6.8.0", MsgbenchVersion: "dev", GoVersion: "go1.26.0"},
 		Wire: results.Wire{BytesPerMessage: results.Float64(164.8), ConnectBytes: results.Float64(3423)}}
 	dir := t.TempDir()
-	if _, err := report.WriteFiles(dir, report.FromResults([]*results.Result{r}), false, nil); err != nil {
+	if _, err := report.WriteFiles(dir, report.FromResults([]*results.Result{r}), report.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "report.html"))
