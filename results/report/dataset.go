@@ -46,6 +46,8 @@ type Point struct {
 // FailedRun is a run that did not succeed.
 type FailedRun struct {
 	Point, Name, Phase, Message string
+	// Result is what the run left, when there is one (its own report shows its summary).
+	Result *results.Result
 }
 
 // Axis is a set of fields that vary together across the points (a suite's multi-field axis, or
@@ -85,7 +87,7 @@ func FromResults(rs []*results.Result) *Dataset {
 			flat = append(flat, flatten(r.Spec))
 		}
 		if r.Phase != "" && r.Phase != "Succeeded" {
-			d.Failed = append(d.Failed, FailedRun{Point: p.Name, Name: r.Name, Phase: r.Phase, Message: r.Message})
+			d.Failed = append(d.Failed, FailedRun{Point: p.Name, Name: r.Name, Phase: r.Phase, Message: r.Message, Result: r})
 			continue
 		}
 		p.Runs = append(p.Runs, r)
@@ -144,7 +146,7 @@ func FromSuite(doc *suite.Document) *Dataset {
 		for _, run := range pr.Runs {
 			switch {
 			case run.Phase != "Succeeded":
-				d.Failed = append(d.Failed, FailedRun{Point: pr.Name, Name: run.Name, Phase: run.Phase, Message: run.Message})
+				d.Failed = append(d.Failed, FailedRun{Point: pr.Name, Name: run.Name, Phase: run.Phase, Message: run.Message, Result: run.Result})
 			case run.Result != nil:
 				p.Runs = append(p.Runs, run.Result)
 			}

@@ -106,8 +106,12 @@ func writePage(w io.Writer, d *Dataset, figs []*Figure, cmp *Comparison) error {
 	for _, p := range d.Points {
 		runs += len(p.Runs)
 	}
-	if len(d.Points) == 1 && runs == 1 && d.Suite == nil {
+	switch {
+	case d.Suite != nil || len(d.Points) != 1 || runs+len(d.Failed) != 1:
+	case runs == 1:
 		page.Single = d.Points[0].Runs[0]
+	default: // one run that failed: its summary says why; it has no figures
+		page.Single = d.Failed[0].Result
 	}
 	if d.Suite != nil {
 		s := d.Suite

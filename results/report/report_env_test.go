@@ -40,3 +40,23 @@ func TestSingleRunShowsItsEnvironment(t *testing.T) {
 		t.Error("the page has a formatting error (%!)")
 	}
 }
+
+// TestFailedRunShowsWhy: a failed run's own report heads with its phase and message, and plots
+// nothing: it did not measure what it was asked to.
+func TestFailedRunShowsWhy(t *testing.T) {
+	r := &results.Result{APIVersion: results.APIVersion, Kind: results.Kind, Name: "x", Phase: "Failed", Message: "broker unreachable",
+		Spec: &v1alpha1.MessagingBenchmarkSpec{Protocol: v1alpha1.ProtocolMQTT}, Sent: 10, MeasuredSeconds: 1}
+	var b strings.Builder
+	if err := report.WriteHTML(&b, report.FromResults([]*results.Result{r}), nil); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{`<dd class="failed">Failed: broker unreachable</dd>`, "No figure: nothing was measured", "Runs not plotted"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("a failed run's report lacks %s", want)
+		}
+	}
+	if strings.Contains(page, "<svg") {
+		t.Error("a failed run is plotted")
+	}
+}
