@@ -59,6 +59,9 @@ type Axis struct {
 	Values []string
 	// Numeric: every value is a number or a duration.
 	Numeric bool
+	// Declared: one of the suite's matrix axes (always, for loose results); an axis only
+	// include entries make is a set of points, not a quantity.
+	Declared bool
 }
 
 // Name is the axis's label in figures: "clients", "payload (B)", "QoS".
@@ -210,6 +213,12 @@ func (d *Dataset) finish() {
 		p.Stats = stats.Point(p.Runs)
 	}
 	d.Axes = axesOf(d.Points)
+	for _, a := range d.Axes {
+		a.Declared = d.Declared == nil
+		for _, f := range a.Fields {
+			a.Declared = a.Declared || d.Declared[f]
+		}
+	}
 }
 
 // sortPoints orders loose results' points by their axes' values — numbers as numbers, so that
@@ -379,7 +388,7 @@ func valueLabel(a *Axis, v string) string {
 		return v + " B payload"
 	case "workload.publishers":
 		switch {
-		case len(a.Fields) > 3: // a point set an include entry made: say it differs in more
+		case !a.Declared: // a point set an include entry made: say it differs in more
 			return fmt.Sprintf("%s publishers (+%d fields)", v, len(a.Fields)-1)
 		case has(a.Fields, "workload.subscribers") && v == "1":
 			return "1 client"
@@ -391,7 +400,7 @@ func valueLabel(a *Axis, v string) string {
 	if v == "" {
 		v = "template"
 	}
-	if len(a.Fields) > 1 && !a.Numeric {
+	if len(a.Fields) > 1 && !a.Declared {
 		return fmt.Sprintf("%s=%s (+%d fields)", fieldLabel(a.Field()), v, len(a.Fields)-1)
 	}
 	return fieldLabel(a.Field()) + " " + v

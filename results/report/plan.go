@@ -51,7 +51,7 @@ func Plan(d *Dataset) []FigureSpec {
 	if len(d.Axes) == 0 {
 		return nil
 	}
-	quantity := func(a *Axis) bool { return a.Numeric && !categorical[a.Field()] && declared(d, a) }
+	quantity := func(a *Axis) bool { return a.Numeric && !categorical[a.Field()] && a.Declared }
 	var x *Axis
 	for _, f := range xPreference {
 		for _, a := range d.Axes {
@@ -104,19 +104,6 @@ func Plan(d *Dataset) []FigureSpec {
 		out = out[:MaxFigures]
 	}
 	return out
-}
-
-// declared: the axis is one of the suite's matrix axes (always, for loose results).
-func declared(d *Dataset, a *Axis) bool {
-	if d.Declared == nil {
-		return true
-	}
-	for _, f := range a.Fields {
-		if d.Declared[f] {
-			return true
-		}
-	}
-	return false
 }
 
 // yFigures are the figures plotted against x, the study's own first.

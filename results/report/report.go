@@ -284,6 +284,18 @@ func formatValue(f figures.Figure, v float64) string {
 	return text
 }
 
+// formatCI writes a confidence interval's half-width to two significant digits: its own
+// uncertainty makes more meaningless.
+func formatCI(f figures.Figure, v float64) string {
+	scale, unit := yUnit(f)
+	text := si(roundSig(v*scale, 2))
+	switch unit {
+	case "ms", "%", "s":
+		return text + " " + unit
+	}
+	return text
+}
+
 func roundSig(v float64, n int) float64 {
 	p, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', n, 64), 64)
 	return p
@@ -305,8 +317,8 @@ func pointRow(d *Dataset, p *Point) PointRow {
 			continue
 		}
 		cell := formatValue(f, v)
-		if st.N >= 2 && f.Histogram == "" {
-			cell += " ± " + formatValue(f, st.CI95)
+		if st.N >= 2 && f.Histogram == "" && st.CI95 > 0 {
+			cell += " ± " + formatCI(f, st.CI95)
 		}
 		row.Cells = append(row.Cells, cell)
 	}
@@ -430,17 +442,18 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
 <style>
- body { font-family: {{.FontFamily}}; margin: 2rem auto; max-width: 1100px; color: #1d2330; padding: 0 1rem; }
+ body { font-family: {{.FontFamily}}; margin: 2rem auto; max-width: 1280px; color: #1d2330; padding: 0 1rem; }
  h1 { font-size: 1.6rem; margin-bottom: .2rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #dde2ea; padding-bottom: .3rem; }
  .meta { color: #5b6577; font-size: .9rem; }
  .scroll { overflow-x: auto; max-width: 100%; }
  table { border-collapse: collapse; font-size: .85rem; margin-top: .8rem; }
  th, td { text-align: right; padding: .3rem .45rem; border-bottom: 1px solid #eef1f5; white-space: nowrap; }
- th.l, td.l { text-align: left; white-space: normal; }
+ th.l, td.l { text-align: left; }
+ td.wrap { white-space: normal; }
  th { background: #f5f7fa; font-weight: 600; }
  .failed, .regression { color: #b3261e; font-weight: 600; }
  .caveat { color: #8a5300; }
- figure { margin: 1.5rem 0; } figure svg { width: 100%; height: auto; display: block; }
+ figure { margin: 1.5rem 0; } figure svg { width: 100%; max-width: 1000px; height: auto; display: block; }
  figure.study { border-left: 4px solid #0072B2; padding-left: .8rem; }
  figcaption { color: #5b6577; font-size: .88rem; margin-top: .3rem; }
  dl.kv { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; font-size: .92rem; }
@@ -483,7 +496,7 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"
 {{if .ComparisonRows}}
 <div class="scroll"><table>
 <tr><th class="l">point</th><th class="l">figure</th><th>baseline</th><th>now</th><th>change</th><th class="l">test</th></tr>
-{{range .ComparisonRows}}<tr><td class="l">{{.Point}}</td><td class="l">{{.Figure}}</td><td>{{.Base}}</td><td>{{.Current}}</td><td{{if .Regression}} class="regression"{{end}}>{{.Change}}{{if .Regression}} regression{{end}}</td><td class="l">{{.Test}}</td></tr>
+{{range .ComparisonRows}}<tr><td class="l">{{.Point}}</td><td class="l">{{.Figure}}</td><td>{{.Base}}</td><td>{{.Current}}</td><td{{if .Regression}} class="regression"{{end}}>{{.Change}}{{if .Regression}} regression{{end}}</td><td class="l wrap">{{.Test}}</td></tr>
 {{end}}</table></div>
 {{end}}
 {{if .Caveats}}<h2>Caveats</h2>
@@ -494,8 +507,8 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"
 <h2>{{if .Single}}Figures of the run{{else}}Points{{end}}</h2>
 <p class="meta">{{if not .Single}}Means over each point's succeeded repetitions ± the 95 % confidence interval; latencies pooled over every message of the repetitions. {{end}}Latencies in ms.</p>
 <div class="scroll"><table>
-<tr><th class="l">point</th><th class="l">values</th><th>runs</th>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>
-{{range .Points}}<tr><td class="l">{{.Name}}</td><td class="l">{{.Values}}</td><td>{{.Runs}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
+<tr><th class="l">point</th>{{if not .Suite}}<th class="l">values</th>{{end}}<th>runs</th>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>
+{{range .Points}}<tr><td class="l">{{.Name}}</td>{{if not $.Suite}}<td class="l wrap">{{.Values}}</td>{{end}}<td>{{.Runs}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table></div>
 {{if .Percentiles}}<h2>Latency percentiles</h2>
 <details{{if le (len .Percentiles) 30}} open{{end}}><summary class="meta">Milliseconds, pooled over every message of each point's repetitions (merged HdrHistograms): {{len .Percentiles}} rows.</summary>
@@ -507,7 +520,7 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"
 <p class="meta">These runs did not succeed: they are in no figure, statistic or table above.</p>
 <div class="scroll"><table>
 <tr><th class="l">point</th><th class="l">run</th><th class="l">phase</th><th class="l">message</th></tr>
-{{range .Failed}}<tr><td class="l">{{.Point}}</td><td class="l">{{.Name}}</td><td class="l failed">{{.Phase}}</td><td class="l">{{.Message}}</td></tr>
+{{range .Failed}}<tr><td class="l">{{.Point}}</td><td class="l">{{.Name}}</td><td class="l failed">{{.Phase}}</td><td class="l wrap">{{.Message}}</td></tr>
 {{end}}</table></div>{{end}}
 <h2>Network and environment</h2>
 <dl class="kv">
