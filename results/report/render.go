@@ -129,7 +129,7 @@ func (f *Figure) plot() (*plot.Plot, *plot.Legend, error) {
 		if long(f.Categories) {
 			p.X.Tick.Label.Rotation = math.Pi / 6
 			p.X.Tick.Label.XAlign = draw.XRight
-			p.X.Tick.Label.YAlign = draw.YCenter
+			p.X.Tick.Label.YAlign = draw.YTop
 		}
 		if len(f.Series) > 1 {
 			for _, s := range f.Series {
@@ -151,7 +151,7 @@ func (f *Figure) plot() (*plot.Plot, *plot.Legend, error) {
 				line.StepStyle = plotter.PreStep
 			}
 			points.Color, points.Shape, points.Radius = colourOf(s.Colour), glyphs[s.Dash%len(glyphs)], vg.Points(3)
-			if len(s.Values) > 60 { // a timeline: markers would blot the line
+			if f.Steps || len(s.Values) > 60 { // a timeline: markers would blot the line
 				points = nil
 			}
 			if points != nil {
@@ -281,6 +281,11 @@ func (g *groupedBars) Plot(c draw.Canvas, plt *plot.Plot) {
 	trX, trY := plt.Transforms(&c)
 	n := len(g.fig.Series)
 	width := 0.8 / float64(n)
+	// One bar per category: its value written above it, as a table would (zeros too: a bar
+	// that is not there must not look like one forgotten).
+	label := n == 1 && len(g.fig.Categories) <= 16
+	sty := plt.Y.Tick.Label
+	sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
 	for i, s := range g.fig.Series {
 		for _, v := range s.Values {
 			x0 := v.X - 0.4 + float64(i)*width
@@ -288,6 +293,9 @@ func (g *groupedBars) Plot(c draw.Canvas, plt *plot.Plot) {
 			rect := vg.Rectangle{Min: vg.Point{X: trX(x0), Y: trY(0)}, Max: vg.Point{X: trX(x1), Y: trY(v.Y)}}
 			c.SetColor(colourOf(s.Colour))
 			c.Fill(rect.Path())
+			if label {
+				c.FillText(sty, vg.Point{X: trX((x0 + x1) / 2), Y: trY(v.Y+v.CI95) + vg.Points(2)}, si(roundSig(v.Y, 4)))
+			}
 			if v.N >= 2 && v.CI95 > 0 {
 				mid := trX((x0 + x1) / 2)
 				sty := draw.LineStyle{Color: color.Black, Width: vg.Points(1)}
