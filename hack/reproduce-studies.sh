@@ -15,7 +15,7 @@ declare -A args=(
   [ipsj2022-mqtt-vs-mqtts]=""
   [emqx-mqtt-over-quic]="--repetitions 1 --set workload.duration=10s"
   [h3-vs-mqtt-quic-nbiot]="--repetitions 1 --set workload.messages=20"
-  [dicomo2017-mqtt-mqttsn-http]="--repetitions 2 --set workload.duration=10s --set workload.warmup=2s"
+  [dicomo2017-mqtt-mqttsn-http]="--repetitions 1 --set workload.duration=10s --set workload.warmup=2s"
   [sinetstream-5g-sa-vs-lte]="--repetitions 1"
   # Study 2's time to first data is a one-client measurement: one publisher and one subscriber,
   # no loss, so that round trips, not a loaded 30 kbit/s downlink, set it.
