@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the five reference studies (config/samples/studies/) on this machine, scaled down so that
-# all five take about 90 minutes on 2 cores (the SINETStream study, link-bound, about 60 of them), and writes each one's report with its study figure:
+# all five take about 90 minutes on 2 cores (the link-bound SINETStream study about 60 of them),
+# and writes each one's report with its study figure:
 #   runs/studies/<study>/<run-id>/{suite.json,report.html,*.csv}, one folder per run
 #   runs/studies/<study>/report/  the study's figures as SVG, PNG and PDF (msgbench report --images)
 # docs/studies/<study>.md quote what these runs printed. Scaling (fewer repetitions, shorter
