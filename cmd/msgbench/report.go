@@ -22,7 +22,7 @@ import (
 
 type reportFlags struct {
 	out, baseline, threshold string
-	images, noTitles         bool
+	images, noTitles, holm   bool
 	alpha                    float64
 	figures                  []string
 	floor                    time.Duration
@@ -58,6 +58,7 @@ says which).`,
 	fl.StringVar(&f.baseline, "baseline", "", "a run or suite folder (or result.json) to compare with; exit status 3 on a regression")
 	fl.StringVar(&f.threshold, "threshold", "10%", "with --baseline: the change, in percent, beyond which a worse figure is a regression")
 	fl.Float64Var(&f.alpha, "alpha", 0.05, "with --baseline: the significance level of Welch's t-test")
+	fl.BoolVar(&f.holm, "holm", false, "with --baseline: Holm–Bonferroni correction over every tested figure and point (no false alarm across many points, fewer real ones found)")
 	fl.DurationVar(&f.floor, "latency-floor", report.DefaultLatencyFloor, "with --baseline: a latency change smaller than this is never a regression (0 counts every change)")
 	fl.StringSliceVar(&f.figures, "figures", nil, "with --baseline: the figures compared (default "+strings.Join(report.DefaultCompared, ",")+")")
 	return cmd
@@ -90,7 +91,7 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 		if err != nil {
 			return fmt.Errorf("--baseline: %w", err)
 		}
-		if cmp, err = report.Compare(base, d, report.CompareOptions{Figures: f.figures, ThresholdPercent: threshold, Alpha: f.alpha, LatencyFloor: f.floor}); err != nil {
+		if cmp, err = report.Compare(base, d, report.CompareOptions{Figures: f.figures, ThresholdPercent: threshold, Alpha: f.alpha, LatencyFloor: f.floor, Holm: f.holm}); err != nil {
 			return fmt.Errorf("--figures: %w", err)
 		}
 		cmp.Baseline = f.baseline

@@ -26,6 +26,10 @@ type CompareOptions struct {
 	Alpha float64
 	// LatencyFloor: a latency change smaller than this is never a regression.
 	LatencyFloor time.Duration
+	// Holm applies the Holm–Bonferroni correction over every tested change: the chance that
+	// any unchanged figure comes out significant stays at Alpha, however many are compared —
+	// at the cost of missing real changes that few repetitions show only weakly.
+	Holm bool
 }
 
 // DefaultLatencyFloor is the latency change below which nothing is a regression by default:
@@ -69,6 +73,8 @@ type Comparison struct {
 	Baseline         string  `json:"baseline"`
 	ThresholdPercent float64 `json:"thresholdPercent"`
 	Alpha            float64 `json:"alpha"`
+	// Correction names the multiple-comparison correction applied, if any.
+	Correction string `json:"correction,omitempty"`
 	// LatencyFloorMicros: latency changes below it are never regressions.
 	LatencyFloorMicros float64  `json:"latencyFloorMicros"`
 	Changes            []Change `json:"changes"`
@@ -180,8 +186,34 @@ func Compare(base, cur *Dataset, o CompareOptions) (*Comparison, error) {
 			c.Changes = append(c.Changes, ch)
 		}
 	}
+	if o.Holm {
+		c.Correction = "Holm–Bonferroni"
+		holm(c.Changes, alpha)
+	}
 	sort.SliceStable(c.Changes, func(a, b int) bool { return c.Changes[a].Regression && !c.Changes[b].Regression })
 	return c, nil
+}
+
+// holm keeps as regressions only the tested changes that stay significant under the
+// Holm–Bonferroni step-down procedure over all m tested changes: the i-th smallest p-value
+// (from 0) must be below alpha / (m − i), and once one is not, none after it is.
+func holm(changes []Change, alpha float64) {
+	var tested []int
+	for i, ch := range changes {
+		if ch.P != nil {
+			tested = append(tested, i)
+		}
+	}
+	sort.SliceStable(tested, func(a, b int) bool { return *changes[tested[a]].P < *changes[tested[b]].P })
+	m := len(tested)
+	rejecting := true
+	for k, i := range tested {
+		rejecting = rejecting && *changes[i].P < alpha/float64(m-k)
+		if !rejecting && changes[i].Regression {
+			changes[i].Regression = false
+			changes[i].Test += fmt.Sprintf("; not significant after Holm–Bonferroni over %d tests", m)
+		}
+	}
 }
 
 // welchP is the two-sided p-value of Welch's unequal-variances t-test of two samples given by

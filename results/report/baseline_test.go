@@ -118,3 +118,22 @@ func TestSingleRunsAreNotNoise(t *testing.T) {
 		t.Errorf("p99 named with --figures is compared: %+v", c.Changes)
 	}
 }
+
+// TestHolm: with many points, one unchanged figure that comes out "significant" by chance
+// (p = 0.02 among 132 tests, as an unchanged rerun of study 5 did) is no regression after the
+// Holm–Bonferroni correction, while a change with p = 1e-6 stays one.
+func TestHolm(t *testing.T) {
+	p := func(v float64) *float64 { return &v }
+	changes := []Change{{Figure: "a", P: p(0.021), Regression: true}, {Figure: "b", P: p(1e-6), Regression: true}}
+	for range 130 {
+		changes = append(changes, Change{Figure: "x", P: p(0.5)})
+	}
+	changes = append(changes, Change{Figure: "untested", Regression: true}) // one run a side: no p
+	holm(changes, 0.05)
+	if changes[0].Regression || !strings.Contains(changes[0].Test, "Holm–Bonferroni over 132 tests") {
+		t.Errorf("p = 0.021 among 132: %+v", changes[0])
+	}
+	if !changes[1].Regression || !changes[len(changes)-1].Regression {
+		t.Error("a strong change, or an untested one, was dropped")
+	}
+}

@@ -490,7 +490,7 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"
 {{end}}
 {{with .Comparison}}
 <h2>Against the baseline</h2>
-<p class="meta">Baseline {{.Baseline}}. A regression is a change in the figure's bad direction beyond {{.ThresholdPercent}} % (and, for latencies, beyond {{.LatencyFloorMicros}} µs), significant at α = {{.Alpha}} where both sides have two or more repetitions (Welch's t-test).</p>
+<p class="meta">Baseline {{.Baseline}}. A regression is a change in the figure's bad direction beyond {{.ThresholdPercent}} % (and, for latencies, beyond {{.LatencyFloorMicros}} µs), significant at α = {{.Alpha}} where both sides have two or more repetitions (Welch's t-test{{with .Correction}}, {{.}} correction over every test{{end}}).</p>
 {{range .Unmatched}}<p class="caveat">{{.}}</p>{{end}}{{range .Notes}}<p class="meta">{{.}}</p>{{end}}
 {{end}}
 {{if .ComparisonRows}}
