@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -390,9 +391,9 @@ func valueLabel(a *Axis, v string) string {
 		switch {
 		case !a.Declared: // a point set an include entry made: say it differs in more
 			return fmt.Sprintf("%s publishers (+%d fields)", v, len(a.Fields)-1)
-		case has(a.Fields, "workload.subscribers") && v == "1":
+		case slices.Contains(a.Fields, "workload.subscribers") && v == "1":
 			return "1 client"
-		case has(a.Fields, "workload.subscribers"):
+		case slices.Contains(a.Fields, "workload.subscribers"):
 			return v + " clients" // publishers = subscribers
 		}
 		return v + " publishers"

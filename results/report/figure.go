@@ -411,17 +411,8 @@ func si(v float64) string {
 		s string
 	}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
 		if a >= p.f {
-			return strconv.FormatFloat(round6(v/p.f), 'f', -1, 64) + p.s
+			return strconv.FormatFloat(roundSig(v/p.f, 6), 'f', -1, 64) + p.s
 		}
 	}
-	return strconv.FormatFloat(round6(v), 'f', -1, 64)
-}
-
-// round6 rounds to 6 significant digits, so that 0.1+0.2 prints as 0.3.
-func round6(v float64) float64 {
-	if v == 0 {
-		return 0
-	}
-	p, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
-	return p
+	return strconv.FormatFloat(roundSig(v, 6), 'f', -1, 64)
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -55,7 +56,7 @@ func Plan(d *Dataset) []FigureSpec {
 	var x *Axis
 	for _, f := range xPreference {
 		for _, a := range d.Axes {
-			if x == nil && quantity(a) && has(a.Fields, f) {
+			if x == nil && quantity(a) && slices.Contains(a.Fields, f) {
 				x = a
 			}
 		}
@@ -110,7 +111,7 @@ func Plan(d *Dataset) []FigureSpec {
 func yFigures(d *Dataset, x *Axis) []string {
 	axis := func(field string) bool {
 		for _, a := range d.Axes {
-			if has(a.Fields, field) {
+			if slices.Contains(a.Fields, field) {
 				return true
 			}
 		}
@@ -120,9 +121,9 @@ func yFigures(d *Dataset, x *Axis) []string {
 	switch {
 	case x == nil:
 		ys = []string{"throughput.receivedPerSecond", "latency.endToEnd.p50", "latency.endToEnd.p99", "latency.connect.p50"}
-	case has(x.Fields, "network.delay"):
+	case slices.Contains(x.Fields, "network.delay"):
 		ys = []string{"latency.connect.p95", "latency.connect.p50", "latency.firstMessage.p50", "latency.endToEnd.p99", "lostPercent"}
-	case has(x.Fields, "workload.payloadBytes"):
+	case slices.Contains(x.Fields, "workload.payloadBytes"):
 		ys = []string{"latency.firstMessage.p50", "throughput.receivedBytesPerSecond", "wire.bytesPerMessage", "throughput.receivedPerSecond"}
 	case axis("workload.payloadBytes"):
 		ys = []string{"throughput.receivedBytesPerSecond", "throughput.receivedPerSecond", "latency.endToEnd.p50"}
@@ -230,15 +231,6 @@ func matches(p *Point, vals map[string]string) bool {
 		}
 	}
 	return true
-}
-
-func has(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 var unsafeID = regexp.MustCompile(`[^a-zA-Z0-9]+`)

@@ -257,7 +257,7 @@ func (siTicks) Ticks(lo, hi float64) []plot.Tick {
 	step := niceStep((hi - lo) / 6)
 	var ts []plot.Tick
 	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
-		ts = append(ts, plot.Tick{Value: v, Label: si(round6(v))})
+		ts = append(ts, plot.Tick{Value: v, Label: si(v)})
 	}
 	return ts
 }

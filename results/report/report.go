@@ -272,23 +272,17 @@ func FormatValue(figure string, v float64) string {
 	return formatValue(f, v)
 }
 
-// formatValue writes a figure's value for a table, in its plotted unit: "1.25 ms", "2.1k".
-func formatValue(f figures.Figure, v float64) string {
-	scale, unit := yUnit(f)
-	v *= scale
-	text := si(roundSig(v, 4))
-	switch unit {
-	case "ms", "%", "s":
-		return text + " " + unit
-	}
-	return text
-}
+// formatValue writes a figure's value for a table, in its plotted unit, to 4 significant digits:
+// "1.25 ms", "2.1k".
+func formatValue(f figures.Figure, v float64) string { return withUnit(f, v, 4) }
 
 // formatCI writes a confidence interval's half-width to two significant digits: its own
 // uncertainty makes more meaningless.
-func formatCI(f figures.Figure, v float64) string {
+func formatCI(f figures.Figure, v float64) string { return withUnit(f, v, 2) }
+
+func withUnit(f figures.Figure, v float64, digits int) string {
 	scale, unit := yUnit(f)
-	text := si(roundSig(v*scale, 2))
+	text := si(roundSig(v*scale, digits))
 	switch unit {
 	case "ms", "%", "s":
 		return text + " " + unit
@@ -296,6 +290,7 @@ func formatCI(f figures.Figure, v float64) string {
 	return text
 }
 
+// roundSig rounds v to n significant digits, so that 0.1+0.2 prints as 0.3.
 func roundSig(v float64, n int) float64 {
 	p, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', n, 64), 64)
 	return p
