@@ -225,8 +225,8 @@ func (r *SuiteReconciler) expand(s *v1alpha1.MessagingBenchmarkSuite, template m
 // deleted before the suite ends would be run again), and its results stay with it.
 func child(mb *v1alpha1.MessagingBenchmark, s *v1alpha1.MessagingBenchmarkSuite, p suite.Point, rep int) {
 	mb.Namespace = s.Namespace
-	mb.Labels = map[string]string{v1alpha1.LabelSuite: v1alpha1.LabelValue(s.Name)}
-	mb.Annotations = map[string]string{v1alpha1.AnnotationPoint: p.Name, v1alpha1.AnnotationRepetition: strconv.Itoa(rep)}
+	mb.Labels, mb.Annotations = nil, nil
+	suite.Label(mb, s.Name, p.Name, rep)
 	mb.Spec.TTLSecondsAfterFinished = nil
 	if s.Spec.Concurrency > 1 {
 		mb.Annotations[suite.AnnotationConcurrent] = strconv.Itoa(int(s.Spec.Concurrency))

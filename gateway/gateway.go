@@ -68,6 +68,23 @@ type Gateway interface {
 	Err() error
 }
 
+// Totals are a gateway's running totals, read by its metrics (msgbench_gateway_*).
+type Totals struct {
+	// Clients are the client sessions open now (MQTT-SN sessions, HTTP subscription streams,
+	// QUIC connections).
+	Clients int64
+	// MessagesIn came from clients and went to the broker; MessagesOut went from the broker to
+	// clients. A byte-level bridge (MQTT over QUIC) does not see messages and reports none.
+	MessagesIn, MessagesOut uint64
+	// Dropped are messages, datagrams or requests the gateway refused or could not pass on.
+	Dropped uint64
+}
+
+// Reporter is a gateway that reports Totals; every gateway of this build does.
+type Reporter interface {
+	Totals() Totals
+}
+
 // Factory starts a gateway and returns once it is serving.
 type Factory func(ctx context.Context, o Options) (Gateway, error)
 

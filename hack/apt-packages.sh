@@ -5,13 +5,14 @@
 #   chromium      headless browser that checks the HTML report renders
 #   iproute2      ip netns / ip link for the user-space link emulator
 #   openjdk-17-jre-headless, maven   run and fetch (hack/kafka.sh) the local Kafka broker
+#   prometheus    scrapes a live run in the metrics tests; promtool checks the dashboard's PromQL
 # Needs root (or sudo). Prints what it installs; does nothing when all are present.
 #
 #   hack/apt-packages.sh            everything the tests need
 #   hack/apt-packages.sh mosquitto  only the named packages
 set -euo pipefail
 
-all=(etcd-server:etcd mosquitto:mosquitto chromium:chromium iproute2:ip openjdk-17-jre-headless:java maven:mvn)
+all=(etcd-server:etcd mosquitto:mosquitto chromium:chromium iproute2:ip openjdk-17-jre-headless:java maven:mvn prometheus:prometheus)
 want=()
 if [ $# -eq 0 ]; then
   want=("${all[@]}")

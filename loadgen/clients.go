@@ -75,7 +75,8 @@ type subscriber struct {
 	plan     ClientPlan
 	shard    *shard
 	sess     drivers.Session
-	trackers []tracker // one per publisher of the topic
+	live     atomic.Pointer[drivers.Session] // sess, for metrics read from another goroutine
+	trackers []tracker                       // one per publisher of the topic
 	dial     atomic.Int64
 	// arrived counts this run's messages delivered to this subscriber, warm-up ones included:
 	// the drain's sign of progress while a backlog from the warm-up is still coming through.
@@ -90,6 +91,7 @@ func (s *subscriber) connect(ctx context.Context) error {
 		return clientErr(drivers.Subscriber, s.plan.Index, err)
 	}
 	s.sess = sess
+	s.live.Store(&sess)
 	if err := sess.Subscribe(ctx); err != nil {
 		return clientErr(drivers.Subscriber, s.plan.Index, err)
 	}
@@ -159,6 +161,7 @@ type publisher struct {
 	plan  ClientPlan
 	shard *shard
 	sess  drivers.Session
+	live  atomic.Pointer[drivers.Session] // sess, for metrics read from another goroutine
 	// phase spreads publishers over one send interval (fraction of it) so that open-loop
 	// publishers do not all fire in the same microsecond.
 	phase          float64
@@ -206,6 +209,7 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 		return clientErr(drivers.Publisher, p.plan.Index, err)
 	}
 	p.sess = sess
+	p.live.Store(&sess)
 	p.measureFrom.Store(1 << 62)
 	publishing := make(chan struct{})
 	defer close(publishing)

@@ -72,6 +72,8 @@ const (
 type Monitor struct {
 	phase atomic.Pointer[string]
 	rec   atomic.Pointer[recorder]
+	run   atomic.Pointer[run] // set once every client exists, until the end (metrics read them)
+	final atomic.Pointer[final]
 	start atomic.Int64 // unix nanos when publishing began
 }
 
@@ -168,6 +170,15 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		r.pubByIndex[cp.Index] = p
 	}
 
+	for _, cp := range r.plan.Subscribers {
+		s := &subscriber{r: r, plan: cp, shard: r.rec.shard(cp.Index)}
+		s.trackers = make([]tracker, r.plan.PublishersOn(cp.Topic))
+		r.subs = append(r.subs, s)
+	}
+	if o.Monitor != nil {
+		o.Monitor.run.Store(r)
+	}
+
 	if o.Connect != nil {
 		if err := o.Connect(ctx); err != nil {
 			return nil, fmt.Errorf("waiting for the signal to connect: %w", err)
@@ -255,18 +266,16 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		res.Phase = string(v1alpha1.PhaseFailed)
 		res.Workers[0].Phase = res.Phase
 	}
+	o.Monitor.finish(r, res)
 	o.Monitor.setPhase(PhaseDone)
 	return res, nil
 }
 
 // connectSubscribers connects and subscribes every subscriber, ramped by connectRate.
 func (r *run) connectSubscribers(ctx context.Context, ramp *ramp) error {
-	errs := make(chan error, len(r.plan.Subscribers))
+	errs := make(chan error, len(r.subs))
 	var wg sync.WaitGroup
-	for i, cp := range r.plan.Subscribers {
-		s := &subscriber{r: r, plan: cp, shard: r.rec.shard(cp.Index)}
-		s.trackers = make([]tracker, r.plan.PublishersOn(cp.Topic))
-		r.subs = append(r.subs, s)
+	for i, s := range r.subs {
 		if err := ramp.wait(ctx, i); err != nil {
 			return err
 		}
@@ -285,7 +294,7 @@ func (r *run) connectSubscribers(ctx context.Context, ramp *ramp) error {
 	for err := range errs {
 		all = append(all, err)
 	}
-	return joinSummarized(all, len(r.plan.Subscribers))
+	return joinSummarized(all, len(r.subs))
 }
 
 // snapshotAtWindow records the process's (and broker's) usage when the measured window opens.

@@ -112,6 +112,45 @@ func (r *recorder) maxOf(hist func(*shard) *hdrhistogram.Histogram) int64 {
 	return m
 }
 
+// counts sums the shards' tallies.
+func (r *recorder) counts() counts {
+	var tot counts
+	for i := range r.shards {
+		s := &r.shards[i]
+		s.mu.Lock()
+		tot.add(&s.counts)
+		s.mu.Unlock()
+	}
+	return tot
+}
+
+func (c *counts) add(o *counts) {
+	c.sent += o.sent
+	c.acked += o.acked
+	c.received += o.received
+	c.unique += o.unique
+	c.dups += o.dups
+	c.ooo += o.ooo
+	c.errors += o.errors
+	c.lastReceive = max(c.lastReceive, o.lastReceive)
+}
+
+// mergeInto adds the latency figures so far to the given histograms (metrics, at scrape time:
+// each shard is locked only for its own merge).
+func (r *recorder) mergeInto(endToEnd, ack, connect, firstMessage *hdrhistogram.Histogram) {
+	for i := range r.shards {
+		s := &r.shards[i]
+		s.mu.Lock()
+		endToEnd.Merge(s.endToEnd)
+		ack.Merge(s.ack)
+		s.mu.Unlock()
+	}
+	r.mu.Lock()
+	connect.Merge(r.connect)
+	firstMessage.Merge(r.firstMessage)
+	r.mu.Unlock()
+}
+
 // merged returns the histograms of every figure and the timeline, merged over shards.
 func (r *recorder) merged() (map[string]*hdrhistogram.Histogram, []bucket, counts) {
 	h := map[string]*hdrhistogram.Histogram{
@@ -134,14 +173,7 @@ func (r *recorder) merged() (map[string]*hdrhistogram.Histogram, []bucket, count
 			tl[j].received += b.received
 			tl[j].errors += b.errors
 		}
-		tot.sent += s.sent
-		tot.acked += s.acked
-		tot.received += s.received
-		tot.unique += s.unique
-		tot.dups += s.dups
-		tot.ooo += s.ooo
-		tot.errors += s.errors
-		tot.lastReceive = max(tot.lastReceive, s.lastReceive)
+		tot.add(&s.counts)
 		s.mu.Unlock()
 	}
 	return h, tl, tot

@@ -6,6 +6,7 @@ import (
 
 	"github.com/msgbench/msgbench/gateway"
 	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/loadgen"
 )
 
 // startGateway starts the protocol's gateway in-process, on the server side of the link.
@@ -30,6 +31,7 @@ func (r *runner) startGateway(ctx context.Context) error {
 		return fmt.Errorf("%s gateway: %w", mode, err)
 	}
 	r.onTeardown(func() { _ = gw.Close() })
+	r.register(gateway.NewCollector(gw, loadgen.LabelsOf(r.mb, 0).Component("gateway")), true)
 	r.address = gw.Addr().String()
 	r.env.Gateway = "msgbench " + mode + " gateway (in-process)"
 	if r.spec.GatewayTLS() {

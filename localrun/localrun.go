@@ -19,6 +19,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/internal/certs"
 	"github.com/msgbench/msgbench/internal/proc"
@@ -39,6 +41,10 @@ type Options struct {
 	Progress ProgressFunc
 	// Logf receives what the runner does (nil: silent).
 	Logf func(format string, args ...any)
+	// Metrics, when set, gets the run's live metrics: every worker's (kept after the run, with
+	// the result's totals), the broker's CPU and memory and the gateway's counters (until they
+	// stop).
+	Metrics prometheus.Registerer
 }
 
 // ProgressFunc is called with the run's state: every 250 ms on a terminal, every few seconds
@@ -152,8 +158,13 @@ func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
 	stopProgress := r.progress(ctx, monitors)
 	defer stopProgress()
 	var wg sync.WaitGroup
+	if r.usage != nil {
+		r.register(proc.NewCollector(r.usage, loadgen.LabelsOf(r.mb, 0).Component("broker")), true)
+	}
+	r.register(proc.NewCollector(proc.Own, loadgen.LabelsOf(r.mb, 0).Component("loadgen")), true)
 	for i := 0; i < n; i++ {
 		monitors[i] = &loadgen.Monitor{}
+		r.register(loadgen.NewCollector(monitors[i], loadgen.LabelsOf(r.mb, i)), false)
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
@@ -191,6 +202,29 @@ func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
 		return nil, err
 	}
 	return merged, nil
+}
+
+// register adds c to the run's metrics, replacing one with the same labels (a run of the same
+// name in the same process); temporary ones are removed when the run's processes stop.
+func (r *runner) register(c prometheus.Collector, temporary bool) {
+	if r.o.Metrics == nil {
+		return
+	}
+	if err := r.o.Metrics.Register(c); err != nil {
+		var dup prometheus.AlreadyRegisteredError
+		if !errors.As(err, &dup) {
+			r.logf("metrics: %v", err)
+			return
+		}
+		r.o.Metrics.Unregister(dup.ExistingCollector)
+		if err := r.o.Metrics.Register(c); err != nil {
+			r.logf("metrics: %v", err)
+			return
+		}
+	}
+	if temporary {
+		r.onTeardown(func() { r.o.Metrics.Unregister(c) })
+	}
 }
 
 // makeCertificates generates the run's CA and server certificate when TLS is needed.

@@ -168,6 +168,20 @@ func Benchmark(s *v1alpha1.MessagingBenchmarkSuite, template map[string]any, p P
 	return mb, err
 }
 
+// Label marks mb as run rep of point of suite name: the suite label and the point and repetition
+// annotations, which the operator's runs carry and the live metrics' labels come from.
+func Label(mb *v1alpha1.MessagingBenchmark, name, point string, rep int) {
+	if mb.Labels == nil {
+		mb.Labels = map[string]string{}
+	}
+	if mb.Annotations == nil {
+		mb.Annotations = map[string]string{}
+	}
+	mb.Labels[v1alpha1.LabelSuite] = v1alpha1.LabelValue(name)
+	mb.Annotations[v1alpha1.AnnotationPoint] = point
+	mb.Annotations[v1alpha1.AnnotationRepetition] = strconv.Itoa(rep)
+}
+
 // Manifest is the manifest of Benchmark's run as a map, admitted (defaults applied): written
 // out as YAML it is a MessagingBenchmark file `msgbench run -f` and `kubectl apply` take.
 func Manifest(s *v1alpha1.MessagingBenchmarkSuite, template map[string]any, p Point, rep int) (map[string]any, error) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/internal/manifest"
+	"github.com/msgbench/msgbench/internal/metricserver"
 	"github.com/msgbench/msgbench/localrun"
 	"github.com/msgbench/msgbench/results/store"
 )
@@ -27,6 +28,8 @@ type runFlags struct {
 	force                  bool
 	brokerPort             int
 	repetitions            int
+	metrics                string
+	metricsWait            time.Duration
 }
 
 func newRunCommand() *cobra.Command {
@@ -66,8 +69,34 @@ exits non-zero when a run failed, an objective was missed or the suite was inter
 	fl.IntVar(&f.brokerPort, "broker-port", 0, "port of the local broker (0: a free port)")
 	fl.BoolVarP(&f.q, "quiet", "q", false, "no progress display")
 	fl.IntVar(&f.repetitions, "repetitions", 0, "a suite only: run every point this many times instead of spec.repetitions (e.g. 1 for a quick look)")
+	fl.StringVar(&f.metrics, "metrics", "", "serve live Prometheus metrics on HOST:PORT/metrics while it runs (e.g. 127.0.0.1:9464; docs/metrics.md)")
+	fl.DurationVar(&f.metricsWait, "metrics-wait", 30*time.Second, "with --metrics: after the run, wait at most this long for a scrape to read the final values (Ctrl-C skips)")
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
+}
+
+// serveMetrics starts --metrics (nil without it), before anything else starts.
+func serveMetrics(f runFlags, errOut io.Writer) (*metricserver.Server, error) {
+	if f.metrics == "" {
+		return nil, nil
+	}
+	srv, err := metricserver.Listen(f.metrics)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics: %w", err)
+	}
+	fmt.Fprintf(errOut, "msgbench: live metrics on http://%s/metrics\n", srv.Addr())
+	return srv, nil
+}
+
+// finalScrape waits, once the result is written, until a scraper has read the final values.
+func finalScrape(ctx context.Context, srv *metricserver.Server, wait time.Duration, errOut io.Writer) {
+	if srv == nil || wait <= 0 {
+		return
+	}
+	fmt.Fprintf(errOut, "msgbench: waiting up to %s for a scrape of the final metrics (Ctrl-C skips)\n", wait)
+	if !srv.WaitScrape(ctx, wait) {
+		fmt.Fprintf(errOut, "msgbench: no scrape of the final metrics; they are in the result\n")
+	}
 }
 
 func runLocal(cmd *cobra.Command, f runFlags) error {
@@ -97,6 +126,14 @@ func runLocal(cmd *cobra.Command, f runFlags) error {
 		Logf: func(format string, args ...any) { fmt.Fprintf(errOut, "msgbench: "+format+"\n", args...) }}
 	if err := localrun.Check(&mb.Spec, o); err != nil {
 		return err
+	}
+	metrics, err := serveMetrics(f, errOut)
+	if err != nil {
+		return err
+	}
+	if metrics != nil {
+		defer metrics.Close()
+		o.Metrics = metrics.Registry
 	}
 	upload, err := checkObjectStore(ctx, mb.Spec.Results.ObjectStore)
 	if err != nil {
@@ -146,6 +183,7 @@ func runLocal(cmd *cobra.Command, f runFlags) error {
 	if !f.json {
 		fmt.Fprintf(cmd.OutOrStdout(), "  files          %s, %s\n", filepath.Join(out.dir, "result.json"), filepath.Join(out.dir, "report.html"))
 	}
+	finalScrape(ctx, metrics, f.metricsWait, errOut)
 	return errors.Join(failed, stored)
 }
 

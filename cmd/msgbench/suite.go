@@ -83,6 +83,14 @@ func runSuite(cmd *cobra.Command, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	metrics, err := serveMetrics(f, errOut)
+	if err != nil {
+		return err
+	}
+	if metrics != nil {
+		defer metrics.Close()
+		o.Metrics = metrics.Registry
+	}
 	out, err := prepareRunDir(f.out, s.Name, f.runID, f.force, time.Now())
 	if err != nil {
 		return err
@@ -103,6 +111,7 @@ func runSuite(cmd *cobra.Command, f runFlags) error {
 		if err != nil {
 			return err
 		}
+		suite.Label(mb, s.Name, p.Name, run.Repetition)
 		dir := filepath.Join(out.dir, p.Name, fmt.Sprintf("r%d", run.Repetition))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err

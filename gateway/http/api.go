@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/msgbench/msgbench/gateway"
@@ -30,6 +31,9 @@ type api struct {
 	closing    chan struct{}
 	closeOnce  sync.Once
 	subs       sync.WaitGroup
+	// running totals for the metrics: publishes passed to the broker, deliveries written to
+	// subscription streams, requests refused or failed
+	in, out, failed atomic.Uint64
 }
 
 func newAPI(o gateway.Options, l Limits) *api {

@@ -203,6 +203,13 @@ func (g *Gateway) finish(err error) {
 // Addr is the TCP address; HTTP/3 listens on UDP at the same port when the gateway has TLS.
 func (g *Gateway) Addr() net.Addr { return g.ln.Addr() }
 
+// Totals implements gateway.Reporter: subscription streams open are the clients (a publisher's
+// requests come and go).
+func (g *Gateway) Totals() gateway.Totals {
+	a := g.api
+	return gateway.Totals{Clients: int64(len(a.streams)), MessagesIn: a.in.Load(), MessagesOut: a.out.Load(), Dropped: a.failed.Load()}
+}
+
 // HTTP3Addr is the UDP address of HTTP/3, or nil without TLS.
 func (g *Gateway) HTTP3Addr() net.Addr {
 	if g.udp == nil {

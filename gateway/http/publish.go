@@ -15,6 +15,12 @@ var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b
 // publish handles POST /topics/<topic>: the body is the payload. 204 once the broker accepted
 // it at the QoS (PUBACK, PUBCOMP; QoS 0: written to the broker's socket).
 func (a *api) publish(w http.ResponseWriter, r *http.Request, topic string, qos byte, user, pass string) {
+	passed := false
+	defer func() {
+		if !passed {
+			a.failed.Add(1)
+		}
+	}()
 	if r.ContentLength > a.limits.MaxBodyBytes {
 		closeAfter(w, r)
 		fail(w, http.StatusRequestEntityTooLarge, "body of "+strconv.FormatInt(r.ContentLength, 10)+" bytes exceeds the gateway's limit of "+strconv.FormatInt(a.limits.MaxBodyBytes, 10))
@@ -61,6 +67,8 @@ func (a *api) publish(w http.ResponseWriter, r *http.Request, topic string, qos 
 		fail(w, http.StatusForbidden, "broker refused the message (reason code 0x"+strconv.FormatUint(uint64(reason), 16)+")")
 		return
 	}
+	passed = true
+	a.in.Add(1)
 	w.Header()["Date"] = noDate
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/msgbench/msgbench/gateway/http/stream"
@@ -24,7 +25,7 @@ func (a *api) subscribe(w http.ResponseWriter, r *http.Request, topic string, qo
 	a.subs.Add(1)
 	defer func() { <-a.streams; a.subs.Done() }()
 
-	s := &subStream{w: w, rc: http.NewResponseController(w), failed: make(chan struct{})}
+	s := &subStream{w: w, rc: http.NewResponseController(w), failed: make(chan struct{}), delivered: &a.out}
 	h := w.Header()
 	h["Date"] = noDate
 	h.Set("Content-Type", stream.ContentType)
@@ -72,6 +73,8 @@ type subStream struct {
 	done   bool // handler returning: w must not be touched
 	failed chan struct{}
 	hdr    [stream.HeaderSize]byte
+	// delivered counts messages written to any stream (the gateway's metrics)
+	delivered *atomic.Uint64
 }
 
 func (s *subStream) start() {
@@ -113,7 +116,9 @@ func (s *subStream) deliver(p *mqtt.Publish) {
 	}
 	if err := s.rc.Flush(); err != nil {
 		s.failLocked()
+		return
 	}
+	s.delivered.Add(1)
 }
 
 func (s *subStream) failLocked() {

@@ -287,6 +287,12 @@ func (g *Gateway) Close() error {
 // Stats returns the gateway's counters.
 func (g *Gateway) Stats() Stats { return g.st.snapshot() }
 
+// Totals implements gateway.Reporter.
+func (g *Gateway) Totals() gateway.Totals {
+	s := g.st.snapshot()
+	return gateway.Totals{Clients: s.Clients, MessagesIn: s.PublishesIn, MessagesOut: s.PublishesOut, Dropped: s.DropTotal()}
+}
+
 // Config returns the configuration in use, defaults filled in.
 func (g *Gateway) Config() Config { return g.cfg }
 

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -47,8 +48,9 @@ type Gateway struct {
 	ctx  context.Context
 	stop context.CancelFunc
 
-	slots chan struct{}
-	wg    sync.WaitGroup
+	slots   chan struct{}
+	refused atomic.Uint64
+	wg      sync.WaitGroup
 
 	done chan struct{}
 	mu   sync.Mutex
@@ -109,6 +111,7 @@ func (g *Gateway) serve() {
 		select {
 		case g.slots <- struct{}{}:
 		default:
+			g.refused.Add(1)
 			_ = c.CloseWithError(1, "gateway full")
 			continue
 		}
@@ -141,6 +144,12 @@ func (g *Gateway) finish(err error) {
 
 // Addr is the UDP address clients connect to.
 func (g *Gateway) Addr() net.Addr { return g.pc.LocalAddr() }
+
+// Totals implements gateway.Reporter. The bridge copies bytes, so it counts connections only:
+// open ones, and those refused because the gateway was full.
+func (g *Gateway) Totals() gateway.Totals {
+	return gateway.Totals{Clients: int64(len(g.slots)), Dropped: g.refused.Load()}
+}
 
 // Close stops accepting, ends every session and closes the socket.
 func (g *Gateway) Close() error {

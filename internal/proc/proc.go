@@ -20,6 +20,7 @@ import (
 type Usage struct {
 	CPU     time.Duration
 	PeakRSS int64 // bytes
+	RSS     int64 // bytes now (Of only)
 }
 
 // Self returns this process's usage.
@@ -31,6 +32,9 @@ func Self() Usage {
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	return Usage{CPU: cpu, PeakRSS: ru.Maxrss * 1024}
 }
+
+// Own returns this process's usage from /proc (with its resident memory now).
+func Own() (Usage, error) { return Of(os.Getpid()) }
 
 // clockTicks is USER_HZ, the unit of /proc/PID/stat times; 100 on every Linux architecture
 // Go supports.
@@ -62,10 +66,11 @@ func Of(pid int) (Usage, error) {
 		return u, err
 	}
 	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err == nil {
-				u.PeakRSS = kb * 1024
+		for key, dst := range map[string]*int64{"VmHWM:": &u.PeakRSS, "VmRSS:": &u.RSS} {
+			if rest, ok := strings.CutPrefix(line, key); ok {
+				if kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64); err == nil {
+					*dst = kb * 1024
+				}
 			}
 		}
 	}
