@@ -43,8 +43,9 @@ type Options struct {
 	// time; the worker starts publishing then. Unset starts at once.
 	Start func(ctx context.Context) (time.Time, error)
 
-	// BrokerUsage, when set, reports the broker's CPU and peak RSS (local runs).
-	BrokerUsage func() (proc.Usage, error)
+	// BrokerUsage and GatewayUsage, when set, report the broker's and the gateway's CPU and
+	// peak RSS (a local broker's /proc; on Kubernetes, the pods' usage endpoints).
+	BrokerUsage, GatewayUsage func() (proc.Usage, error)
 	// Environment is copied into the result.
 	Environment results.Environment
 	// Network is the applied link, copied into the result.
@@ -330,8 +331,8 @@ type usageWindow struct {
 }
 
 type usagePair struct {
-	self, broker proc.Usage
-	brokerOK     bool
+	self, broker, gateway proc.Usage
+	brokerOK, gatewayOK   bool
 	// the machine's CPU time over all CPUs, and its stolen part
 	sysTotal, sysSteal time.Duration
 }
@@ -342,6 +343,11 @@ func (r *run) usageNow() usagePair {
 	if r.o.BrokerUsage != nil {
 		if b, err := r.o.BrokerUsage(); err == nil {
 			u.broker, u.brokerOK = b, true
+		}
+	}
+	if r.o.GatewayUsage != nil {
+		if g, err := r.o.GatewayUsage(); err == nil {
+			u.gateway, u.gatewayOK = g, true
 		}
 	}
 	return u
@@ -532,10 +538,14 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 			res.Resources.BrokerCPUSeconds = results.Float64(max(0, end.broker.CPU-start.broker.CPU).Seconds())
 			res.Resources.BrokerMaxRSSBytes = results.Int64(end.broker.PeakRSS)
 		}
+		if end.gatewayOK && start.gatewayOK {
+			res.Resources.GatewayCPUSeconds = results.Float64(max(0, end.gateway.CPU-start.gateway.CPU).Seconds())
+			res.Resources.GatewayMaxRSSBytes = results.Int64(end.gateway.PeakRSS)
+		}
 		// A saturated load generator (alone, or with a broker on the same machine) and CPU steal.
 		for _, c := range []*results.Caveat{
 			results.SaturationCaveat(res.Resources.LoadgenCPUSeconds, res.Resources.BrokerCPUSeconds, res.MeasuredSeconds,
-				runtime.GOMAXPROCS(0), r.o.BrokerUsage != nil),
+				runtime.GOMAXPROCS(0), r.o.BrokerUsage != nil && r.o.Environment.Mode == "local"),
 			results.StealCaveat(end.sysSteal-start.sysSteal, end.sysTotal-start.sysTotal),
 		} {
 			if c != nil {

@@ -138,6 +138,12 @@ func Merge(parts []*Result) (*Result, error) {
 		if p.Resources.BrokerMaxRSSBytes != nil {
 			m.Resources.BrokerMaxRSSBytes = Int64(max(derefInt(m.Resources.BrokerMaxRSSBytes), *p.Resources.BrokerMaxRSSBytes))
 		}
+		if p.Resources.GatewayCPUSeconds != nil {
+			m.Resources.GatewayCPUSeconds = Float64(max(deref(m.Resources.GatewayCPUSeconds), *p.Resources.GatewayCPUSeconds))
+		}
+		if p.Resources.GatewayMaxRSSBytes != nil {
+			m.Resources.GatewayMaxRSSBytes = Int64(max(derefInt(m.Resources.GatewayMaxRSSBytes), *p.Resources.GatewayMaxRSSBytes))
+		}
 		for j, tp := range p.Timeline {
 			agg := timeline[j]
 			if agg == nil {

@@ -204,13 +204,18 @@ type Wire struct {
 	PublishMessageCount int64 `json:"publishMessageCount"`
 }
 
-// Resources used. The load generator's CPU is counted over the measured window; RSS is the
-// process's peak. Merged: CPU summed over workers, RSS the largest worker's.
+// Resources used. CPU is counted over the measured window; RSS is the process's peak. Merged:
+// the load generator's CPU summed over workers, RSS the largest worker's; the broker's and
+// gateway's (which every worker reads) the largest reading. The broker's and gateway's are null
+// where msgbench cannot read them: an external broker, a Strimzi Kafka, an in-process gateway
+// (its CPU is the load generator's), several gateway replicas (docs/results.md).
 type Resources struct {
 	LoadgenCPUSeconds  float64  `json:"loadgenCPUSeconds"`
 	LoadgenMaxRSSBytes int64    `json:"loadgenMaxRSSBytes"`
 	BrokerCPUSeconds   *float64 `json:"brokerCPUSeconds"`
 	BrokerMaxRSSBytes  *int64   `json:"brokerMaxRSSBytes"`
+	GatewayCPUSeconds  *float64 `json:"gatewayCPUSeconds,omitempty"`
+	GatewayMaxRSSBytes *int64   `json:"gatewayMaxRSSBytes,omitempty"`
 }
 
 // TimelinePoint counts one interval; T is the interval's end in seconds since the measured

@@ -77,10 +77,16 @@ func WriteSummary(w io.Writer, r *Result) error {
 		row("wire", strings.Join(wire, ", "))
 	}
 	res := fmt.Sprintf("load generator %.2f CPU-s, peak RSS %s", r.Resources.LoadgenCPUSeconds, bytesHuman(float64(r.Resources.LoadgenMaxRSSBytes)))
-	if r.Resources.BrokerCPUSeconds != nil {
-		res += fmt.Sprintf("; broker %.2f CPU-s", *r.Resources.BrokerCPUSeconds)
-		if r.Resources.BrokerMaxRSSBytes != nil {
-			res += ", peak RSS " + bytesHuman(float64(*r.Resources.BrokerMaxRSSBytes))
+	for _, c := range []struct {
+		name string
+		cpu  *float64
+		rss  *int64
+	}{{"broker", r.Resources.BrokerCPUSeconds, r.Resources.BrokerMaxRSSBytes}, {"gateway", r.Resources.GatewayCPUSeconds, r.Resources.GatewayMaxRSSBytes}} {
+		if c.cpu != nil {
+			res += fmt.Sprintf("; %s %.2f CPU-s", c.name, *c.cpu)
+			if c.rss != nil {
+				res += ", peak RSS " + bytesHuman(float64(*c.rss))
+			}
 		}
 	}
 	row("resources", res)

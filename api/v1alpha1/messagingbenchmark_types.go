@@ -804,6 +804,19 @@ type ResultSummary struct {
 	// rounded to the nearest byte.
 	// +optional
 	WireBytesPerMessage *int64 `json:"wireBytesPerMessage,omitempty"`
+	// brokerCPUMillis is the CPU time the broker's processes used over the measured window, in
+	// milliseconds; brokerMaxRSSBytes their peak resident memory (absent for an external broker
+	// or a Strimzi Kafka).
+	// +optional
+	BrokerCPUMillis *int64 `json:"brokerCPUMillis,omitempty"`
+	// +optional
+	BrokerMaxRSSBytes *int64 `json:"brokerMaxRSSBytes,omitempty"`
+	// gatewayCPUMillis and gatewayMaxRSSBytes are the same for the protocol gateway (one
+	// replica).
+	// +optional
+	GatewayCPUMillis *int64 `json:"gatewayCPUMillis,omitempty"`
+	// +optional
+	GatewayMaxRSSBytes *int64 `json:"gatewayMaxRSSBytes,omitempty"`
 }
 
 // MessagingBenchmark is one IoT messaging benchmark run: protocol, broker, QoS, payload and

@@ -13,10 +13,14 @@ import (
 	_ "github.com/msgbench/msgbench/gateway/all" // every gateway mode
 	"github.com/msgbench/msgbench/internal/certs"
 	"github.com/msgbench/msgbench/internal/manifest"
+	"github.com/msgbench/msgbench/internal/metricserver"
+	"github.com/msgbench/msgbench/internal/proc"
+	"github.com/msgbench/msgbench/loadgen"
 )
 
 type gatewayFlags struct {
 	mode, listen, broker, file, certFile, keyFile, brokerCA string
+	metrics                                                 string
 	set                                                     []string
 }
 
@@ -40,6 +44,7 @@ MQTT version) come from the manifest given with -f, or defaults without one.`,
 	fl.StringVar(&f.certFile, "tls-cert", "", "PEM server certificate (HTTPS, QUIC)")
 	fl.StringVar(&f.keyFile, "tls-key", "", "PEM server key (HTTPS, QUIC)")
 	fl.StringVar(&f.brokerCA, "broker-ca", "", "PEM CA certificate: connect to the broker over TLS and verify it with this CA")
+	fl.StringVar(&f.metrics, "metrics", "", "serve the gateway's Prometheus metrics and its own CPU and memory (/metrics, /usage) on HOST:PORT")
 	for _, name := range []string{"mode", "listen", "broker"} {
 		_ = cmd.MarkFlagRequired(name)
 	}
@@ -47,10 +52,11 @@ MQTT version) come from the manifest given with -f, or defaults without one.`,
 }
 
 func runGateway(cmd *cobra.Command, f gatewayFlags) error {
-	spec, err := gatewaySpec(f)
+	mb, err := gatewayManifest(f)
 	if err != nil {
 		return err
 	}
+	spec := &mb.Spec
 	o := gateway.Options{Listen: f.listen, Broker: f.broker, Spec: spec,
 		Logf: func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) }}
 	if f.certFile != "" || f.keyFile != "" {
@@ -85,6 +91,17 @@ func runGateway(cmd *cobra.Command, f gatewayFlags) error {
 		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "msgbench gateway %s: serving on %s, bridging to %s\n", f.mode, gw.Addr(), f.broker)
+	if f.metrics != "" {
+		srv, err := metricserver.Listen(f.metrics)
+		if err != nil {
+			_ = gw.Close()
+			return fmt.Errorf("--metrics: %w", err)
+		}
+		defer srv.Close()
+		labels := loadgen.LabelsOf(mb, 0)
+		srv.Registry.MustRegister(gateway.NewCollector(gw, labels.Component("gateway")), proc.NewCollector(proc.Own, labels.Component("gateway")))
+		srv.Handle("/usage", proc.UsageHandler(proc.Own))
+	}
 	select {
 	case <-ctx.Done():
 		return gw.Close()
@@ -93,14 +110,10 @@ func runGateway(cmd *cobra.Command, f gatewayFlags) error {
 	}
 }
 
-// gatewaySpec is the manifest's spec, or a defaulted one for the mode.
-func gatewaySpec(f gatewayFlags) (*v1alpha1.MessagingBenchmarkSpec, error) {
+// gatewayManifest is the manifest, or a defaulted one for the mode.
+func gatewayManifest(f gatewayFlags) (*v1alpha1.MessagingBenchmark, error) {
 	if f.file != "" {
-		mb, err := manifest.ReadFile(f.file, f.set...)
-		if err != nil {
-			return nil, err
-		}
-		return &mb.Spec, nil
+		return manifest.ReadFile(f.file, f.set...)
 	}
 	protocol := map[string]string{"http": "http", "quic": "mqtt-quic"}[f.mode]
 	if protocol == "" {
@@ -111,5 +124,5 @@ func gatewaySpec(f gatewayFlags) (*v1alpha1.MessagingBenchmarkSpec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--mode %s: %w", f.mode, err)
 	}
-	return &mb.Spec, nil
+	return mb, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/msgbench/msgbench/internal/certs"
 	"github.com/msgbench/msgbench/internal/manifest"
+	"github.com/msgbench/msgbench/internal/metricserver"
 	"github.com/msgbench/msgbench/internal/proc"
 	"github.com/msgbench/msgbench/internal/version"
 	"github.com/msgbench/msgbench/loadgen"
@@ -28,6 +29,8 @@ import (
 type loadgenFlags struct {
 	file, broker, out, caFile, serverName, runID string
 	cpuProfile, control                          string
+	metrics, brokerUsage, gatewayUsage           string
+	metricsWait                                  time.Duration
 	hold                                         time.Duration
 	worker, workers, brokerPID                   int
 	set                                          []string
@@ -59,6 +62,10 @@ The operator's worker pods and 'msgbench run' use this; run it by hand against y
 	fl.StringVar(&f.control, "control", "", "serve the operator's control protocol on this address (token from $MSGBENCH_CONTROL_TOKEN): wait for its start signal, keep the result until it is collected")
 	fl.DurationVar(&f.hold, "hold", 30*time.Minute, "with --control: how long to keep the result for the operator before exiting anyway")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (for msgbench developers)")
+	fl.StringVar(&f.metrics, "metrics", "", "serve live Prometheus metrics on HOST:PORT/metrics while it runs")
+	fl.DurationVar(&f.metricsWait, "metrics-wait", 0, "with --metrics: once the result is out, wait at most this long for a scrape of the final values")
+	fl.StringVar(&f.brokerUsage, "broker-usage", "", "URL of the broker's usage endpoint (`msgbench usage`): its CPU and peak RSS go into the result")
+	fl.StringVar(&f.gatewayUsage, "gateway-usage", "", "URL of the gateway's usage endpoint (`msgbench gateway --metrics`)")
 	fl.IntVar(&f.brokerPID, "broker-pid", 0, "PID of a local broker process: its CPU time and peak RSS go into the result")
 	_ = cmd.MarkFlagRequired("file")
 	_ = cmd.MarkFlagRequired("broker")
@@ -107,12 +114,29 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
 	}
-	var brokerUsage func() (proc.Usage, error)
-	if f.brokerPID > 0 {
+	var brokerUsage, gatewayUsage func() (proc.Usage, error)
+	switch {
+	case f.brokerPID > 0:
 		brokerUsage = func() (proc.Usage, error) { return proc.Of(f.brokerPID) }
+	case f.brokerUsage != "":
+		brokerUsage = proc.Fetch(f.brokerUsage, 5*time.Second)
+	}
+	if f.gatewayUsage != "" {
+		gatewayUsage = proc.Fetch(f.gatewayUsage, 5*time.Second)
+	}
+	monitor := &loadgen.Monitor{}
+	if f.metrics != "" {
+		srv, err := metricserver.Listen(f.metrics)
+		if err != nil {
+			return fmt.Errorf("--metrics: %w", err)
+		}
+		defer srv.Close()
+		srv.Registry.MustRegister(loadgen.NewCollector(monitor, loadgen.LabelsOf(mb, f.worker)),
+			proc.NewCollector(proc.Own, loadgen.LabelsOf(mb, f.worker).Component("loadgen")))
+		defer finalScrape(ctx, srv, f.metricsWait, cmd.ErrOrStderr())
 	}
 	o := loadgen.Options{
-		BrokerUsage: brokerUsage,
+		BrokerUsage: brokerUsage, GatewayUsage: gatewayUsage, Monitor: monitor,
 		Name:        mb.Name, Spec: &mb.Spec, Worker: f.worker, Workers: f.workers, RunID: f.runID,
 		Address: f.broker, TLS: tlsCfg,
 		Environment: results.Environment{Mode: "local", MsgbenchVersion: version.Version, Broker: "at " + f.broker},

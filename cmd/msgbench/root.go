@@ -15,7 +15,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newLoadgenCommand(), newGatewayCommand(), newOperatorCommand(), newRenderCommand(),
+	root.AddCommand(newVersionCommand(), newLoadgenCommand(), newGatewayCommand(), newUsageCommand(), newOperatorCommand(), newRenderCommand(),
 		newRunCommand(), newReportCommand(), newNetemCommand())
 	return root
 }

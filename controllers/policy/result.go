@@ -77,5 +77,14 @@ func Summarize(r *results.Result) *v1alpha1.ResultSummary {
 		v := int64(math.Round(*b))
 		s.WireBytesPerMessage = &v
 	}
+	millis := func(sec *float64) *int64 {
+		if sec == nil {
+			return nil
+		}
+		v := int64(math.Round(*sec * 1000))
+		return &v
+	}
+	s.BrokerCPUMillis, s.BrokerMaxRSSBytes = millis(r.Resources.BrokerCPUSeconds), r.Resources.BrokerMaxRSSBytes
+	s.GatewayCPUMillis, s.GatewayMaxRSSBytes = millis(r.Resources.GatewayCPUSeconds), r.Resources.GatewayMaxRSSBytes
 	return s
 }

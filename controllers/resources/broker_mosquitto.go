@@ -1,8 +1,11 @@
 package resources
 
 import (
+	"fmt"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -50,9 +53,30 @@ func MosquittoDeployment(mb *v1alpha1.MessagingBenchmark, cfg Config) *appsv1.De
 			SecretName: TLSSecretName(mb), DefaultMode: ptr.To[int32](0o440)}}})
 	}
 	labels := Labels(mb, v1alpha1.ComponentBroker)
+	volumes = append(volumes, corev1.Volume{Name: "spec", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: names.Spec}}}})
+	// The usage sidecar reads the broker's CPU time and memory from /proc, which it sees because
+	// the pod shares one process namespace: no privilege, no API access, and the same figures as
+	// a local run's (the kubelet's summary API would need nodes/proxy, which also grants exec).
+	usage := corev1.Container{
+		Name:            "usage",
+		Image:           cfg.MsgbenchImage,
+		ImagePullPolicy: cfg.ImagePullPolicy,
+		Args:            []string{"usage", "--listen", fmt.Sprintf(":%d", MetricsPort), "-f", "/etc/msgbench/benchmark.yaml", "--component", "broker"},
+		Ports:           []corev1.ContainerPort{metricsContainerPort()},
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+		},
+		SecurityContext:          restrictedContainer(),
+		VolumeMounts:             []corev1.VolumeMount{{Name: "spec", MountPath: "/etc/msgbench", ReadOnly: true}},
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
+	usage.SecurityContext.RunAsUser = ptr.To[int64](msgbenchUID)
 	pod := corev1.PodSpec{
 		AutomountServiceAccountToken: ptr.To(false),
 		EnableServiceLinks:           ptr.To(false),
+		ShareProcessNamespace:        ptr.To(true),
 		SecurityContext:              restrictedPod(mosquittoUID),
 		Containers: []corev1.Container{{
 			Name:            "mosquitto",
@@ -68,7 +92,7 @@ func MosquittoDeployment(mb *v1alpha1.MessagingBenchmark, cfg Config) *appsv1.De
 			SecurityContext:          restrictedContainer(),
 			VolumeMounts:             mounts,
 			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-		}},
+		}, usage},
 		Volumes: volumes,
 	}
 	pod.SecurityContext.FSGroup = ptr.To[int64](mosquittoUID) // the key file stays group-readable only
@@ -86,7 +110,7 @@ func MosquittoDeployment(mb *v1alpha1.MessagingBenchmark, cfg Config) *appsv1.De
 
 // BrokerService exposes the broker inside the cluster.
 func BrokerService(mb *v1alpha1.MessagingBenchmark) *corev1.Service {
-	ports := []corev1.ServicePort{{Name: "mqtt", Port: MQTTPort, TargetPort: intstr.FromString("mqtt"), Protocol: corev1.ProtocolTCP}}
+	ports := []corev1.ServicePort{{Name: "mqtt", Port: MQTTPort, TargetPort: intstr.FromString("mqtt"), Protocol: corev1.ProtocolTCP}, metricsServicePort()}
 	if BrokerTLS(mb) {
 		ports = append(ports, corev1.ServicePort{Name: "mqtts", Port: MQTTSPort, TargetPort: intstr.FromString("mqtts"), Protocol: corev1.ProtocolTCP})
 	}

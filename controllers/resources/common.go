@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
@@ -46,8 +47,11 @@ const AnnotationBenchmark = "msgbench.io/benchmark-name"
 
 // Ports the broker and workers use inside the cluster.
 const (
-	MQTTPort  = 1883
-	MQTTSPort = 8883
+	MQTTPort = 1883
+	// MetricsPort serves /metrics (and /usage) on workers, gateways and the broker's usage
+	// sidecar: the port OpenTelemetry and client_golang examples use for Prometheus.
+	MetricsPort = 9464
+	MQTTSPort   = 8883
 )
 
 // Names of a benchmark's objects. Each fits a DNS label (63 characters): long benchmark names
@@ -125,6 +129,34 @@ func restrictedContainer() *corev1.SecurityContext {
 		ReadOnlyRootFilesystem:   ptr.To(true),
 		RunAsNonRoot:             ptr.To(true),
 	}
+}
+
+// metricsContainerPort is the "metrics" port a PodMonitor scrapes.
+func metricsContainerPort() corev1.ContainerPort {
+	return corev1.ContainerPort{Name: "metrics", ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP}
+}
+
+// metricsServicePort exposes a pod's usage endpoint to the workers.
+func metricsServicePort() corev1.ServicePort {
+	return corev1.ServicePort{Name: "metrics", Port: MetricsPort, TargetPort: intstr.FromString("metrics"), Protocol: corev1.ProtocolTCP}
+}
+
+// BrokerUsageURL is where the workers read the broker's CPU and memory: its usage sidecar ("" when
+// msgbench does not run the broker's pod: external, Strimzi Kafka).
+func BrokerUsageURL(mb *v1alpha1.MessagingBenchmark) string {
+	if mb.Spec.Broker.Type != v1alpha1.BrokerMosquitto {
+		return ""
+	}
+	return fmt.Sprintf("http://%s.%s.svc:%d/usage", NamesOf(mb).Broker, mb.Namespace, MetricsPort)
+}
+
+// GatewayUsageURL is where the workers read the gateway's CPU and memory ("" without a gateway,
+// or with several replicas, whose Service would answer for one of them at random).
+func GatewayUsageURL(mb *v1alpha1.MessagingBenchmark) string {
+	if usesGateway(mb) == "" || mb.Spec.Gateway.Replicas != 1 {
+		return ""
+	}
+	return fmt.Sprintf("http://%s.%s.svc:%d/usage", NamesOf(mb).Gateway, mb.Namespace, MetricsPort)
 }
 
 // TLSEnabled reports whether the clients of mb encrypt.

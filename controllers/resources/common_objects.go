@@ -16,12 +16,20 @@ import (
 // SpecConfigMap holds the benchmark as a manifest (benchmark.yaml) for the workers and gateways,
 // which parse it exactly like `msgbench run` does.
 func SpecConfigMap(mb *v1alpha1.MessagingBenchmark) (*corev1.ConfigMap, error) {
+	// The metadata the workers' and gateway's metrics are labelled with: name, namespace, and a
+	// suite's run's suite, point and repetition.
+	md := map[string]any{"name": mb.Name, "namespace": mb.Namespace}
+	if s := mb.Labels[v1alpha1.LabelSuite]; s != "" {
+		md["labels"] = map[string]string{v1alpha1.LabelSuite: s}
+		md["annotations"] = map[string]string{v1alpha1.AnnotationPoint: mb.Annotations[v1alpha1.AnnotationPoint],
+			v1alpha1.AnnotationRepetition: mb.Annotations[v1alpha1.AnnotationRepetition]}
+	}
 	doc := struct {
 		APIVersion string                          `json:"apiVersion"`
 		Kind       string                          `json:"kind"`
-		Metadata   map[string]string               `json:"metadata"`
+		Metadata   map[string]any                  `json:"metadata"`
 		Spec       v1alpha1.MessagingBenchmarkSpec `json:"spec"`
-	}{v1alpha1.GroupVersion.String(), "MessagingBenchmark", map[string]string{"name": mb.Name}, mb.Spec}
+	}{v1alpha1.GroupVersion.String(), "MessagingBenchmark", md, mb.Spec}
 	data, err := yaml.Marshal(doc)
 	if err != nil {
 		return nil, err

@@ -28,7 +28,7 @@ func GatewayDeployment(mb *v1alpha1.MessagingBenchmark, cfg Config) *appsv1.Depl
 	names := NamesOf(mb)
 	ports := gatewayPorts[mode]
 	args := []string{"gateway", "--mode", mode, "--listen", fmt.Sprintf(":%d", ports[0].Port), "--broker", BrokerAddress(mb),
-		"-f", "/etc/msgbench/benchmark.yaml"}
+		"-f", "/etc/msgbench/benchmark.yaml", "--metrics", fmt.Sprintf(":%d", MetricsPort)}
 	mounts := []corev1.VolumeMount{{Name: "spec", MountPath: "/etc/msgbench", ReadOnly: true}}
 	volumes := []corev1.Volume{{Name: "spec", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 		LocalObjectReference: corev1.LocalObjectReference{Name: names.Spec}}}}}
@@ -42,6 +42,7 @@ func GatewayDeployment(mb *v1alpha1.MessagingBenchmark, cfg Config) *appsv1.Depl
 	for _, p := range ports {
 		cports = append(cports, corev1.ContainerPort{Name: p.Name, ContainerPort: p.Port, Protocol: p.Protocol})
 	}
+	cports = append(cports, metricsContainerPort())
 	var probe *corev1.Probe
 	if ports[0].Protocol == corev1.ProtocolTCP {
 		probe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString(ports[0].Name)}}, PeriodSeconds: 2}
@@ -83,6 +84,7 @@ func GatewayService(mb *v1alpha1.MessagingBenchmark) *corev1.Service {
 		p.TargetPort = intstr.FromString(p.Name)
 		ports = append(ports, p)
 	}
+	ports = append(ports, metricsServicePort())
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: meta(mb, NamesOf(mb).Gateway, v1alpha1.ComponentGateway),

@@ -32,7 +32,16 @@ func WorkersJob(mb *v1alpha1.MessagingBenchmark, cfg Config) *batchv1.Job {
 	names := NamesOf(mb)
 	w := mb.Spec.Workers
 	args := []string{"loadgen", "-f", "/etc/msgbench/benchmark.yaml", "--broker", WorkerClientAddress(mb),
-		"--control", fmt.Sprintf(":%d", cfg.ControlPort), "--run-id", RunID(mb)}
+		"--control", fmt.Sprintf(":%d", cfg.ControlPort), "--run-id", RunID(mb),
+		// live metrics, and a scraper's chance to read the final values once the operator has
+		// collected the result
+		"--metrics", fmt.Sprintf(":%d", MetricsPort), "--metrics-wait", "15s"}
+	if u := BrokerUsageURL(mb); u != "" {
+		args = append(args, "--broker-usage", u)
+	}
+	if u := GatewayUsageURL(mb); u != "" {
+		args = append(args, "--gateway-usage", u)
+	}
 	mounts := []corev1.VolumeMount{{Name: "spec", MountPath: "/etc/msgbench", ReadOnly: true}}
 	volumes := []corev1.Volume{{Name: "spec", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 		LocalObjectReference: corev1.LocalObjectReference{Name: names.Spec}}}}}
@@ -60,7 +69,7 @@ func WorkersJob(mb *v1alpha1.MessagingBenchmark, cfg Config) *batchv1.Job {
 			Args:            args,
 			Env: []corev1.EnvVar{{Name: "MSGBENCH_CONTROL_TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 				LocalObjectReference: corev1.LocalObjectReference{Name: names.Control}, Key: "token"}}}},
-			Ports: []corev1.ContainerPort{{Name: "control", ContainerPort: cfg.ControlPort, Protocol: corev1.ProtocolTCP}},
+			Ports: []corev1.ContainerPort{{Name: "control", ContainerPort: cfg.ControlPort, Protocol: corev1.ProtocolTCP}, metricsContainerPort()},
 			ReadinessProbe: &corev1.Probe{
 				ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromString("control")}},
 				PeriodSeconds: 1, FailureThreshold: 1,

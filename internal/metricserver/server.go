@@ -21,6 +21,7 @@ import (
 type Server struct {
 	Registry *prometheus.Registry
 	srv      *http.Server
+	mux      *http.ServeMux
 	ln       net.Listener
 
 	mu sync.Mutex
@@ -62,10 +63,14 @@ func Listen(addr string) (*Server, error) {
 		}
 		fmt.Fprintln(w, "msgbench: metrics at /metrics")
 	})
+	s.mux = mux
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil
 }
+
+// Handle serves h at path beside /metrics (a component's /usage).
+func (s *Server) Handle(path string, h http.Handler) { s.mux.Handle(path, h) }
 
 // Addr is the address served.
 func (s *Server) Addr() string { return s.ln.Addr().String() }

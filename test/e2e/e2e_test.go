@@ -364,6 +364,7 @@ func TestSamples(t *testing.T) {
 				t.Fatalf("%s ended %s: %s", mb.Name, final.Status.Phase, final.Status.Message)
 			}
 			checkSucceeded(t, final)
+			checkCost(t, final)
 			checkPods(t, final)
 			checkObjectStore(t, final)
 			sum := final.Status.Summary

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/msgbench/msgbench/internal/manifest"
+	"github.com/msgbench/msgbench/internal/metricserver"
+	"github.com/msgbench/msgbench/internal/proc"
+	"github.com/msgbench/msgbench/loadgen"
+)
+
+func newUsageCommand() *cobra.Command {
+	var listen, file, component string
+	cmd := &cobra.Command{
+		Use:   "usage --listen HOST:PORT -f FILE [--component broker]",
+		Short: "Serve the CPU time and memory of the other processes in this pod (the broker's usage sidecar)",
+		Long: `Runs beside a broker in a pod that shares its process namespace (the operator adds it to the
+broker pods it creates) and serves what the broker's processes used, read from /proc: /usage as
+JSON for the workers, which read it when the measured window opens and closes, and /metrics for
+Prometheus (msgbench_component_*). It needs no privilege and no Kubernetes API access.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			mb, err := manifest.ReadFile(file)
+			if err != nil {
+				return err
+			}
+			if _, err := proc.Others(); err != nil {
+				return err
+			}
+			srv, err := metricserver.Listen(listen)
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			srv.Registry.MustRegister(proc.NewCollector(proc.Others, loadgen.LabelsOf(mb, 0).Component(component)))
+			srv.Handle("/usage", proc.UsageHandler(proc.Others))
+			fmt.Fprintf(cmd.ErrOrStderr(), "msgbench usage: serving the %s's usage on %s (/usage, /metrics)\n", component, srv.Addr())
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			<-ctx.Done()
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&listen, "listen", ":9464", "host:port to serve /usage and /metrics on")
+	fl.StringVarP(&file, "file", "f", "", "the benchmark's manifest (its name and namespace label the metrics)")
+	fl.StringVar(&component, "component", "broker", "what the other processes are, for the metrics' component label")
+	_ = cmd.MarkFlagRequired("file")
+	return cmd
+}
