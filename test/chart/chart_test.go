@@ -33,6 +33,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/internal/testenv"
 )
 
@@ -266,6 +268,32 @@ func TestTemplateDefaults(t *testing.T) {
 	} else if ep, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints"); len(ep) != 1 || ep[0].(map[string]any)["scheme"] != "https" ||
 		ep[0].(map[string]any)["bearerTokenFile"] == nil {
 		t.Errorf("ServiceMonitor endpoints %v: want https with the scraper's token", ep)
+	}
+
+	// The benchmarks' PodMonitor selects the pods the operator creates (their labels, their
+	// "metrics" port), and the dashboard ConfigMap carries the JSON the Prometheus test ran.
+	objs = decode(t, template(t, "--set", "metrics.podMonitor.enabled=true", "--set", "metrics.grafanaDashboard.enabled=true"))
+	pm := find[unstructured.Unstructured](t, objs, "PodMonitor")
+	sel, _, _ := unstructured.NestedStringMap(pm.Object, "spec", "selector", "matchLabels")
+	mb := &v1alpha1.MessagingBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "n"}}
+	for _, comp := range []string{v1alpha1.ComponentWorker, v1alpha1.ComponentBroker, v1alpha1.ComponentGateway} {
+		podLabels := resources.Labels(mb, comp)
+		for k, v := range sel {
+			if podLabels[k] != v {
+				t.Errorf("PodMonitor selects %s=%s; the %s pods have %q", k, v, comp, podLabels[k])
+			}
+		}
+	}
+	if ep, _, _ := unstructured.NestedSlice(pm.Object, "spec", "podMetricsEndpoints"); len(ep) != 1 || ep[0].(map[string]any)["port"] != "metrics" {
+		t.Errorf("PodMonitor endpoints %v", ep)
+	}
+	dash := findNamed[corev1.ConfigMap](t, objs, "ConfigMap", "msgbench-operator-dashboard")
+	dashJSON, err := os.ReadFile(filepath.Join(root, "charts", "msgbench", "files", "dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dash.Labels["grafana_dashboard"] != "1" || strings.TrimSpace(dash.Data["msgbench-live.json"]) != strings.TrimSpace(string(dashJSON)) {
+		t.Errorf("dashboard ConfigMap: labels %v, %d bytes of JSON (want %d)", dash.Labels, len(dash.Data["msgbench-live.json"]), len(dashJSON))
 	}
 
 	// metrics.secure=false: plain HTTP, no reader role.
