@@ -137,7 +137,7 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 	}
 	o := loadgen.Options{
 		BrokerUsage: brokerUsage, GatewayUsage: gatewayUsage, Monitor: monitor,
-		Name:        mb.Name, Spec: &mb.Spec, Worker: f.worker, Workers: f.workers, RunID: f.runID,
+		Name: mb.Name, Spec: &mb.Spec, Worker: f.worker, Workers: f.workers, RunID: f.runID,
 		Address: f.broker, TLS: tlsCfg,
 		Environment: results.Environment{Mode: "local", MsgbenchVersion: version.Version, Broker: "at " + f.broker},
 		Logf:        func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) },

@@ -69,7 +69,7 @@ func TestLiveMetricsInPrometheus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer p.Stop()
+		defer func() { _ = p.Stop() }()
 		servers[name] = p
 	}
 	start := time.Now()

@@ -75,8 +75,8 @@ exits non-zero when a run failed, an objective was missed or the suite was inter
 	return cmd
 }
 
-// serveMetrics starts --metrics (nil without it), before anything else starts.
-func serveMetrics(f runFlags, errOut io.Writer) (*metricserver.Server, error) {
+// serveMetrics starts --metrics (nil without it) for the run o, before anything else starts.
+func serveMetrics(f runFlags, errOut io.Writer, o *localrun.Options) (*metricserver.Server, error) {
 	if f.metrics == "" {
 		return nil, nil
 	}
@@ -84,6 +84,7 @@ func serveMetrics(f runFlags, errOut io.Writer) (*metricserver.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--metrics: %w", err)
 	}
+	o.Metrics = srv.Registry
 	fmt.Fprintf(errOut, "msgbench: live metrics on http://%s/metrics\n", srv.Addr())
 	return srv, nil
 }
@@ -127,14 +128,11 @@ func runLocal(cmd *cobra.Command, f runFlags) error {
 	if err := localrun.Check(&mb.Spec, o); err != nil {
 		return err
 	}
-	metrics, err := serveMetrics(f, errOut)
+	metrics, err := serveMetrics(f, errOut, &o)
 	if err != nil {
 		return err
 	}
-	if metrics != nil {
-		defer metrics.Close()
-		o.Metrics = metrics.Registry
-	}
+	defer metrics.Close()
 	upload, err := checkObjectStore(ctx, mb.Spec.Results.ObjectStore)
 	if err != nil {
 		return err

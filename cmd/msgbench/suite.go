@@ -83,14 +83,11 @@ func runSuite(cmd *cobra.Command, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	metrics, err := serveMetrics(f, errOut)
+	metrics, err := serveMetrics(f, errOut, &o)
 	if err != nil {
 		return err
 	}
-	if metrics != nil {
-		defer metrics.Close()
-		o.Metrics = metrics.Registry
-	}
+	defer metrics.Close()
 	out, err := prepareRunDir(f.out, s.Name, f.runID, f.force, time.Now())
 	if err != nil {
 		return err

@@ -105,8 +105,11 @@ func (s *Server) WaitScrape(ctx context.Context, max time.Duration) bool {
 	}
 }
 
-// Close stops serving.
+// Close stops serving (nil: nothing to stop).
 func (s *Server) Close() error {
+	if s == nil {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := s.srv.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {

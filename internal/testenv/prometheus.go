@@ -64,7 +64,7 @@ func StartPrometheus(dir, name string, targets []string, interval time.Duration,
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		if resp, err := http.Get(p.URL + "/-/ready"); err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == 200 {
+			if resp.StatusCode == http.StatusOK {
 				return p, nil
 			}
 		}
@@ -80,8 +80,8 @@ func StartPrometheus(dir, name string, targets []string, interval time.Duration,
 // Stop stops the server.
 func (p *Prometheus) Stop() error {
 	_ = p.cmd.Process.Signal(os.Interrupt)
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
+	done := make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
