@@ -113,10 +113,19 @@ func TestMetricsOnTheNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	var pods corev1.PodList
-	if err := c.List(ctx, &pods, client.InNamespace(rel), client.MatchingLabels{"app.kubernetes.io/name": "msgbench"}); err != nil || len(pods.Items) == 0 {
-		t.Fatalf("operator pods: %v (%d)", err, len(pods.Items))
+	if err := c.List(ctx, &pods, client.InNamespace(rel), client.MatchingLabels{"app.kubernetes.io/name": "msgbench-operator"}); err != nil {
+		t.Fatal(err)
 	}
-	url := fmt.Sprintf("https://%s:8443/metrics", pods.Items[0].Status.PodIP)
+	ip := ""
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			ip = p.Status.PodIP
+		}
+	}
+	if ip == "" {
+		t.Fatalf("no running operator pod among %d", len(pods.Items))
+	}
+	url := fmt.Sprintf("https://%s:8443/metrics", ip)
 	var body string
 	var err error
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) { // RBAC takes a moment
