@@ -91,12 +91,12 @@ func serveMetrics(f runFlags, errOut io.Writer, o *localrun.Options) (*metricser
 
 // finalScrape waits, once the result is written, until a scraper has read the final values.
 func finalScrape(ctx context.Context, srv *metricserver.Server, wait time.Duration, errOut io.Writer) {
-	if srv == nil || wait <= 0 {
+	if srv == nil || wait <= 0 || !srv.Scraped() {
 		return
 	}
 	fmt.Fprintf(errOut, "msgbench: waiting up to %s for a scrape of the final metrics (Ctrl-C skips)\n", wait)
 	if !srv.WaitScrape(ctx, wait) {
-		fmt.Fprintf(errOut, "msgbench: no scrape of the final metrics; they are in the result\n")
+		fmt.Fprintf(errOut, "msgbench: the final metrics were not scraped (they are in the result)\n")
 	}
 }
 

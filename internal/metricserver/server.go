@@ -75,18 +75,22 @@ func (s *Server) Handle(path string, h http.Handler) { s.mux.Handle(path, h) }
 // Addr is the address served.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// WaitScrape waits until every scraper seen so far (or the first one, when none was) has
-// scraped again after this call, for at most max, and reports whether they did. Call it once
-// the final values are in place.
+// WaitScrape waits until every scraper seen so far has scraped again after this call, for at
+// most max, and reports whether they did. Call it once the final values are in place. Nobody
+// scraped: nobody to wait for (a worker pod without a PodMonitor exits at once).
 func (s *Server) WaitScrape(ctx context.Context, max time.Duration) bool {
 	s.mu.Lock()
 	s.armed = time.Now()
+	seen := len(s.scrapers)
 	s.mu.Unlock()
+	if seen == 0 {
+		return false
+	}
 	t := time.NewTimer(max)
 	defer t.Stop()
 	for {
 		s.mu.Lock()
-		done := len(s.scrapers) > 0
+		done := true
 		for _, last := range s.scrapers {
 			done = done && last.After(s.armed)
 		}
@@ -103,6 +107,13 @@ func (s *Server) WaitScrape(ctx context.Context, max time.Duration) bool {
 			return false
 		}
 	}
+}
+
+// Scraped reports whether anyone has scraped /metrics yet.
+func (s *Server) Scraped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.scrapers) > 0
 }
 
 // Close stops serving (nil: nothing to stop).
