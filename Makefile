@@ -110,6 +110,7 @@ test-unit: ## The inner loop (no root, no API server; 137 s measured): the packa
 bench: ## Performance runs (not part of make test); numbers go to docs/benchmarks.md.
 	go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./loadgen/
 	MSGBENCH_COMPARE=1 go test -count=1 -run TestCompareWithDirectMQTT -v -timeout 30m ./loadgen/drivers/mqttsn/
+	hack/bench-metrics.sh
 
 ##@ Packaging
 
