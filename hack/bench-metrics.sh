@@ -6,7 +6,7 @@
 # docs/benchmarks.md quotes its output.
 #
 # Usage: hack/bench-metrics.sh [pairs=4] [seconds=10]
-# Needs: Go, mosquitto (hack/apt-packages.sh), python3, curl.
+# Needs: Go, mosquitto (hack/apt-packages.sh), python3.
 set -euo pipefail
 pairs=${1:-4} secs=${2:-10}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,11 +25,20 @@ run() { # $1: a or b
   local extra=()
   if [ "$1" = b ]; then
     extra=(--metrics "127.0.0.1:$port" --metrics-wait 0s)
-    (while :; do curl -s -o /dev/null "http://127.0.0.1:$port/metrics" || true; sleep 0.25; done) &
+    # one long-lived scraper process, as a Prometheus server is (a curl per scrape would cost a
+    # fork and exec each time, which is not what being scraped costs)
+    python3 -c '
+import sys, time, urllib.request
+while True:
+    try:
+        urllib.request.urlopen(sys.argv[1], timeout=2).read()
+    except OSError:
+        pass
+    time.sleep(0.25)' "http://127.0.0.1:$port/metrics" &
     scraper=$!
   fi
   "$tmp/msgbench" run -f "$root/config/samples/mqtt-qos1.yaml" --set "workload.duration=${secs}s" --set workload.rate=0 \
-    --out "$tmp/runs" --name "bench-$1" -q --json "${extra[@]}" > "$tmp/$1.json"
+    --out "$tmp/runs" --name "bench-$1" -q --json "${extra[@]}" > "$tmp/$1.json" 2>>"$tmp/log"
   if [ -n "$scraper" ]; then kill "$scraper" 2>/dev/null || true; wait "$scraper" 2>/dev/null || true; scraper=""; fi
   python3 - "$tmp/$1.json" <<'PY'
 import json, sys
