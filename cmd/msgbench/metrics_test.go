@@ -116,6 +116,13 @@ func TestLiveMetricsInPrometheus(t *testing.T) {
 				t.Errorf("%s: %s = %v, result.json has %d", name, metric, got, want)
 			}
 		}
+		// The gateway passed every measured message (and the warm-up's) both ways.
+		if in := value(p, `sum(msgbench_gateway_messages_in_total{benchmark="live",component="gateway"})`); in < float64(res.Sent) {
+			t.Errorf("%s: gateway passed %v messages to the broker, fewer than the %d sent", name, in, res.Sent)
+		}
+		if out := value(p, `sum(msgbench_gateway_messages_out_total{benchmark="live"})`); out < float64(res.Received) {
+			t.Errorf("%s: gateway delivered %v messages, fewer than the %d received", name, out, res.Received)
+		}
 		if got := value(p, `count(msgbench_phase{benchmark="live"})`); got != 12 {
 			t.Errorf("%s: %v phase series, want 6 per worker × 2", name, got)
 		}
