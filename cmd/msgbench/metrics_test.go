@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,9 +17,12 @@ import (
 	"github.com/msgbench/msgbench/results"
 )
 
+// dashboardQuery is one query of the dashboard: its PromQL with the variables set, and the legend.
+type dashboardQuery struct{ expr, legend string }
+
 // dashboardQueries are the PromQL expressions of the chart's Grafana dashboard, with its
 // variables set for one benchmark.
-func dashboardQueries(t *testing.T, benchmark, rateInterval string) map[string]string {
+func dashboardQueries(t *testing.T, benchmark, rateInterval string) map[string]dashboardQuery {
 	t.Helper()
 	data, err := os.ReadFile(repo("charts", "msgbench", "files", "dashboard.json"))
 	if err != nil {
@@ -28,18 +32,18 @@ func dashboardQueries(t *testing.T, benchmark, rateInterval string) map[string]s
 		Panels []struct {
 			Title   string
 			Targets []struct {
-				Expr, RefID string
+				Expr, RefID, LegendFormat string
 			}
 		}
 	}
 	if err := json.Unmarshal(data, &d); err != nil {
 		t.Fatalf("dashboard.json: %v", err)
 	}
-	qs := map[string]string{}
+	qs := map[string]dashboardQuery{}
 	for _, p := range d.Panels {
 		for _, tg := range p.Targets {
 			e := strings.NewReplacer("$namespace", ".*", "$benchmark", benchmark, "$__rate_interval", rateInterval).Replace(tg.Expr)
-			qs[p.Title+" "+tg.RefID] = e
+			qs[p.Title+" "+tg.RefID] = dashboardQuery{e, tg.LegendFormat}
 		}
 	}
 	if len(qs) < 8 {
@@ -53,6 +57,8 @@ func dashboardQueries(t *testing.T, benchmark, rateInterval string) map[string]s
 // workers. At the end the scraped counters equal result.json's totals, the histograms' counts
 // and p99 agree with the result's, and every query of the chart's dashboard returns data on
 // both servers.
+var legendLabel = regexp.MustCompile(`\{\{\s*(\w+)\s*\}\}`)
+
 func TestLiveMetricsInPrometheus(t *testing.T) {
 	dir := t.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -142,7 +148,8 @@ func TestLiveMetricsInPrometheus(t *testing.T) {
 		} else if name == "classic" && (got <= 0 || got > 2*want+0.001) { // classic buckets are coarse
 			t.Errorf("classic: end-to-end p99 %v s, result.json %v s", got, want)
 		}
-		for title, q := range dashboardQueries(t, "live", "2s") {
+		for title, dq := range dashboardQueries(t, "live", "2s") {
+			q := dq.expr
 			series, err := p.QueryRange(ctx, q, start, end, time.Second)
 			if err != nil {
 				t.Errorf("%s: dashboard panel %q: %v", name, title, err)
@@ -150,6 +157,12 @@ func TestLiveMetricsInPrometheus(t *testing.T) {
 			}
 			finite := 0
 			for _, s := range series {
+				// The legend names only labels the series have ({{component}} …).
+				for _, m := range legendLabel.FindAllStringSubmatch(dq.legend, -1) {
+					if s.Metric[m[1]] == "" {
+						t.Errorf("%s: dashboard panel %q: legend %q names %s, which the series %v lack", name, title, dq.legend, m[1], s.Metric)
+					}
+				}
 				for _, v := range s.Values {
 					if !math.IsNaN(v) && !math.IsInf(v, 0) {
 						finite++
