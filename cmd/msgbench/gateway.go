@@ -99,8 +99,9 @@ func runGateway(cmd *cobra.Command, f gatewayFlags) error {
 		}
 		defer srv.Close()
 		labels := loadgen.LabelsOf(mb, 0)
-		srv.Registry.MustRegister(gateway.NewCollector(gw, labels.Component("gateway")), proc.NewCollector(proc.Own, labels.Component("gateway")))
-		srv.Handle("/usage", proc.UsageHandler(proc.Own))
+		sampler := proc.NewSampler(ctx, proc.Own, proc.SampleInterval, proc.SampleKeep)
+		srv.Registry.MustRegister(gateway.NewCollector(gw, labels.Component("gateway")), proc.NewCollector(sampler.Now, labels.Component("gateway")))
+		srv.Handle("/usage", proc.UsageHandler(sampler))
 	}
 	select {
 	case <-ctx.Done():

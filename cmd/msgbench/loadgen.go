@@ -119,10 +119,10 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 	case f.brokerPID > 0:
 		brokerUsage = func() (proc.Usage, error) { return proc.Of(f.brokerPID) }
 	case f.brokerUsage != "":
-		brokerUsage = proc.Fetch(f.brokerUsage, 5*time.Second)
+		brokerUsage = proc.Fetch(f.brokerUsage, 15*time.Second)
 	}
 	if f.gatewayUsage != "" {
-		gatewayUsage = proc.Fetch(f.gatewayUsage, 5*time.Second)
+		gatewayUsage = proc.Fetch(f.gatewayUsage, 15*time.Second)
 	}
 	monitor := &loadgen.Monitor{}
 	if f.metrics != "" {

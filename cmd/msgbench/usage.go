@@ -20,9 +20,10 @@ func newUsageCommand() *cobra.Command {
 		Use:   "usage --listen HOST:PORT -f FILE [--component broker]",
 		Short: "Serve the CPU time and memory of the other processes in this pod (the broker's usage sidecar)",
 		Long: `Runs beside a broker in a pod that shares its process namespace (the operator adds it to the
-broker pods it creates) and serves what the broker's processes used, read from /proc: /usage as
-JSON for the workers, which read it when the measured window opens and closes, and /metrics for
-Prometheus (msgbench_component_*). It needs no privilege and no Kubernetes API access.`,
+broker pods it creates) and serves what the broker's processes used, read from /proc every
+200 ms: /usage as JSON for the workers, which ask what it was when the measured window opened
+and closed (?at=UNIX-NANOSECONDS, interpolated between samples), and /metrics for Prometheus
+(msgbench_component_*). It needs no privilege and no Kubernetes API access.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			mb, err := manifest.ReadFile(file)
@@ -37,11 +38,12 @@ Prometheus (msgbench_component_*). It needs no privilege and no Kubernetes API a
 				return err
 			}
 			defer srv.Close()
-			srv.Registry.MustRegister(proc.NewCollector(proc.Others, loadgen.LabelsOf(mb, 0).Component(component)))
-			srv.Handle("/usage", proc.UsageHandler(proc.Others))
-			fmt.Fprintf(cmd.ErrOrStderr(), "msgbench usage: serving the %s's usage on %s (/usage, /metrics)\n", component, srv.Addr())
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			sampler := proc.NewSampler(ctx, proc.Others, proc.SampleInterval, proc.SampleKeep)
+			srv.Registry.MustRegister(proc.NewCollector(sampler.Now, loadgen.LabelsOf(mb, 0).Component(component)))
+			srv.Handle("/usage", proc.UsageHandler(sampler))
+			fmt.Fprintf(cmd.ErrOrStderr(), "msgbench usage: serving the %s's usage on %s (/usage, /metrics)\n", component, srv.Addr())
 			<-ctx.Done()
 			return nil
 		},

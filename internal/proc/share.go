@@ -49,10 +49,21 @@ func Others() (Usage, error) {
 	return sum, nil
 }
 
-// UsageHandler serves usage() as JSON.
-func UsageHandler(usage func() (Usage, error)) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		u, err := usage()
+// UsageHandler serves s's usage as JSON: at ?at=UNIX-NANOSECONDS, or the latest sample.
+func UsageHandler(s *Sampler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var u Usage
+		var err error
+		if at := r.URL.Query().Get("at"); at != "" {
+			ns, perr := strconv.ParseInt(at, 10, 64)
+			if perr != nil {
+				http.Error(w, "at: want Unix nanoseconds", http.StatusBadRequest)
+				return
+			}
+			u, err = s.At(r.Context(), time.Unix(0, ns))
+		} else {
+			u, err = s.Now()
+		}
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
@@ -62,13 +73,16 @@ func UsageHandler(usage func() (Usage, error)) http.Handler {
 	})
 }
 
-// Fetch reads a UsageHandler's usage at url; each call is one request, bounded by timeout.
+// Fetch reads a UsageHandler's usage at url as it was when called (?at=now: the sampler
+// interpolates, so the request's own travel time does not count); each call is one request,
+// bounded by timeout.
 func Fetch(url string, timeout time.Duration) func() (Usage, error) {
 	client := &http.Client{Timeout: timeout}
 	return func() (Usage, error) {
+		at := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"?at="+strconv.FormatInt(at.UnixNano(), 10), nil)
 		if err != nil {
 			return Usage{}, err
 		}
