@@ -66,6 +66,8 @@ type Gateway interface {
 	// Done is closed when the gateway stopped; Err says why (nil after Close).
 	Done() <-chan struct{}
 	Err() error
+	// Totals are its running totals (its metrics read them when scraped).
+	Totals() Totals
 }
 
 // Totals are a gateway's running totals, read by its metrics (msgbench_gateway_*).
@@ -78,11 +80,6 @@ type Totals struct {
 	MessagesIn, MessagesOut uint64
 	// Dropped are messages, datagrams or requests the gateway refused or could not pass on.
 	Dropped uint64
-}
-
-// Reporter is a gateway that reports Totals; every gateway of this build does.
-type Reporter interface {
-	Totals() Totals
 }
 
 // Factory starts a gateway and returns once it is serving.

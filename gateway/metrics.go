@@ -34,11 +34,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
-	r, ok := c.gw.(Reporter)
-	if !ok {
-		return
-	}
-	t := r.Totals()
+	t := c.gw.Totals()
 	ch <- prometheus.MustNewConstMetric(c.clients, prometheus.GaugeValue, float64(t.Clients))
 	ch <- prometheus.MustNewConstMetric(c.in, prometheus.CounterValue, float64(t.MessagesIn))
 	ch <- prometheus.MustNewConstMetric(c.out, prometheus.CounterValue, float64(t.MessagesOut))

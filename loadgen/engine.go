@@ -74,7 +74,7 @@ type Monitor struct {
 	phase atomic.Pointer[string]
 	rec   atomic.Pointer[recorder]
 	run   atomic.Pointer[run] // set once every client exists, until the end (metrics read them)
-	final atomic.Pointer[final]
+	final atomic.Pointer[figures]
 	start atomic.Int64 // unix nanos when publishing began
 }
 
@@ -87,17 +87,22 @@ type Snapshot struct {
 
 // Snapshot returns the current progress.
 func (m *Monitor) Snapshot() Snapshot {
-	s := Snapshot{Phase: PhaseConnecting}
-	if p := m.phase.Load(); p != nil {
-		s.Phase = *p
-	}
+	s := Snapshot{Phase: m.phaseNow()}
 	if st := m.start.Load(); st > 0 {
 		s.Elapsed = time.Since(time.Unix(0, st))
 	}
 	if r := m.rec.Load(); r != nil {
-		s.Sent, s.Received, _, s.Errors = r.totals()
+		t := r.counts()
+		s.Sent, s.Received, s.Errors = t.sent, t.received, t.errors
 	}
 	return s
+}
+
+func (m *Monitor) phaseNow() string {
+	if p := m.phase.Load(); p != nil {
+		return *p
+	}
+	return PhaseConnecting
 }
 
 func (m *Monitor) setPhase(p string) {
@@ -267,7 +272,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		res.Phase = string(v1alpha1.PhaseFailed)
 		res.Workers[0].Phase = res.Phase
 	}
-	o.Monitor.finish(r, res)
+	o.Monitor.finish(res)
 	o.Monitor.setPhase(PhaseDone)
 	return res, nil
 }
@@ -395,10 +400,10 @@ func (r *run) drain(ctx context.Context) []error {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		_, received, unique, _ := r.rec.totals()
-		got := received
+		t := r.rec.counts()
+		got := t.received
 		if withHeader {
-			got = unique
+			got = t.unique
 		}
 		if got >= expected {
 			break

@@ -10,7 +10,6 @@ import (
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/internal/promhist"
-	"github.com/msgbench/msgbench/internal/wire"
 	"github.com/msgbench/msgbench/loadgen/drivers"
 	"github.com/msgbench/msgbench/results"
 )
@@ -131,71 +130,40 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
-	counter := func(name string, v int64) {
-		ch <- prometheus.MustNewConstMetric(c.descs[name], prometheus.CounterValue, float64(v))
-	}
-	gauge := func(name string, v int64) {
-		ch <- prometheus.MustNewConstMetric(c.descs[name], prometheus.GaugeValue, float64(v))
-	}
-	snap := c.m.Snapshot()
+	phase := c.m.phaseNow()
 	for _, p := range phases {
 		v := 0.0
-		if p == snap.Phase {
+		if p == phase {
 			v = 1
 		}
 		ch <- prometheus.MustNewConstMetric(c.descs[MetricPhase], prometheus.GaugeValue, v, p)
 	}
-	if f := c.m.final.Load(); f != nil {
-		// The result's own figures: they add sessions that dropped to the errors, and lost is
-		// known now.
-		res := f.res
-		gauge(MetricConnections, 0)
-		counter(MetricSent, res.Sent)
-		counter(MetricAcked, res.Acked)
-		counter(MetricReceived, res.Received)
-		counter(MetricExpected, res.Expected)
-		counter(MetricErrors, res.Errors)
-		counter(MetricWireSent, res.Wire.BytesSent)
-		counter(MetricWireRecv, res.Wire.BytesReceived)
-		counter(MetricDuplicates, deref(res.Duplicates))
-		counter(MetricOutOfOrder, deref(res.OutOfOrder))
-		if res.Lost != nil {
-			counter(MetricLost, *res.Lost)
+	f := c.m.final.Load()
+	if f == nil {
+		r := c.m.run.Load()
+		if r == nil {
+			return // not started: nothing counted yet
 		}
-		c.histograms(ch, f.hist)
-		return
+		c.mu.Lock()
+		f = c.scratch.liveFigures(r)
+		c.mu.Unlock()
 	}
-	r := c.m.run.Load()
-	if r == nil {
-		return
+	metric := func(name string, t prometheus.ValueType, v int64) {
+		ch <- prometheus.MustNewConstMetric(c.descs[name], t, float64(v))
 	}
-	live := r.live()
-	gauge(MetricConnections, live.open)
-	{
-		tot := r.rec.counts()
-		expected, _ := r.expected()
-		counter(MetricSent, tot.sent)
-		counter(MetricAcked, tot.acked)
-		counter(MetricReceived, tot.received)
-		counter(MetricExpected, expected)
-		counter(MetricErrors, tot.errors)
-		counter(MetricWireSent, live.wire.BytesSent)
-		counter(MetricWireRecv, live.wire.BytesReceived)
-		counter(MetricDuplicates, tot.dups)
-		counter(MetricOutOfOrder, tot.ooo)
+	metric(MetricConnections, prometheus.GaugeValue, f.open)
+	for name, v := range map[string]int64{
+		MetricSent: f.sent, MetricAcked: f.acked, MetricReceived: f.received, MetricExpected: f.expected,
+		MetricErrors: f.errors, MetricDuplicates: f.dups, MetricOutOfOrder: f.ooo,
+		MetricWireSent: f.wireSent, MetricWireRecv: f.wireRecv,
+	} {
+		metric(name, prometheus.CounterValue, v)
 	}
-	c.mu.Lock()
-	hist := c.scratch.histograms(r.rec)
-	c.mu.Unlock()
-	c.histograms(ch, hist)
-}
-
-// histogramNames are the latency metrics, in the order of a [4]*dto.Histogram.
-var histogramNames = [4]string{MetricEndToEnd, MetricPublishAck, MetricConnect, MetricFirstMsg}
-
-func (c *collector) histograms(ch chan<- prometheus.Metric, hist [4]*dto.Histogram) {
+	if f.lost != nil {
+		metric(MetricLost, prometheus.CounterValue, *f.lost)
+	}
 	for i, name := range histogramNames {
-		m, err := promhist.NewMetric(c.descs[name], hist[i])
+		m, err := promhist.NewMetric(c.descs[name], f.hist[i])
 		if err != nil {
 			ch <- prometheus.NewInvalidMetric(c.descs[name], err)
 			continue
@@ -204,75 +172,97 @@ func (c *collector) histograms(ch chan<- prometheus.Metric, hist [4]*dto.Histogr
 	}
 }
 
+// figures are what a scrape reports of a worker: counted so far while it runs, its result's own
+// once it has drained.
+type figures struct {
+	sent, acked, received, expected, errors, dups, ooo int64
+	wireSent, wireRecv                                 int64
+	open                                               int64  // sessions open now
+	lost                                               *int64 // known once drained
+	hist                                               [4]*dto.Histogram
+}
+
+// histogramNames are the latency metrics and histogramKeys the result's histograms they come
+// from, in the order of figures.hist.
+var (
+	histogramNames = [4]string{MetricEndToEnd, MetricPublishAck, MetricConnect, MetricFirstMsg}
+	histogramKeys  = [4]string{results.HistEndToEnd, results.HistPublishAck, results.HistConnect, results.HistFirstMessage}
+)
+
 // scratch is four histograms reused by every scrape (each is ~190 KB).
 type scratch [4]*hdrhistogram.Histogram
 
-// histograms merges the recorder's latency figures so far and converts them.
-func (s *scratch) histograms(rec *recorder) [4]*dto.Histogram {
+// liveFigures reads a running worker: the recorder's shards, the expected deliveries, and its
+// clients' sessions.
+func (s *scratch) liveFigures(r *run) *figures {
+	tot := r.rec.counts()
+	expected, _ := r.expected()
+	f := &figures{sent: tot.sent, acked: tot.acked, received: tot.received, expected: expected,
+		errors: tot.errors, dups: tot.dups, ooo: tot.ooo}
+	for _, c := range r.pubs {
+		f.addSession(c.live.Load())
+	}
+	for _, c := range r.subs {
+		f.addSession(c.live.Load())
+	}
 	for i := range s {
 		if s[i] == nil {
 			s[i] = results.NewHistogram()
 		}
 		s[i].Reset()
 	}
-	rec.mergeInto(s[0], s[1], s[2], s[3])
-	var out [4]*dto.Histogram
+	r.rec.mergeInto(s[0], s[1], s[2], s[3])
 	for i := range s {
-		out[i] = promhist.Histogram(s[i])
+		f.hist[i] = promhist.Histogram(s[i])
 	}
-	return out
+	return f
 }
 
-// final is a finished worker's figures: its result and its latency histograms, converted once
-// (a suite's many finished runs keep a few hundred bytes each, not their clients).
-type final struct {
-	res  *results.Result
-	hist [4]*dto.Histogram
+// addSession counts a client's session (nil: not connected yet): its wire bytes, and whether
+// it is still open.
+func (f *figures) addSession(p *drivers.Session) {
+	if p == nil {
+		return
+	}
+	sess := *p
+	c := sess.Counters()
+	f.wireSent += c.BytesSent
+	f.wireRecv += c.BytesReceived
+	select {
+	case <-sess.Done():
+	default:
+		f.open++
+	}
 }
 
-// finish stores the result and lets go of the run.
-func (m *Monitor) finish(r *run, res *results.Result) {
+// resultFigures are a finished worker's figures, all from its result: errors include sessions
+// that dropped, lost is known. A few hundred bytes, so a suite's finished runs keep neither their
+// clients nor their results.
+func resultFigures(res *results.Result) *figures {
+	f := &figures{sent: res.Sent, acked: res.Acked, received: res.Received, expected: res.Expected,
+		errors: res.Errors, wireSent: res.Wire.BytesSent, wireRecv: res.Wire.BytesReceived, lost: res.Lost}
+	if res.Duplicates != nil {
+		f.dups = *res.Duplicates
+	}
+	if res.OutOfOrder != nil {
+		f.ooo = *res.OutOfOrder
+	}
+	hists, _ := res.DecodeHistograms() // the engine encoded them a moment ago
+	for i, key := range histogramKeys {
+		h := hists[key]
+		if h == nil { // a figure with no sample (QoS 0 has no acknowledgements)
+			h = results.NewHistogram()
+		}
+		f.hist[i] = promhist.Histogram(h)
+	}
+	return f
+}
+
+// finish puts the result's figures in place of the live ones and lets go of the run.
+func (m *Monitor) finish(res *results.Result) {
 	if m == nil {
 		return
 	}
-	var s scratch
-	m.final.Store(&final{res: res, hist: s.histograms(r.rec)})
+	m.final.Store(resultFigures(res))
 	m.run.Store(nil)
-}
-
-func deref(p *int64) int64 {
-	if p == nil {
-		return 0
-	}
-	return *p
-}
-
-// liveState is what the clients' sessions say now.
-type liveState struct {
-	open int64
-	wire wire.Counters
-}
-
-// live reads every client's session: open or not, and its wire counters so far.
-func (r *run) live() liveState {
-	var st liveState
-	add := func(p *drivers.Session) {
-		if p == nil {
-			return
-		}
-		s := *p
-		st.wire.Add(s.Counters())
-		select {
-		case <-s.Done():
-		default:
-			st.open++
-		}
-	}
-	for _, p := range r.pubs {
-		add(p.live.Load())
-	}
-	for _, s := range r.subs {
-		add(s.live.Load())
-	}
-	return st
 }

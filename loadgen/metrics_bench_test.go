@@ -6,11 +6,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/msgbench/msgbench/api/v1alpha1"
+
 	"github.com/msgbench/msgbench/results"
 )
 
-// BenchmarkScrape is one scrape of a running worker's latency histograms: merging the shards
-// (each locked only for its own merge) and converting to native and classic buckets. The
+// BenchmarkScrape is one scrape of a running worker: its counters, and its latency histograms
+// merged over the shards (each locked only for its own merge) and converted to native and
+// classic buckets. The
 // histograms hold a loopback run's spread, 20 µs to 50 ms.
 func BenchmarkScrape(b *testing.B) {
 	rec := newRecorder(1e9)
@@ -22,15 +25,14 @@ func BenchmarkScrape(b *testing.B) {
 			results.RecordMicros(rec.shards[i].ack, v/2)
 		}
 	}
-	c := NewCollector(&Monitor{}, MetricLabels{Benchmark: "b"}).(*collector)
+	m := &Monitor{}
+	m.run.Store(&run{rec: rec, spec: &v1alpha1.MessagingBenchmarkSpec{}})
+	c := NewCollector(m, MetricLabels{Benchmark: "b"})
 	ch := make(chan prometheus.Metric, 64)
 	b.ReportAllocs()
 	for b.Loop() {
-		c.mu.Lock()
-		hist := c.scratch.histograms(rec)
-		c.mu.Unlock()
-		c.histograms(ch, hist)
-		for range 4 {
+		c.Collect(ch)
+		for len(ch) > 0 {
 			<-ch
 		}
 	}

@@ -75,20 +75,6 @@ func (r *recorder) recordFirstMessage(micros int64) {
 	r.mu.Unlock()
 }
 
-// totals sums the shards' counters (for progress and the drain check).
-func (r *recorder) totals() (sent, received, unique, errors int64) {
-	for i := range r.shards {
-		s := &r.shards[i]
-		s.mu.Lock()
-		sent += s.sent
-		received += s.received
-		unique += s.unique
-		errors += s.errors
-		s.mu.Unlock()
-	}
-	return
-}
-
 // maxEndToEnd is the largest end-to-end latency seen so far, in microseconds.
 func (r *recorder) maxEndToEnd() int64 {
 	return r.maxOf(func(s *shard) *hdrhistogram.Histogram { return s.endToEnd })

@@ -131,8 +131,8 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 			return fmt.Errorf("--metrics: %w", err)
 		}
 		defer srv.Close()
-		srv.Registry.MustRegister(loadgen.NewCollector(monitor, loadgen.LabelsOf(mb, f.worker)),
-			proc.NewCollector(proc.Own, loadgen.LabelsOf(mb, f.worker).Component("loadgen")))
+		labels := loadgen.LabelsOf(mb, f.worker)
+		srv.Registry.MustRegister(loadgen.NewCollector(monitor, labels), proc.NewCollector(proc.Own, labels.Component("loadgen")))
 		defer finalScrape(ctx, srv, f.metricsWait, cmd.ErrOrStderr())
 	}
 	o := loadgen.Options{

@@ -203,7 +203,7 @@ func (g *Gateway) finish(err error) {
 // Addr is the TCP address; HTTP/3 listens on UDP at the same port when the gateway has TLS.
 func (g *Gateway) Addr() net.Addr { return g.ln.Addr() }
 
-// Totals implements gateway.Reporter: subscription streams open are the clients (a publisher's
+// Totals implements gateway.Gateway: subscription streams open are the clients (a publisher's
 // requests come and go).
 func (g *Gateway) Totals() gateway.Totals {
 	a := g.api

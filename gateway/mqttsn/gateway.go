@@ -287,7 +287,7 @@ func (g *Gateway) Close() error {
 // Stats returns the gateway's counters.
 func (g *Gateway) Stats() Stats { return g.st.snapshot() }
 
-// Totals implements gateway.Reporter.
+// Totals implements gateway.Gateway.
 func (g *Gateway) Totals() gateway.Totals {
 	s := g.st.snapshot()
 	return gateway.Totals{Clients: s.Clients, MessagesIn: s.PublishesIn, MessagesOut: s.PublishesOut, Dropped: s.DropTotal()}

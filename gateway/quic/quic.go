@@ -145,7 +145,7 @@ func (g *Gateway) finish(err error) {
 // Addr is the UDP address clients connect to.
 func (g *Gateway) Addr() net.Addr { return g.pc.LocalAddr() }
 
-// Totals implements gateway.Reporter. The bridge copies bytes, so it counts connections only:
+// Totals implements gateway.Gateway. The bridge copies bytes, so it counts connections only:
 // open ones, and those refused because the gateway was full.
 func (g *Gateway) Totals() gateway.Totals {
 	return gateway.Totals{Clients: int64(len(g.slots)), Dropped: g.refused.Load()}

@@ -28,7 +28,6 @@ type Server struct {
 	// scrapers seen so far, by address, user agent and query (two Prometheus servers on one host
 	// differ in their query parameters or agents), with when their latest answered scrape began
 	scrapers map[string]time.Time
-	armed    time.Time     // WaitScrape's start
 	changed  chan struct{} // closed (and replaced) on every answered scrape
 }
 
@@ -79,11 +78,8 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 // most max, and reports whether they did. Call it once the final values are in place. Nobody
 // scraped: nobody to wait for (a worker pod without a PodMonitor exits at once).
 func (s *Server) WaitScrape(ctx context.Context, max time.Duration) bool {
-	s.mu.Lock()
-	s.armed = time.Now()
-	seen := len(s.scrapers)
-	s.mu.Unlock()
-	if seen == 0 {
+	armed := time.Now()
+	if !s.Scraped() {
 		return false
 	}
 	t := time.NewTimer(max)
@@ -92,7 +88,7 @@ func (s *Server) WaitScrape(ctx context.Context, max time.Duration) bool {
 		s.mu.Lock()
 		done := true
 		for _, last := range s.scrapers {
-			done = done && last.After(s.armed)
+			done = done && last.After(armed)
 		}
 		changed := s.changed
 		s.mu.Unlock()

@@ -30,7 +30,7 @@ var ClassicBuckets = []float64{
 // Histogram is one histogram sample (count, sum, classic and native buckets) of h, whose values
 // are microseconds, in seconds.
 func Histogram(h *hdrhistogram.Histogram) *dto.Histogram {
-	out := &dto.Histogram{Schema: proto.Int32(Schema), ZeroThreshold: proto.Float64(prometheus.DefNativeHistogramZeroThreshold), ZeroCount: proto.Uint64(0)}
+	out := &dto.Histogram{Schema: proto.Int32(Schema), ZeroThreshold: proto.Float64(prometheus.DefNativeHistogramZeroThreshold)}
 	var count uint64
 	var sum float64
 	classic := make([]uint64, len(ClassicBuckets))
@@ -44,9 +44,6 @@ func Histogram(h *hdrhistogram.Histogram) *dto.Histogram {
 		// HdrHistogram keeps a range of equivalent values per bucket; its median stands for them
 		// (what HdrHistogram's own mean uses).
 		v := float64(bar.From+bar.To) / 2 / 1e6
-		if bar.To == 0 {
-			v = 0
-		}
 		count += n
 		sum += v * float64(n)
 		if i := sort.SearchFloat64s(ClassicBuckets, v); i < len(ClassicBuckets) {
