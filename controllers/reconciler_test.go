@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -71,20 +72,20 @@ func get(t *testing.T, ns, name string) *v1alpha1.MessagingBenchmark {
 	return &mb
 }
 
-// watchPhases records every phase a benchmark passes through until it finishes.
+// watchPhases records every phase a benchmark passes through until it finishes. The returned
+// function stops the watcher, waits for it to end and returns what it saw: a watcher still
+// appending to the slice the caller appends to was a data race (CI, TestRunSucceedsEndToEnd).
 func watchPhases(ns, name string) func() []v1alpha1.Phase {
-	var mu sync.Mutex
-	var seen []v1alpha1.Phase
-	stop := make(chan struct{})
+	var seen []v1alpha1.Phase // the watcher's alone until done is closed
+	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(done)
 		for {
 			var mb v1alpha1.MessagingBenchmark
 			if env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &mb) == nil {
-				mu.Lock()
 				if p := mb.Status.Phase; p != "" && (len(seen) == 0 || seen[len(seen)-1] != p) {
 					seen = append(seen, p)
 				}
-				mu.Unlock()
 			}
 			select {
 			case <-stop:
@@ -95,9 +96,8 @@ func watchPhases(ns, name string) func() []v1alpha1.Phase {
 	}()
 	return func() []v1alpha1.Phase {
 		close(stop)
-		mu.Lock()
-		defer mu.Unlock()
-		return seen
+		<-done
+		return slices.Clone(seen)
 	}
 }
 
