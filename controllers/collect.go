@@ -117,14 +117,11 @@ func (r *Reconciler) brokerDescription(mb *v1alpha1.MessagingBenchmark) string {
 	case v1alpha1.BrokerKafka:
 		return "kafka " + kafka.Version + " (Strimzi)" // the version the operator asks Strimzi for
 	}
-	image := r.Config.MosquittoImage
-	if mb.Spec.Broker.Image != "" {
-		image = mb.Spec.Broker.Image
-	}
+	image, t := r.Config.BrokerImage(mb), string(mb.Spec.Broker.Type)
 	if v := imageVersion(image); v != "" {
-		return "mosquitto " + v + " (" + image + ")"
+		return t + " " + v + " (" + image + ")"
 	}
-	return "mosquitto (" + image + ")"
+	return t + " (" + image + ")"
 }
 
 // imageVersion is the version an image reference's tag names ("2.0.18" of

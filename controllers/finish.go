@@ -55,7 +55,7 @@ func (r *Reconciler) cleanup(ctx context.Context, st *run) error {
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: n.WorkerServiceAccount, Namespace: ns}},
 	}
 	// Only what this spec made: a request for an object that never existed is a request for nothing.
-	if spec.Broker.Type != v1alpha1.BrokerExternal && spec.Broker.Type != v1alpha1.BrokerKafka {
+	if spec.Broker.Type.MQTTBroker() {
 		objs = append(objs,
 			&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: n.Broker, Namespace: ns}},
 			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: n.Broker, Namespace: ns}},

@@ -101,11 +101,12 @@ func (r *Reconciler) broker(ctx context.Context, st *run) (bool, error) {
 	case v1alpha1.BrokerKafka:
 		return r.kafkaBroker(ctx, st)
 	}
-	cm, err := resources.MosquittoConfigMap(mb)
+	objs, err := resources.BrokerObjects(mb, r.Config)
 	if err != nil {
 		return false, fail("%v", err)
 	}
-	for _, obj := range []client.Object{cm, resources.MosquittoDeployment(mb, r.Config), resources.BrokerService(mb)} {
+	name := brokerName(mb.Spec.Broker.Type)
+	for _, obj := range objs {
 		if err := r.apply(ctx, obj); err != nil {
 			return false, err
 		}
@@ -121,27 +122,48 @@ func (r *Reconciler) broker(ctx context.Context, st *run) (bool, error) {
 	}
 	addr := resources.BrokerAddress(mb)
 	if r.ProbeService == nil {
-		r.setCondition(st, v1alpha1.ConditionBrokerReady, metav1.ConditionTrue, "Available", "Mosquitto is available behind "+addr+
+		r.setCondition(st, v1alpha1.ConditionBrokerReady, metav1.ConditionTrue, "Available", name+" is available behind "+addr+
 			" (not dialled: the operator runs outside the cluster)")
 		return true, nil
 	}
 	err = r.ProbeService(ctx, addr)
 	switch {
 	case err == nil:
-		r.setCondition(st, v1alpha1.ConditionBrokerReady, metav1.ConditionTrue, "Answering", "Mosquitto answers through its Service "+addr)
+		r.setCondition(st, v1alpha1.ConditionBrokerReady, metav1.ConditionTrue, "Answering", name+" answers MQTT through its Service "+addr)
 		return true, nil
 	case r.Now().Sub(since) > r.ServiceGrace:
 		r.setCondition(st, v1alpha1.ConditionBrokerReady, metav1.ConditionTrue, "AvailableNotAnswering", fmt.Sprintf(
-			"Mosquitto is available, but the operator could not reach it through its Service %s for %s (%v); the workers start all the same and keep trying until spec.timeout (a NetworkPolicy may stop the operator but not them)",
-			addr, r.ServiceGrace, err))
+			"%s is available, but the operator could not reach it through its Service %s for %s (%v); the workers start all the same and keep trying until spec.timeout (a NetworkPolicy may stop the operator but not them)",
+			name, addr, r.ServiceGrace, err))
 		return true, nil
 	}
 	// Its pods are ready, but kube-proxy and DNS program a new Service on each node some time
 	// later, longer on a busy node: workers started now would only meet dial timeouts.
-	msg := fmt.Sprintf("Mosquitto is available but does not answer through its Service %s yet: %v", addr, err)
+	msg := fmt.Sprintf("%s is available but does not answer through its Service %s yet: %v", name, addr, err)
 	r.setCondition(st, v1alpha1.ConditionBrokerReady, metav1.ConditionFalse, "NotAnswering", msg)
 	st.waiting = "waiting for the broker: " + msg
 	return false, nil
+}
+
+// brokerName is how messages name a broker type.
+func brokerName(t v1alpha1.BrokerType) string {
+	switch t {
+	case v1alpha1.BrokerMosquitto, "":
+		return "Mosquitto"
+	case v1alpha1.BrokerRabbitMQ:
+		return "RabbitMQ"
+	case v1alpha1.BrokerArtemis:
+		return "ActiveMQ Artemis"
+	case v1alpha1.BrokerEMQX:
+		return "EMQX"
+	case v1alpha1.BrokerNanoMQ:
+		return "NanoMQ"
+	case v1alpha1.BrokerHiveMQCE:
+		return "HiveMQ CE"
+	case v1alpha1.BrokerVerneMQ:
+		return "VerneMQ"
+	}
+	return string(t)
 }
 
 func (r *Reconciler) externalBroker(ctx context.Context, st *run) (bool, error) {

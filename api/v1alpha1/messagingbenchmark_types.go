@@ -19,13 +19,19 @@ const (
 )
 
 // BrokerType selects who provides the broker.
-// +kubebuilder:validation:Enum=mosquitto;kafka;external
+// +kubebuilder:validation:Enum=mosquitto;kafka;rabbitmq;artemis;emqx;nanomq;hivemq-ce;vernemq;external
 type BrokerType string
 
 // Broker types.
 const (
 	BrokerMosquitto BrokerType = "mosquitto"
 	BrokerKafka     BrokerType = "kafka"
+	BrokerRabbitMQ  BrokerType = "rabbitmq"
+	BrokerArtemis   BrokerType = "artemis"
+	BrokerEMQX      BrokerType = "emqx"
+	BrokerNanoMQ    BrokerType = "nanomq"
+	BrokerHiveMQCE  BrokerType = "hivemq-ce"
+	BrokerVerneMQ   BrokerType = "vernemq"
 	BrokerExternal  BrokerType = "external"
 )
 
@@ -39,8 +45,9 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.protocol != 'mqtt-sn' || self.workload.payloadBytes <= 65498",message="spec.workload.payloadBytes: an MQTT-SN 1.2 PUBLISH over UDP carries at most 65498 payload bytes (65507-byte IPv4 datagram minus the 9-byte PUBLISH header)",fieldPath=".workload.payloadBytes",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.broker.type != 'mosquitto' || !has(self.broker.config) || !self.broker.config.exists(k, k in ['listener', 'port', 'bind_address', 'cafile', 'certfile', 'keyfile', 'tls_version', 'include_dir', 'per_listener_settings', 'user', 'pid_file'])",message="spec.broker.config: listener, port, bind_address, cafile, certfile, keyfile, tls_version, include_dir, per_listener_settings, user and pid_file are managed by msgbench (listeners, TLS files and version, the user and the pid file follow from the spec)",fieldPath=".broker.config",reason="FieldValueForbidden"
 // +kubebuilder:validation:XValidation:rule="self.broker.type != 'kafka' || !has(self.broker.config) || !self.broker.config.exists(k, ['listeners', 'advertised.', 'listener.', 'inter.broker.listener.name', 'controller.', 'process.roles', 'node.id', 'broker.id', 'log.dir', 'ssl.', 'security.', 'sasl.', 'authorizer.', 'super.users', 'zookeeper.', 'metadata.log.dir', 'cruise.control.metrics.topic', 'principal.builder.class', 'password.encoder.', 'host.name', 'port', 'broker.rack', 'config.providers', 'node.', 'inter.broker.protocol.version', 'log.message.format.version', 'offsets.topic.replication.factor'].exists(p, k == p || (p.endsWith('.') && k.startsWith(p))))",message="spec.broker.config: a key is managed by msgbench: listeners, KRaft quorum and node ids (controller.*, node.*, process.roles, broker.id), storage (log.dir and the metadata log dir), TLS and authentication (ssl.*, security.*, sasl.*, authorizer.*, super.users, principal.builder.class, password.encoder.*), versions, broker.rack, config.providers and offsets.topic.replication.factor follow from the spec",fieldPath=".broker.config",reason="FieldValueForbidden"
-// +kubebuilder:validation:XValidation:rule="self.protocol == 'kafka' || self.broker.type != 'kafka'",messageExpression="'spec.broker.type: protocol ' + self.protocol + ' needs an MQTT broker (mosquitto or external), not kafka'",fieldPath=".broker.type",reason="FieldValueInvalid"
-// +kubebuilder:validation:XValidation:rule="self.protocol != 'kafka' || self.broker.type != 'mosquitto'",message="spec.broker.type: protocol kafka needs broker type kafka or external, not mosquitto",fieldPath=".broker.type",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.protocol == 'kafka' || self.broker.type != 'kafka'",messageExpression="'spec.broker.type: protocol ' + self.protocol + ' needs an MQTT broker (mosquitto, rabbitmq, artemis, emqx, nanomq, hivemq-ce, vernemq or external), not kafka'",fieldPath=".broker.type",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.protocol != 'kafka' || self.broker.type in ['kafka', 'external']",messageExpression="'spec.broker.type: protocol kafka needs broker type kafka or external, not ' + self.broker.type + ' (an MQTT broker)'",fieldPath=".broker.type",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.broker.type != 'rabbitmq' || self.qos != 2",message="spec.qos: RabbitMQ's MQTT plugin has no QoS 2 (it grants QoS 1 to a QoS 2 subscription and treats QoS 2 publishes as QoS 1), so a QoS 2 run would measure QoS 1; use qos 0 or 1, or another broker",fieldPath=".qos",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.workload.publishers == 0 || self.workload.publishers >= self.workers.replicas",message="spec.workload.publishers: every worker needs at least one publisher, so publishers must be at least spec.workers.replicas",fieldPath=".workload.publishers",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.workload.topics >= self.workers.replicas",message="spec.workload.topics: each topic lives in one worker (one clock for end-to-end latency), so topics must be at least spec.workers.replicas",fieldPath=".workload.topics",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="!(self.protocol in ['mqtt-quic', 'http']) || !has(self.tls) || self.tls.version != '1.2' || (self.protocol == 'http' && self.http.version != '3')",message="spec.tls.version: QUIC (mqtt-quic, HTTP/3) always uses TLS 1.3",fieldPath=".tls.version",reason="FieldValueInvalid"
@@ -358,9 +365,10 @@ type KafkaSpec struct {
 
 // BrokerSpec says which broker receives the load.
 type BrokerSpec struct {
-	// type is mosquitto (msgbench runs Eclipse Mosquitto), kafka (msgbench provisions Kafka through
-	// Strimzi; locally a single-node KRaft broker) or external (an existing broker at
-	// external.address).
+	// type is the broker: mosquitto (Eclipse Mosquitto), kafka (through Strimzi on Kubernetes; a
+	// single-node KRaft broker locally), rabbitmq (RabbitMQ with its MQTT plugin), artemis (Apache
+	// ActiveMQ Artemis), emqx, nanomq, hivemq-ce, vernemq (on Kubernetes only), or external (an
+	// existing broker at external.address). msgbench runs every type but external.
 	// +kubebuilder:default=mosquitto
 	// +optional
 	Type BrokerType `json:"type,omitempty"`

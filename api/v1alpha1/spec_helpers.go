@@ -6,7 +6,9 @@ import "strconv"
 // makes the two modes provision the same things.
 
 // GatewayMode is the msgbench gateway the protocol needs between clients and the MQTT broker
-// ("mqtt-sn", "http" or "quic"), or "" when clients talk to the broker directly.
+// ("mqtt-sn", "http" or "quic"), or "" when clients talk to the broker directly: mqtt and kafka
+// always, and mqtt-quic against EMQX, whose own QUIC listener serves MQTT over QUIC (as in
+// reference study 3).
 func (s *MessagingBenchmarkSpec) GatewayMode() string {
 	switch s.Protocol {
 	case ProtocolMQTTSN:
@@ -14,17 +16,43 @@ func (s *MessagingBenchmarkSpec) GatewayMode() string {
 	case ProtocolHTTP:
 		return "http"
 	case ProtocolMQTTQUIC:
+		if s.Broker.Type.ServesQUIC() {
+			return ""
+		}
 		return "quic"
 	}
 	return ""
+}
+
+// ServesQUIC reports whether the broker serves MQTT over QUIC itself (EMQX's QUIC listener).
+func (t BrokerType) ServesQUIC() bool { return t == BrokerEMQX }
+
+// Managed reports whether msgbench runs the broker (every type but external).
+func (t BrokerType) Managed() bool { return t != BrokerExternal }
+
+// MQTTBroker reports whether msgbench runs this broker as an MQTT broker: every managed type but
+// kafka (which Strimzi or the local KRaft node runs).
+func (t BrokerType) MQTTBroker() bool { return t != BrokerExternal && t != BrokerKafka }
+
+// Local reports whether a local run can start the broker. The brokers a local run can install from package registries (Debian, Maven Central)
+// are mosquitto, kafka, rabbitmq and artemis; the others run on Kubernetes from their images.
+func (t BrokerType) Local() bool {
+	switch t {
+	case BrokerMosquitto, BrokerKafka, BrokerRabbitMQ, BrokerArtemis, BrokerExternal, "":
+		return true
+	}
+	return false
 }
 
 // TLSEnabled reports spec.tls.enabled.
 func (s *MessagingBenchmarkSpec) TLSEnabled() bool { return s.TLS != nil && s.TLS.Enabled }
 
 // BrokerTLS reports whether the broker itself serves TLS: for mqtt and kafka clients with
-// spec.tls. Gateways terminate their clients' TLS and reach the broker in the clear.
-func (s *MessagingBenchmarkSpec) BrokerTLS() bool { return s.TLSEnabled() && s.GatewayMode() == "" }
+// spec.tls, and for mqtt-quic straight to a broker's QUIC listener (QUIC always encrypts).
+// Gateways terminate their clients' TLS and reach the broker in the clear.
+func (s *MessagingBenchmarkSpec) BrokerTLS() bool {
+	return s.GatewayMode() == "" && (s.TLSEnabled() || s.Protocol == ProtocolMQTTQUIC)
+}
 
 // GatewayTLS reports whether the gateway serves TLS: with spec.tls, and always for QUIC.
 func (s *MessagingBenchmarkSpec) GatewayTLS() bool {

@@ -1,21 +1,26 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/internal/metricserver"
+	"github.com/msgbench/msgbench/internal/mqtt"
 	"github.com/msgbench/msgbench/internal/proc"
 	"github.com/msgbench/msgbench/loadgen"
 )
 
 func newUsageCommand() *cobra.Command {
-	var listen, file, component string
+	var listen, file, component, readyMQTT string
 	cmd := &cobra.Command{
 		Use:   "usage --listen HOST:PORT -f FILE [--component broker]",
 		Short: "Serve the CPU time and memory of the other processes in this pod (the broker's usage sidecar)",
@@ -23,7 +28,9 @@ func newUsageCommand() *cobra.Command {
 broker pods it creates) and serves what the broker's processes used, read from /proc every
 200 ms: /usage as JSON for the workers, which ask what it was when the measured window opened
 and closed (?at=UNIX-NANOSECONDS, interpolated between samples), and /metrics for Prometheus
-(msgbench_component_*). It needs no privilege and no Kubernetes API access.`,
+(msgbench_component_*). With --ready-mqtt, /readyz answers 200 only while the broker accepts an
+MQTT CONNECT, so the pod is ready when its broker serves MQTT, whatever the broker's image holds.
+It needs no privilege and no Kubernetes API access.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			mb, err := manifest.ReadFile(file)
@@ -43,6 +50,7 @@ and closed (?at=UNIX-NANOSECONDS, interpolated between samples), and /metrics fo
 			sampler := proc.NewSampler(ctx, proc.Others, proc.SampleInterval, proc.SampleKeep)
 			srv.Registry.MustRegister(proc.NewCollector(sampler.Now, loadgen.LabelsOf(mb, 0).Component(component)))
 			srv.Handle("/usage", proc.UsageHandler(sampler))
+			srv.Handle("/readyz", readyHandler(readyMQTT))
 			fmt.Fprintf(cmd.ErrOrStderr(), "msgbench usage: serving the %s's usage on %s (/usage, /metrics)\n", component, srv.Addr())
 			<-ctx.Done()
 			return nil
@@ -52,6 +60,23 @@ and closed (?at=UNIX-NANOSECONDS, interpolated between samples), and /metrics fo
 	fl.StringVar(&listen, "listen", ":9464", "host:port to serve /usage and /metrics on")
 	fl.StringVarP(&file, "file", "f", "", "the benchmark's manifest (its name and namespace label the metrics)")
 	fl.StringVar(&component, "component", "broker", "what the other processes are, for the metrics' component label")
+	fl.StringVar(&readyMQTT, "ready-mqtt", "", "host:port of an MQTT broker: /readyz answers 200 only while it accepts an MQTT CONNECT (the broker pod's readiness)")
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
+}
+
+// readyHandler answers 200 when the broker at addr completes an MQTT CONNECT/CONNACK within 2 s
+// (always, when addr is ""), else 503 with the reason.
+func readyHandler(addr string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if addr != "" {
+			ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+			defer cancel()
+			if err := mqtt.Probe(ctx, nil, addr, nil); err != nil {
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+		}
+		_, _ = io.WriteString(w, "ok\n")
+	})
 }

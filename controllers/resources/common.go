@@ -18,9 +18,11 @@ import (
 
 // Config holds the operator's settings that shape the objects.
 type Config struct {
-	// MsgbenchImage runs the workers and gateways; MosquittoImage the broker.
+	// MsgbenchImage runs the workers and gateways; MosquittoImage the Mosquitto broker, and
+	// BrokerImages the other broker types (unset ones: DefaultBrokerImages).
 	MsgbenchImage  string
 	MosquittoImage string
+	BrokerImages   map[v1alpha1.BrokerType]string
 	// ImagePullPolicy of every container (IfNotPresent by default).
 	ImagePullPolicy corev1.PullPolicy
 	// ControlPort is the workers' control port.
@@ -52,6 +54,8 @@ const (
 	// sidecar: the port OpenTelemetry and client_golang examples use for Prometheus.
 	MetricsPort = 9464
 	MQTTSPort   = 8883
+	// QUICPort is the UDP port of a broker's own MQTT-over-QUIC listener (EMQX's default).
+	QUICPort = 14567
 )
 
 // Names of a benchmark's objects. Each fits a DNS label (63 characters): long benchmark names
@@ -144,7 +148,7 @@ func metricsServicePort() corev1.ServicePort {
 // BrokerUsageURL is where the workers read the broker's CPU and memory: its usage sidecar ("" when
 // msgbench does not run the broker's pod: external, Strimzi Kafka).
 func BrokerUsageURL(mb *v1alpha1.MessagingBenchmark) string {
-	if mb.Spec.Broker.Type != v1alpha1.BrokerMosquitto {
+	if !mb.Spec.Broker.Type.MQTTBroker() {
 		return ""
 	}
 	return fmt.Sprintf("http://%s.%s.svc:%d/usage", NamesOf(mb).Broker, mb.Namespace, MetricsPort)
@@ -189,7 +193,10 @@ func BrokerAddress(mb *v1alpha1.MessagingBenchmark) string {
 		return KafkaBootstrapAddress(mb)
 	}
 	port := MQTTPort
-	if BrokerTLS(mb) {
+	switch {
+	case mb.Spec.Protocol == v1alpha1.ProtocolMQTTQUIC && mb.Spec.GatewayMode() == "":
+		port = QUICPort
+	case BrokerTLS(mb):
 		port = MQTTSPort
 	}
 	return fmt.Sprintf("%s.%s.svc:%d", NamesOf(mb).Broker, mb.Namespace, port)

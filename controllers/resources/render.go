@@ -17,12 +17,12 @@ func Render(mb *v1alpha1.MessagingBenchmark, cfg Config) ([]client.Object, error
 		return nil, err
 	}
 	objs = append(objs, spec, WorkerServiceAccount(mb))
-	if mb.Spec.Broker.Type == v1alpha1.BrokerMosquitto {
-		cm, err := MosquittoConfigMap(mb)
+	if mb.Spec.Broker.Type.MQTTBroker() {
+		broker, err := BrokerObjects(mb, cfg)
 		if err != nil {
 			return nil, err
 		}
-		objs = append(objs, cm, MosquittoDeployment(mb, cfg), BrokerService(mb))
+		objs = append(objs, broker...)
 	}
 	if mb.Spec.Broker.Type == v1alpha1.BrokerKafka {
 		kafka, err := KafkaObjects(mb)

@@ -226,3 +226,50 @@ func TestWaitInflightWaitsForOnComplete(t *testing.T) {
 		t.Fatalf("WaitInflight returned with %d of 3 completions handled", n)
 	}
 }
+
+// Probe needs an accepting CONNACK: a listener that accepts TCP and stays silent is not ready,
+// and one that refuses CONNECT is not either.
+func TestProbe(t *testing.T) {
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := mqtt.Probe(ctx, nil, silent.Addr().String(), nil); err == nil {
+		t.Fatal("a silent listener passed the probe")
+	}
+
+	for _, code := range []byte{0, 5} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			buf := make([]byte, 256)
+			_, _ = c.Read(buf)                       // CONNECT
+			_, _ = c.Write([]byte{0x20, 2, 0, code}) // CONNACK
+			_, _ = c.Read(buf)                       // DISCONNECT or EOF
+		}()
+		err = mqtt.Probe(context.Background(), nil, ln.Addr().String(), nil)
+		if (err == nil) != (code == 0) {
+			t.Errorf("CONNACK return code %d: probe error %v", code, err)
+		}
+		_ = ln.Close()
+	}
+}
