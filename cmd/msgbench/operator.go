@@ -30,6 +30,7 @@ type operatorFlags struct {
 	concurrency                                                   int
 	injectionTimeout                                              time.Duration
 	cfg                                                           resources.Config
+	brokerImages                                                  map[string]string
 }
 
 func newOperatorCommand() *cobra.Command {
@@ -53,6 +54,7 @@ func newOperatorCommand() *cobra.Command {
 	fl.IntVar(&f.concurrency, "max-concurrent-reconciles", 8, "benchmarks reconciled at once")
 	fl.StringVar(&f.cfg.MsgbenchImage, "msgbench-image", f.cfg.MsgbenchImage, "image of the workers and gateways")
 	fl.StringVar(&f.cfg.MosquittoImage, "mosquitto-image", f.cfg.MosquittoImage, "default image of the Mosquitto broker")
+	fl.StringToStringVar(&f.brokerImages, "broker-image", nil, "default image of a broker type, TYPE=IMAGE (repeatable; e.g. rabbitmq=rabbitmq:4.1.4); unset types run the pinned official images")
 	fl.StringVar(&f.pullPolicy, "image-pull-policy", string(f.cfg.ImagePullPolicy), "pull policy of every container the operator creates")
 	fl.Int32Var(&f.cfg.ControlPort, "worker-control-port", f.cfg.ControlPort, "port of the workers' control endpoint")
 	return cmd
@@ -68,6 +70,11 @@ func runOperator(f operatorFlags) error {
 		return err
 	}
 	f.cfg.ImagePullPolicy = corev1.PullPolicy(f.pullPolicy)
+	images, err := resources.ParseBrokerImages(f.brokerImages)
+	if err != nil {
+		return err
+	}
+	f.cfg.BrokerImages = images
 	opts := ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsOptions(f),

@@ -15,6 +15,7 @@ func newRenderCommand() *cobra.Command {
 	var file, namespace, uid string
 	var set []string
 	cfg := resources.DefaultConfig()
+	var brokerImages map[string]string
 	cmd := &cobra.Command{
 		Use:   "render -f FILE [--namespace NS]",
 		Short: "Print the Kubernetes objects the operator would create for a manifest",
@@ -37,6 +38,9 @@ token, a generated certificate) are listed but not printed.`,
 				return fmt.Errorf("the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.", mb.Namespace, namespace, mb.Namespace)
 			}
 			mb.Namespace, mb.UID = namespace, types.UID(uid)
+			if cfg.BrokerImages, err = resources.ParseBrokerImages(brokerImages); err != nil {
+				return err
+			}
 			objs, err := resources.Render(mb, cfg)
 			if err != nil {
 				return err
@@ -63,6 +67,7 @@ token, a generated certificate) are listed but not printed.`,
 	fl.StringArrayVar(&set, "set", nil, "override a spec field (repeatable)")
 	fl.StringVar(&cfg.MsgbenchImage, "msgbench-image", cfg.MsgbenchImage, "image of the workers and gateways")
 	fl.StringVar(&cfg.MosquittoImage, "mosquitto-image", cfg.MosquittoImage, "default Mosquitto image")
+	fl.StringToStringVar(&brokerImages, "broker-image", nil, "default image of a broker type, TYPE=IMAGE (repeatable)")
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
 }

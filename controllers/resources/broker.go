@@ -2,6 +2,8 @@ package resources
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +27,32 @@ var DefaultBrokerImages = map[v1alpha1.BrokerType]string{
 	v1alpha1.BrokerNanoMQ:    "emqx/nanomq:0.23.10",
 	v1alpha1.BrokerHiveMQCE:  "hivemq/hivemq-ce:2025.4",
 	v1alpha1.BrokerVerneMQ:   "vernemq/vernemq:2.1.1",
+}
+
+// ParseBrokerImages checks --broker-image TYPE=IMAGE pairs: each type one msgbench runs as an
+// MQTT broker, each image non-empty.
+func ParseBrokerImages(m map[string]string) (map[v1alpha1.BrokerType]string, error) {
+	out := map[v1alpha1.BrokerType]string{}
+	for t, img := range m {
+		bt := v1alpha1.BrokerType(t)
+		if _, ok := DefaultBrokerImages[bt]; !ok {
+			return nil, fmt.Errorf("--broker-image %s=%s: %s is not a broker type msgbench runs as an MQTT broker (%s)", t, img, t, strings.Join(brokerTypes(), ", "))
+		}
+		if img == "" {
+			return nil, fmt.Errorf("--broker-image %s=: the image is empty", t)
+		}
+		out[bt] = img
+	}
+	return out, nil
+}
+
+func brokerTypes() []string {
+	var out []string
+	for t := range DefaultBrokerImages {
+		out = append(out, string(t))
+	}
+	sort.Strings(out)
+	return out
 }
 
 // BrokerImage is the image of mb's broker: spec.broker.image, else the operator's for its type.
