@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/brokers/caps"
 	"github.com/msgbench/msgbench/controllers/policy"
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/internal/certs"
@@ -100,6 +101,11 @@ func (r *Reconciler) broker(ctx context.Context, st *run) (bool, error) {
 		return r.externalBroker(ctx, st)
 	case v1alpha1.BrokerKafka:
 		return r.kafkaBroker(ctx, st)
+	}
+	// What the broker's version cannot do is known only now, from the image's tag.
+	image := r.Config.BrokerImage(mb)
+	if err := caps.Check(mb.Spec.Broker.Type, imageVersion(image), &mb.Spec); err != nil {
+		return false, fail("%v (image %s)", err, image)
 	}
 	objs, err := resources.BrokerObjects(mb, r.Config)
 	if err != nil {

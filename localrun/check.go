@@ -19,6 +19,9 @@ import (
 // piece and what to do. Run calls it first; `msgbench run` calls it before it makes the run's
 // folder.
 func Check(spec *v1alpha1.MessagingBenchmarkSpec, o Options) error {
+	if !spec.Broker.Type.Local() {
+		return notLocal(spec.Broker.Type)
+	}
 	switch spec.Broker.Type {
 	case v1alpha1.BrokerKafka:
 		if spec.Kafka.Replicas > 1 {
@@ -59,4 +62,13 @@ func Check(spec *v1alpha1.MessagingBenchmarkSpec, o Options) error {
 		}
 	}
 	return nil
+}
+
+// notLocal explains why a broker type cannot run locally and how to run it instead.
+func notLocal(t v1alpha1.BrokerType) error {
+	return fmt.Errorf("spec.broker.type %s: msgbench runs %s only on Kubernetes (its official image; no Debian or Maven package "+
+		"installs it here, and msgbench uses no container registry). Run it on a cluster: kubectl apply -f the manifest with the "+
+		"operator installed (docs/install.md). Or start the broker yourself on this machine and point the run at it: "+
+		"--set broker.type=external --set broker.external.address=127.0.0.1:1883. "+
+		"Locally msgbench starts mosquitto, rabbitmq, artemis and kafka", t, t)
 }
