@@ -6,13 +6,14 @@
 #   iproute2      ip netns / ip link for the user-space link emulator
 #   openjdk-17-jre-headless, maven   run and fetch (hack/kafka.sh) the local Kafka broker
 #   prometheus    scrapes a live run in the metrics tests; promtool checks the dashboard's PromQL
+#   rabbitmq-server  RabbitMQ 3.10 and its Erlang: the local rabbitmq broker (brokers/rabbitmq)
 # Needs root (or sudo). Prints what it installs; does nothing when all are present.
 #
 #   hack/apt-packages.sh            everything the tests need
 #   hack/apt-packages.sh mosquitto  only the named packages
 set -euo pipefail
 
-all=(etcd-server:etcd mosquitto:mosquitto chromium:chromium iproute2:ip openjdk-17-jre-headless:java maven:mvn prometheus:prometheus)
+all=(etcd-server:etcd mosquitto:mosquitto chromium:chromium iproute2:ip openjdk-17-jre-headless:java maven:mvn prometheus:prometheus rabbitmq-server:rabbitmq-server)
 want=()
 if [ $# -eq 0 ]; then
   want=("${all[@]}")

@@ -1,0 +1,128 @@
+package rabbitmq
+
+import (
+	"strings"
+	"testing"
+)
+
+// settings parses rabbitmq.conf into key -> values (in order; comments and blank lines skipped).
+func settings(t *testing.T, conf string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, l := range strings.Split(conf, "\n") {
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(l, " = ")
+		if !ok {
+			t.Fatalf("line %q is not key = value", l)
+		}
+		out[k] = append(out[k], v)
+	}
+	return out
+}
+
+func TestRender(t *testing.T) {
+	files, err := Config{Port: 1883, MaxInflight: 64}.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files[PluginsFile] != "[rabbitmq_mqtt].\n" {
+		t.Errorf("enabled_plugins %q", files[PluginsFile])
+	}
+	s := settings(t, files[ConfFile])
+	for k, want := range map[string]string{
+		"listeners.tcp":                     "none",
+		"mqtt.listeners.tcp.default":        "1883",
+		"mqtt.prefetch":                     "64", // the inflight window towards subscribers
+		"mqtt.allow_anonymous":              "true",
+		"loopback_users":                    "none",
+		"vm_memory_high_watermark.relative": "0.8",
+		"log.file":                          "false",
+	} {
+		if got := s[k]; len(got) != 1 || got[0] != want {
+			t.Errorf("%s = %v, want %s", k, got, want)
+		}
+	}
+	for k := range s {
+		if strings.HasPrefix(k, "ssl_options.") || strings.HasPrefix(k, "mqtt.listeners.ssl") || k == "total_memory_available_override_value" {
+			t.Errorf("%s set without TLS or a memory limit", k)
+		}
+	}
+
+	files, err = Config{MaxInflight: 0}.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = settings(t, files[ConfFile])
+	if s["mqtt.prefetch"][0] != "20" || s["mqtt.listeners.tcp"][0] != "none" {
+		t.Errorf("defaults: prefetch %v (want 20), mqtt.listeners.tcp %v (want none)", s["mqtt.prefetch"], s["mqtt.listeners.tcp"])
+	}
+}
+
+func TestRenderTLS(t *testing.T) {
+	for version, want := range map[string]string{"1.2": "tlsv1.2", "1.3": "tlsv1.3", "": "tlsv1.3"} {
+		files, err := Config{Port: 1883, BindAddress: "127.0.0.1", TLSPort: 8883, CAFile: "/c/ca.crt", CertFile: "/c/tls.crt", KeyFile: "/c/tls.key", TLSVersion: version}.Render()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := settings(t, files[ConfFile])
+		for k, v := range map[string]string{
+			"mqtt.listeners.tcp.default": "127.0.0.1:1883",
+			"mqtt.listeners.ssl.default": "127.0.0.1:8883",
+			"ssl_options.cacertfile":     "/c/ca.crt",
+			"ssl_options.certfile":       "/c/tls.crt",
+			"ssl_options.keyfile":        "/c/tls.key",
+			"ssl_options.verify":         "verify_none",
+			"ssl_options.versions.1":     want,
+		} {
+			if got := s[k]; len(got) != 1 || got[0] != v {
+				t.Errorf("TLS %q: %s = %v, want %s", version, k, got, v)
+			}
+		}
+	}
+}
+
+// TestRenderExtra: spec.broker.config keys are appended, replace msgbench's default of their
+// family, and keys msgbench manages are refused naming the field and the key.
+func TestRenderExtra(t *testing.T) {
+	files, err := Config{Port: 1883, MemoryLimitBytes: 1 << 30, Extra: map[string]string{
+		"vm_memory_high_watermark.absolute":        "2GB",
+		"mqtt.max_session_expiry_interval_seconds": "60",
+		"log.console.level":                        "info",
+	}}.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := settings(t, files[ConfFile])
+	if _, ok := s["vm_memory_high_watermark.relative"]; ok {
+		t.Error("msgbench's relative watermark kept beside spec.broker.config's absolute one")
+	}
+	for k, want := range map[string]string{
+		"vm_memory_high_watermark.absolute":        "2GB",
+		"mqtt.max_session_expiry_interval_seconds": "60",
+		"log.console.level":                        "info",
+		"total_memory_available_override_value":    "1073741824",
+	} {
+		if got := s[k]; len(got) != 1 || got[0] != want {
+			t.Errorf("%s = %v, want [%s]", k, got, want)
+		}
+	}
+
+	for _, key := range []string{"listeners.tcp.default", "mqtt.listeners.ssl.default", "ssl_options.versions.1", "mqtt.prefetch",
+		"loopback_users.guest", "mqtt.allow_anonymous", "default_user", "log.file", "cluster_formation.peer_discovery_backend"} {
+		_, err := Config{Extra: map[string]string{key: "x"}}.Render()
+		if err == nil || !strings.Contains(err.Error(), "spec.broker.config") || !strings.Contains(err.Error(), `"`+key+`"`) {
+			t.Errorf("%s: %v, want a refusal naming spec.broker.config and the key", key, err)
+		}
+	}
+	for _, extra := range []map[string]string{{"a b": "1"}, {"k": "1\nlisteners.tcp.default = 5672"}, {"k=v": "1"}} {
+		if _, err := (Config{Extra: extra}).Render(); err == nil || !strings.Contains(err.Error(), "spec.broker.config") {
+			t.Errorf("%q: %v, want a refusal", extra, err)
+		}
+	}
+	// Keys that only start like a managed one are the user's.
+	if _, err := (Config{Extra: map[string]string{"mqtt.listeners_extra": "1", "log.file.level": "debug"}}).Render(); err != nil {
+		t.Errorf("unmanaged keys refused: %v", err)
+	}
+}
