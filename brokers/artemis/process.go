@@ -123,14 +123,7 @@ type Process struct {
 // Start starts Artemis on free loopback ports and returns once every acceptor answers an MQTT
 // CONNECT.
 func Start(ctx context.Context, o Options) (*Process, error) {
-	java, err := Java()
-	if err != nil {
-		return nil, err
-	}
-	home, err := Home()
-	if err != nil {
-		return nil, err
-	}
+	// Bad input first: its error names the field even where Artemis is not installed.
 	if err := CheckConfig(o.Extra); err != nil {
 		return nil, err
 	}
@@ -138,6 +131,14 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 		if _, err := TLSProtocols(o.TLSVersion); err != nil {
 			return nil, err
 		}
+	}
+	java, err := Java()
+	if err != nil {
+		return nil, err
+	}
+	home, err := Home()
+	if err != nil {
+		return nil, err
 	}
 	if o.Host == "" {
 		o.Host = "127.0.0.1"

@@ -29,49 +29,60 @@ var (
 	broker *artemis.Process
 	// noBroker says why there is no broker (hack/artemis.sh could not fetch Artemis).
 	noBroker string
+	startErr error
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	if _, err := artemis.Home(); err != nil {
-		// Fetch the pinned release once (Maven Central); later runs find it in bin/artemis.
-		cmd := exec.Command(filepath.Join(testenv.RepoRoot(), "hack", "artemis.sh"))
-		cmd.Stderr = os.Stderr
-		out, err := cmd.Output()
-		if err != nil {
-			noBroker = fmt.Sprintf("hack/artemis.sh could not fetch Artemis %s (%v): broker tests skipped", artemis.Version, err)
-			fmt.Fprintln(os.Stderr, noBroker)
-			return m.Run()
-		}
-		_ = os.Setenv(artemis.HomeEnv, strings.TrimSpace(string(out)))
-	}
-	if _, err := artemis.Java(); err != nil {
-		noBroker = err.Error()
-		return m.Run()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var err error
-	broker, err = artemis.Start(ctx, artemis.Options{TLS: true, TLSVersion: "1.3", MaxInflight: 20})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start artemis:", err)
-		return 1
-	}
-	u, _ := broker.Usage()
-	fmt.Fprintf(os.Stderr, "artemis %s: started in %s, RSS %d MiB idle\n", broker.Version, broker.StartTime.Round(time.Millisecond), u.RSS>>20)
 	code := m.Run()
-	if err := broker.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stop artemis:", err)
-		code = 1
+	if broker != nil {
+		if err := broker.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stop artemis:", err)
+			code = 1
+		}
 	}
 	return code
 }
 
+var startOnce sync.Once
+
+// needBroker starts the shared broker on first use (Render's unit tests need none), or skips
+// the test when Artemis cannot be fetched.
 func needBroker(t *testing.T) {
 	t.Helper()
+	startOnce.Do(func() {
+		if _, err := artemis.Home(); err != nil {
+			// Fetch the pinned release once (Maven Central); later runs find it in bin/artemis.
+			cmd := exec.Command(filepath.Join(testenv.RepoRoot(), "hack", "artemis.sh"))
+			cmd.Stderr = os.Stderr
+			out, err := cmd.Output()
+			if err != nil {
+				noBroker = fmt.Sprintf("hack/artemis.sh could not fetch Artemis %s (%v): broker tests skipped", artemis.Version, err)
+				return
+			}
+			_ = os.Setenv(artemis.HomeEnv, strings.TrimSpace(string(out)))
+		}
+		if _, err := artemis.Java(); err != nil {
+			noBroker = err.Error()
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		p, err := artemis.Start(ctx, artemis.Options{TLS: true, TLSVersion: "1.3", MaxInflight: 20})
+		if err != nil {
+			startErr = err
+			return
+		}
+		broker = p
+		u, _ := p.Usage()
+		fmt.Fprintf(os.Stderr, "artemis %s: started in %s, RSS %d MiB idle\n", p.Version, p.StartTime.Round(time.Millisecond), u.RSS>>20)
+	})
 	if noBroker != "" {
 		t.Skip(noBroker)
+	}
+	if startErr != nil {
+		t.Fatalf("start artemis: %v", startErr)
 	}
 }
 
@@ -292,9 +303,8 @@ func TestTLS12ExtraAndStop(t *testing.T) {
 	}
 }
 
-// Bad spec.broker.config is refused before any JVM starts.
+// Bad spec.broker.config is refused before anything starts, even where Artemis is missing.
 func TestStartRefusesManagedKey(t *testing.T) {
-	needBroker(t)
 	dir := t.TempDir()
 	_, err := artemis.Start(context.Background(), artemis.Options{Dir: dir, Extra: map[string]string{"acceptor.sslEnabled": "false"}})
 	if err == nil || !strings.Contains(err.Error(), "spec.broker.config") || !strings.Contains(err.Error(), "acceptor.sslEnabled") {
