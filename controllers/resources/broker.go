@@ -24,7 +24,7 @@ var DefaultBrokerImages = map[v1alpha1.BrokerType]string{
 	v1alpha1.BrokerRabbitMQ:  "rabbitmq:4.1.4",
 	v1alpha1.BrokerArtemis:   "apache/activemq-artemis:2.40.0",
 	v1alpha1.BrokerEMQX:      "emqx/emqx:5.8.6",
-	v1alpha1.BrokerNanoMQ:    "emqx/nanomq:0.23.10",
+	v1alpha1.BrokerNanoMQ:    "emqx/nanomq:0.23.10-slim", // the plain tag has no TLS
 	v1alpha1.BrokerHiveMQCE:  "hivemq/hivemq-ce:2025.4",
 	v1alpha1.BrokerVerneMQ:   "vernemq/vernemq:2.1.1",
 }
