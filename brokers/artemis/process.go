@@ -63,6 +63,15 @@ func isHome(d string) bool {
 	return err == nil && !st.IsDir()
 }
 
+// HomeVersion reads the Artemis version of a distribution from its server jar's name.
+func HomeVersion(home string) string {
+	m, _ := filepath.Glob(filepath.Join(home, "lib", "artemis-server-*.jar"))
+	if len(m) == 0 {
+		return "unknown"
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m[0]), "artemis-server-"), ".jar")
+}
+
 // Java finds the java that runs the broker (the first on PATH), or ErrNotInstalled.
 func Java() (string, error) {
 	java, err := exec.LookPath("java")
@@ -166,7 +175,7 @@ func start(ctx context.Context, java, home string, o Options) (*Process, error) 
 	if err != nil {
 		return nil, err
 	}
-	p := &Process{Process: bp, Version: Version}
+	p := &Process{Process: bp, Version: HomeVersion(home)}
 	fail := func(err error) (*Process, error) {
 		_ = p.Stop()
 		return nil, err

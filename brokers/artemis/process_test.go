@@ -211,6 +211,9 @@ func TestPubSub(t *testing.T) {
 func TestMQTT5Connect(t *testing.T) {
 	needBroker(t)
 	c := dial(t, broker.Addr, nil, mqtt.Options{Connect: mqtt.ConnectOptions{Version: mqtt.V5, ClientID: "v5", CleanSession: true}, Inflight: 100})
+	if broker.Version != artemis.Version {
+		t.Errorf("broker version %q, want %s (read from the distribution)", broker.Version, artemis.Version)
+	}
 	if c.Version() != mqtt.V5 {
 		t.Fatalf("connected with protocol level %d, want 5", c.Version())
 	}
