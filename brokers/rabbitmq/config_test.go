@@ -1,6 +1,9 @@
 package rabbitmq
 
 import (
+	"context"
+	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -124,5 +127,14 @@ func TestRenderExtra(t *testing.T) {
 	// Keys that only start like a managed one are the user's.
 	if _, err := (Config{Extra: map[string]string{"mqtt.listeners_extra": "1", "log.file.level": "debug"}}).Render(); err != nil {
 		t.Errorf("unmanaged keys refused: %v", err)
+	}
+}
+
+// TestNotInstalled: without RabbitMQ, Start says how to install it, before anything starts.
+func TestNotInstalled(t *testing.T) {
+	t.Setenv(BinaryEnv, filepath.Join(t.TempDir(), "missing"))
+	_, err := Start(context.Background(), Options{})
+	if !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "hack/apt-packages.sh rabbitmq-server") {
+		t.Errorf("Start without RabbitMQ: %v", err)
 	}
 }
