@@ -137,4 +137,9 @@ func TestNotInstalled(t *testing.T) {
 	if !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "hack/apt-packages.sh rabbitmq-server") {
 		t.Errorf("Start without RabbitMQ: %v", err)
 	}
+	// A wrong spec.broker.config is the first thing said, installed or not.
+	_, err = Start(context.Background(), Options{Extra: map[string]string{"listeners.tcp.default": "5672"}})
+	if err == nil || !strings.Contains(err.Error(), `spec.broker.config: key "listeners.tcp.default"`) {
+		t.Errorf("Start with a managed key: %v", err)
+	}
 }

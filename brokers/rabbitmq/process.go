@@ -141,6 +141,9 @@ const readyTimeout = 90 * time.Second
 // Start starts a RabbitMQ node with the MQTT plugin on free loopback ports and waits until every
 // listener answers an MQTT CONNECT.
 func Start(ctx context.Context, o Options) (*Process, error) {
+	if _, err := (Config{Extra: o.Extra}).Render(); err != nil {
+		return nil, err // spec.broker.config is wrong whatever is installed
+	}
 	bin, err := Binary()
 	if err != nil {
 		return nil, err
