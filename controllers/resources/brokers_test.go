@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -58,6 +60,23 @@ type brokerCase struct {
 // tls, "" for none) and inflight; manifest.Parse applies the CRD's defaults and rules.
 func brokerBench(t *testing.T, bt v1alpha1.BrokerType, proto, tls string, inflight int, config map[string]string) *v1alpha1.MessagingBenchmark {
 	t.Helper()
+	mb, err := parseBrokerBench(bt, proto, tls, inflight, config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mb
+}
+
+// parseBrokerBench builds a benchmark through the CRD's validation (manifest.Parse).
+func parseBrokerBench(bt v1alpha1.BrokerType, proto, tls string, inflight int, config map[string]string) (*v1alpha1.MessagingBenchmark, error) {
+	if _, ok := config["accept_eula"]; bt == v1alpha1.BrokerVerneMQ && !ok {
+		// the API server requires it for the official image (tests that need it gone delete it)
+		config = maps.Clone(config)
+		if config == nil {
+			config = map[string]string{}
+		}
+		config["accept_eula"] = "yes"
+	}
 	var b strings.Builder
 	b.WriteString("apiVersion: msgbench.io/v1alpha1\nkind: MessagingBenchmark\nmetadata:\n  name: b\nspec:\n")
 	b.WriteString("  protocol: " + proto + "\n  qos: 1\n  broker:\n    type: " + string(bt) + "\n")
@@ -74,10 +93,10 @@ func brokerBench(t *testing.T, bt v1alpha1.BrokerType, proto, tls string, inflig
 	b.WriteString("  workload:\n    publishers: 2\n    subscribers: 2\n    topics: 2\n    payloadBytes: 200000\n    rate: 100\n    duration: 10s\n")
 	mb, err := manifest.Parse([]byte(b.String()))
 	if err != nil {
-		t.Fatalf("%v\n%s", err, b.String())
+		return nil, fmt.Errorf("%w\n%s", err, b.String())
 	}
 	mb.Namespace, mb.UID = "bench", types.UID("5f0c1d2e-0000-4000-8000-000000000001")
-	return mb
+	return mb, nil
 }
 
 func brokerObjects(t *testing.T, mb *v1alpha1.MessagingBenchmark) (*corev1.ConfigMap, *appsv1.Deployment, *corev1.Service) {
@@ -353,7 +372,9 @@ func TestNanoMQConfig(t *testing.T) {
 			wantMounted(t, d, "certs", "/etc/nanomq/certs")
 		})
 	}
-	mb := brokerBench(t, v1alpha1.BrokerNanoMQ, "mqtt", "1.3", 20, nil)
+	// The API server refuses it first; the builder refuses it too, for specs built in Go.
+	mb := brokerBench(t, v1alpha1.BrokerNanoMQ, "mqtt", "1.2", 20, nil)
+	mb.Spec.TLS.Version = v1alpha1.TLS13
 	if _, err := resources.BrokerObjects(mb, resources.DefaultConfig()); err == nil || !strings.Contains(err.Error(), "spec.tls.version") {
 		t.Errorf("NanoMQ with TLS 1.3: %v, want a refusal naming spec.tls.version", err)
 	}
@@ -438,7 +459,9 @@ func TestVerneMQConfig(t *testing.T) {
 // TestVerneMQEULA: the official image runs only when the benchmark accepts VerneMQ's EULA itself;
 // an image built from source needs no acceptance and gets no accept_eula line.
 func TestVerneMQEULA(t *testing.T) {
+	// The API server refuses it first; the builder refuses it too, for specs built in Go.
 	mb := brokerBench(t, v1alpha1.BrokerVerneMQ, "mqtt", "", 20, nil)
+	delete(mb.Spec.Broker.Config, "accept_eula")
 	_, err := resources.BrokerObjects(mb, resources.DefaultConfig())
 	if err == nil || !strings.Contains(err.Error(), "spec.broker.config.accept_eula") || !strings.Contains(err.Error(), "EULA") {
 		t.Fatalf("official image without accept_eula: %v, want a refusal naming spec.broker.config.accept_eula", err)
@@ -496,7 +519,14 @@ func TestBrokerConfigKeys(t *testing.T) {
 				t.Errorf("%s=%s: %s lacks %q:\n%s", tc.key, tc.value, tc.file, tc.written, cm.Data[tc.file])
 			}
 			for _, bad := range []struct{ key, why string }{{tc.managed, "managed by msgbench"}, {tc.unknown, "not a"}} {
-				_, err := resources.BrokerObjects(brokerBench(t, tc.bt, "mqtt", "", 20, with(bad.key, "1")), resources.DefaultConfig())
+				// The API server's rules refuse it first ...
+				if _, err := parseBrokerBench(tc.bt, "mqtt", "", 20, with(bad.key, "1")); err == nil || !strings.Contains(err.Error(), "spec.broker.config") {
+					t.Errorf("key %s passed admission: %v", bad.key, err)
+				}
+				// ... and the builder refuses it too, for specs built in Go.
+				mb := brokerBench(t, tc.bt, "mqtt", "", 20, base)
+				mb.Spec.Broker.Config = with(bad.key, "1")
+				_, err := resources.BrokerObjects(mb, resources.DefaultConfig())
 				if err == nil || !strings.Contains(err.Error(), "spec.broker.config."+bad.key+":") || !strings.Contains(err.Error(), bad.why) {
 					t.Errorf("key %s: %v, want a refusal naming spec.broker.config.%s (%s)", bad.key, err, bad.key, bad.why)
 				}
