@@ -8,9 +8,12 @@ import (
 	"strings"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/brokers/artemis"
 	"github.com/msgbench/msgbench/brokers/embedded"
 	"github.com/msgbench/msgbench/brokers/mosquitto"
+	"github.com/msgbench/msgbench/brokers/rabbitmq"
 	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/internal/proc"
 )
 
 // startBroker starts the broker the spec asks for and decides where the clients connect.
@@ -23,10 +26,20 @@ func (r *runner) startBroker(ctx context.Context) error {
 		if err := r.startKafka(ctx); err != nil {
 			return err
 		}
-	default:
+	case v1alpha1.BrokerRabbitMQ:
+		if err := r.startRabbitMQ(ctx); err != nil {
+			return err
+		}
+	case v1alpha1.BrokerArtemis:
+		if err := r.startArtemis(ctx); err != nil {
+			return err
+		}
+	case v1alpha1.BrokerMosquitto, "":
 		if err := r.startMosquitto(ctx); err != nil {
 			return err
 		}
+	default: // Check refuses these first; never run another broker in a type's place
+		return notLocal(r.spec.Broker.Type)
 	}
 	r.address = r.broker // startGateway points the clients at the gateway instead
 	if r.spec.BrokerTLS() {
@@ -46,13 +59,8 @@ func (r *runner) startMosquitto(ctx context.Context) error {
 		}
 		return r.startEmbedded(ctx)
 	}
-	if r.o.BrokerPort != 0 {
-		// Mosquitto's own bind error can race with the readiness probe; check the port first.
-		ln, err := r.net.listenTCP(ctx, hostPort(r.net.serverHost, r.o.BrokerPort))
-		if err != nil {
-			return portError(err, r.o.BrokerPort)
-		}
-		_ = ln.Close()
+	if err := r.checkPort(ctx); err != nil {
+		return err
 	}
 	p, err := mosquitto.Start(ctx, mosquitto.Options{
 		Host: r.net.serverHost, Port: r.o.BrokerPort, TLS: r.spec.BrokerTLS(), TLSVersion: r.spec.ClientTLSVersion(),
@@ -64,14 +72,75 @@ func (r *runner) startMosquitto(ctx context.Context) error {
 	if err != nil {
 		return portError(err, r.o.BrokerPort)
 	}
+	r.adopt(p, "mosquitto "+p.Version, p.Addr, p.TLSAddr, p.CA)
+	return nil
+}
+
+// localBroker is what a started broker process gives the run (brokerproc.Process has it all).
+type localBroker interface {
+	Stop() error
+	PID() int
+	Usage() (proc.Usage, error)
+}
+
+// adopt makes p the run's broker: stopped at teardown, clients pointed at its plain or TLS
+// listener, its CPU and memory measured, its name and version in the result.
+func (r *runner) adopt(p localBroker, name, addr, tlsAddr string, ca []byte) {
 	r.onTeardown(func() { _ = p.Stop() })
-	r.broker, r.brokerCA = p.Addr, p.CA
+	r.broker, r.brokerCA = addr, ca
 	if r.spec.BrokerTLS() {
-		r.broker = p.TLSAddr
+		r.broker = tlsAddr
 	}
 	r.usage = p.Usage
-	r.env.Broker = "mosquitto " + p.Version
-	r.logf("broker: mosquitto %s on %s (pid %d)", p.Version, r.broker, p.PID())
+	r.env.Broker = name
+	r.logf("broker: %s on %s (pid %d)", name, r.broker, p.PID())
+}
+
+// checkPort refuses a pinned --broker-port that is busy before a broker's own bind error races
+// with its readiness probe.
+func (r *runner) checkPort(ctx context.Context) error {
+	if r.o.BrokerPort == 0 {
+		return nil
+	}
+	ln, err := r.net.listenTCP(ctx, hostPort(r.net.serverHost, r.o.BrokerPort))
+	if err != nil {
+		return portError(err, r.o.BrokerPort)
+	}
+	return ln.Close()
+}
+
+// startRabbitMQ starts Debian's RabbitMQ with its MQTT plugin (and its own epmd) on the server
+// side of the link.
+func (r *runner) startRabbitMQ(ctx context.Context) error {
+	if err := r.checkPort(ctx); err != nil {
+		return err
+	}
+	p, err := rabbitmq.Start(ctx, rabbitmq.Options{
+		Host: r.net.serverHost, Port: r.o.BrokerPort, TLS: r.spec.BrokerTLS(), TLSVersion: r.spec.ClientTLSVersion(),
+		Bundle: r.bundle, MaxInflight: int(r.spec.MQTT.Inflight), Extra: r.spec.Broker.Config, Start: r.net.start, Dial: r.net.serverDial,
+		Listen: func(ctx context.Context, network, address string) (net.Listener, error) { return r.net.listenTCP(ctx, address) },
+	})
+	if err != nil {
+		return portError(err, r.o.BrokerPort)
+	}
+	r.adopt(p, "rabbitmq "+p.Version, p.Addr, p.TLSAddr, p.CA)
+	return nil
+}
+
+// startArtemis starts ActiveMQ Artemis from the distribution hack/artemis.sh fetched.
+func (r *runner) startArtemis(ctx context.Context) error {
+	if err := r.checkPort(ctx); err != nil {
+		return err
+	}
+	p, err := artemis.Start(ctx, artemis.Options{
+		Host: r.net.serverHost, Port: r.o.BrokerPort, TLS: r.spec.BrokerTLS(), TLSVersion: r.spec.ClientTLSVersion(),
+		Bundle: r.bundle, MaxInflight: int(r.spec.MQTT.Inflight), Extra: r.spec.Broker.Config, Start: r.net.start, Dial: r.net.serverDial,
+		Listen: func(ctx context.Context, network, address string) (net.Listener, error) { return r.net.listenTCP(ctx, address) },
+	})
+	if err != nil {
+		return portError(err, r.o.BrokerPort)
+	}
+	r.adopt(p, "artemis "+p.Version, p.Addr, p.TLSAddr, p.CA)
 	return nil
 }
 

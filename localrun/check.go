@@ -6,7 +6,10 @@ import (
 	"os/exec"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/brokers/artemis"
+	"github.com/msgbench/msgbench/brokers/caps"
 	"github.com/msgbench/msgbench/brokers/kafka"
+	"github.com/msgbench/msgbench/brokers/rabbitmq"
 	"github.com/msgbench/msgbench/brokers/mosquitto"
 	"github.com/msgbench/msgbench/internal/localaddr"
 	"github.com/msgbench/msgbench/netem"
@@ -46,11 +49,34 @@ func Check(spec *v1alpha1.MessagingBenchmarkSpec, o Options) error {
 			return fmt.Errorf("spec.network: a local run emulates the link between two network namespaces it creates, which reach "+
 				"only what it starts, not the external broker %s; remove spec.network, or run it on Kubernetes (Chaos Mesh)", spec.Broker.External.Address)
 		}
+	case v1alpha1.BrokerRabbitMQ:
+		bin, err := rabbitmq.Binary()
+		if err != nil {
+			return fmt.Errorf("spec.broker.type rabbitmq: %w", err)
+		}
+		if err := caps.Check(spec.Broker.Type, rabbitmq.Version(bin), spec); err != nil {
+			return err
+		}
+	case v1alpha1.BrokerArtemis:
+		if _, err := artemis.Java(); err != nil {
+			return fmt.Errorf("spec.broker.type artemis: %w", err)
+		}
+		if _, err := artemis.Home(); err != nil {
+			return fmt.Errorf("spec.broker.type artemis: %w", err)
+		}
+		if err := artemis.CheckConfig(spec.Broker.Config); err != nil {
+			return err
+		}
+		if err := caps.Check(spec.Broker.Type, artemis.Version, spec); err != nil {
+			return err
+		}
 	default:
-		if o.NoEmbedded {
-			if _, err := mosquitto.Binary(); err != nil {
-				return fmt.Errorf("%w; the embedded broker is disabled (--no-embedded-broker)", err)
+		if bin, err := mosquitto.Binary(); err == nil {
+			if err := caps.Check(spec.Broker.Type, mosquitto.Version(bin), spec); err != nil {
+				return err
 			}
+		} else if o.NoEmbedded {
+			return fmt.Errorf("%w; the embedded broker is disabled (--no-embedded-broker)", err)
 		}
 	}
 	if spec.Impaired() {

@@ -20,13 +20,6 @@ func (r *runner) startKafka(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.onTeardown(func() { _ = p.Stop() })
-	r.broker, r.brokerCA = p.Addr, p.CA
-	if r.spec.BrokerTLS() {
-		r.broker = p.TLSAddr
-	}
-	r.usage = p.Usage
-	r.env.Broker = "kafka " + p.Version + " (single-node KRaft)"
-	r.logf("broker: kafka %s on %s (pid %d)", p.Version, r.broker, p.PID())
+	r.adopt(p, "kafka "+p.Version+" (single-node KRaft)", p.Addr, p.TLSAddr, p.CA)
 	return nil
 }

@@ -68,6 +68,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.broker.type != 'nanomq' || !has(self.tls) || !self.tls.enabled || self.tls.version == '1.2'",message="spec.tls.version: NanoMQ's image serves TLS 1.2 only (Mbed TLS 2.16 has no TLS 1.3); set tls.version \"1.2\"",fieldPath=".tls.version",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.broker.type != 'vernemq' || has(self.broker.image) || (has(self.broker.config) && 'accept_eula' in self.broker.config && self.broker.config['accept_eula'] == 'yes')",message="spec.broker.config.accept_eula: the official VerneMQ images hold binaries under the VerneMQ EULA (commercial use needs a paid subscription); set accept_eula: \"yes\" if it applies to you and you accept it, or set spec.broker.image to a VerneMQ you built from source",fieldPath=".broker.config",reason="FieldValueRequired"
 // +kubebuilder:validation:XValidation:rule="self.broker.type != 'vernemq' || !has(self.broker.config) || !('accept_eula' in self.broker.config) || self.broker.config['accept_eula'] == 'yes'",message="spec.broker.config.accept_eula: the only value is \"yes\"",fieldPath=".broker.config",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.broker.type != 'artemis' || !has(self.broker.config) || !self.broker.config.exists(k, k in ['acceptors', 'connectors', 'acceptor.protocols', 'acceptor.host', 'acceptor.port', 'acceptor.enabledProtocols', 'acceptor.needClientAuth', 'acceptor.wantClientAuth', 'security-enabled', 'security-settings', 'address-settings', 'paging-directory', 'bindings-directory', 'journal-directory', 'large-messages-directory', 'node-manager-lock-directory', 'journal-retention-directory', 'ha-policy', 'cluster-connections', 'broadcast-groups', 'discovery-groups', 'cluster-user', 'cluster-password'] || ['acceptor.ssl', 'acceptor.keyStore', 'acceptor.trustStore'].exists(p, k.startsWith(p)))",message="spec.broker.config: a key is managed by msgbench: the acceptors (acceptors, connectors, acceptor.protocols, acceptor.host, acceptor.port), TLS (acceptor.ssl*, acceptor.keyStore*, acceptor.trustStore*, acceptor.enabledProtocols, acceptor.needClientAuth, acceptor.wantClientAuth), security (security-enabled, security-settings), the storage directories, address-settings (use address-setting.<element>) and clustering (ha-policy, cluster-connections, broadcast-groups, discovery-groups, cluster-user, cluster-password) follow from the spec",fieldPath=".broker.config",reason="FieldValueForbidden"
 type MessagingBenchmarkSpec struct {
 	// protocol is the messaging protocol under test: mqtt (MQTT over TCP, MQTTS with tls.enabled),
 	// mqtt-sn (MQTT-SN 1.2 over UDP through the msgbench gateway), http (HTTP/1.1, 2 or 3
@@ -385,11 +386,14 @@ type BrokerSpec struct {
 	// +optional
 	Image string `json:"image,omitempty"`
 
-	// config holds extra broker settings: mosquitto.conf keys for mosquitto, broker configs for
-	// kafka. msgbench's own listener settings win over a key that would break the benchmark.
-	// Keys are letters, digits, '.', '_' and '-'.
+	// config holds extra broker settings, in each broker's own terms: mosquitto.conf keys for
+	// mosquitto, broker configs for kafka, rabbitmq.conf keys for rabbitmq, acceptor.<param>,
+	// address-setting.<element> or broker.xml core elements for artemis, HOCON paths for emqx and
+	// nanomq, config.xml element paths for hivemq-ce, vernemq.conf keys for vernemq (docs/brokers.md
+	// lists what each accepts). Keys msgbench manages (listeners, TLS, storage, identity) are
+	// refused. Keys are letters, digits, '.', '_' and '-'.
 	// +kubebuilder:validation:MaxProperties=64
-	// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 256 && k.matches('^[A-Za-z0-9][A-Za-z0-9_.-]*$'))",message="keys are mosquitto.conf keys or Kafka broker settings: letters, digits, '.', '_' and '-'"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 256 && k.matches('^[A-Za-z0-9][A-Za-z0-9_.-]*$'))",message="keys are the broker's own setting names (docs/brokers.md): letters, digits, '.', '_' and '-'"
 	// +optional
 	Config map[string]string `json:"config,omitempty"`
 
