@@ -25,9 +25,10 @@ import (
 	"github.com/msgbench/msgbench/internal/testenv"
 )
 
-// brokerSamples are the samples of the brokers that run on Kubernetes only; their golden renders
-// sit beside the others in testdata.
-var brokerSamples = []string{"broker-emqx-quic", "broker-nanomq", "broker-hivemq-ce", "broker-vernemq"}
+// brokerSamples are the samples of each broker type but Mosquitto and Kafka (which the other
+// samples cover); their golden renders sit beside the others in testdata, and every object they
+// render goes through a real API server in a restricted namespace (TestBrokerObjectsServerSide).
+var brokerSamples = []string{"broker-rabbitmq", "broker-artemis", "broker-emqx-quic", "broker-nanomq", "broker-hivemq-ce", "broker-vernemq"}
 
 func TestBrokerSamplesGolden(t *testing.T) {
 	for _, s := range brokerSamples {
@@ -589,6 +590,8 @@ func TestBrokerObjectsServerSide(t *testing.T) {
 	}
 	eula := map[string]string{"accept_eula": "yes"}
 	cases = append(cases,
+		brokerCase{"rabbitmq-tls", brokerBench(t, v1alpha1.BrokerRabbitMQ, "mqtt", "1.2", 20, nil)},
+		brokerCase{"artemis-tls", brokerBench(t, v1alpha1.BrokerArtemis, "mqtt", "1.3", 20, nil)},
 		brokerCase{"emqx-tls", brokerBench(t, v1alpha1.BrokerEMQX, "mqtt", "1.3", 20, nil)},
 		brokerCase{"nanomq-tls", brokerBench(t, v1alpha1.BrokerNanoMQ, "mqtt", "1.2", 20, nil)},
 		brokerCase{"hivemq-plain", brokerBench(t, v1alpha1.BrokerHiveMQCE, "mqtt", "", 20, nil)},
