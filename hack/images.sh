@@ -7,13 +7,20 @@
 #   mosquitto.tar   ghcr.io/msgbench/mosquitto:<Debian's mosquitto version>   Debian's mosquitto
 #                   with the shared libraries ldd lists, user 1883, read-only root works
 #   pause.tar       localhost/msgbench/pause:1   the pod sandbox image of the e2e node
+#   rabbitmq.tar    ghcr.io/msgbench/rabbitmq:<Debian's rabbitmq-server version>   Debian's
+#                   rabbitmq-server and erlang-* packages, their libraries, sh and the few tools
+#                   its scripts run; rabbitmq-server on PATH, user 999 (docs/e2e.md)
+#   artemis.tar     ghcr.io/msgbench/artemis:2.40.0   Debian's openjdk-17-jre-headless and Apache
+#                   Artemis (hack/artemis.sh) at /opt/activemq-artemis, user 1001, no shell
 #
-# and bin/images/images.env naming them (MSGBENCH_IMAGE=… MOSQUITTO_IMAGE=… PAUSE_IMAGE=…).
+# and bin/images/images.env naming them (MSGBENCH_IMAGE=… MOSQUITTO_IMAGE=… PAUSE_IMAGE=…
+# RABBITMQ_IMAGE=… ARTEMIS_IMAGE=…). The two broker images are rebuilt only when their inputs
+# change (package versions, the Artemis version, hack/imagebuild and internal/image).
 # Load them with `docker load -i`, `kind load image-archive` or `ctr -n k8s.io images import`.
 #
 #   hack/images.sh                 VERSION and COMMIT default to `git describe` and HEAD
-#   GOARCH=arm64 hack/images.sh    another architecture (Mosquitto needs that arch's libraries:
-#                                  only the host's architecture is supported for it)
+#   GOARCH=arm64 hack/images.sh    another architecture (Mosquitto, RabbitMQ and Artemis need that
+#                                  arch's libraries: only the host's architecture is supported for them)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -51,9 +58,43 @@ else
     --version "$mv" >&2
 fi
 
+# cached NAME STAMP: true when bin/images/NAME.tar was built from inputs with this stamp.
+cached() { [ -f "$out/$1.tar" ] && [ -f "$work/$1.stamp" ] && [ "$(cat "$work/$1.stamp")" = "$2" ]; }
+builder_sum=$(cat hack/imagebuild/*.go internal/image/*.go | sha256sum | cut -c1-16)
+
+rabbitmq_image="" artemis_image=""
+if [ "$GOARCH" != "$(go env GOHOSTARCH)" ]; then
+  echo "images: the RabbitMQ and Artemis images are built from this machine's $(go env GOHOSTARCH) packages; skipped for $GOARCH" >&2
+else
+  "$root/hack/apt-packages.sh" rabbitmq-server openjdk-17-jre-headless maven
+  rv=$(dpkg-query -W -f '${Version}' rabbitmq-server)
+  rv=${rv#*:}; rv=${rv%%-*}; rv=${rv%%+*}
+  rabbitmq_image="ghcr.io/msgbench/rabbitmq:$rv"
+  stamp="$rabbitmq_image $builder_sum $(dpkg-query -W -f '${Package}=${Version} ' rabbitmq-server 'erlang-*' 2>/dev/null)"
+  if cached rabbitmq "$stamp"; then
+    echo "images: $rabbitmq_image unchanged" >&2
+  else
+    "$work/imagebuild" rabbitmq --tag "$rabbitmq_image" --out "$out/rabbitmq.tar" --version "$rv" >&2
+    echo "$stamp" > "$work/rabbitmq.stamp"
+  fi
+
+  artemis_home=$("$root/hack/artemis.sh")
+  av=${artemis_home##*apache-artemis-}
+  artemis_image="ghcr.io/msgbench/artemis:$av"
+  stamp="$artemis_image $builder_sum $(dpkg-query -W -f '${Package}=${Version}' openjdk-17-jre-headless)"
+  if cached artemis "$stamp"; then
+    echo "images: $artemis_image unchanged" >&2
+  else
+    "$work/imagebuild" artemis --artemis-home "$artemis_home" --tag "$artemis_image" --out "$out/artemis.tar" --version "$av" >&2
+    echo "$stamp" > "$work/artemis.stamp"
+  fi
+fi
+
 cat > "$out/images.env" <<EOF
 MSGBENCH_IMAGE=$msgbench_image
 MOSQUITTO_IMAGE=$mosquitto_image
 PAUSE_IMAGE=$pause_image
+RABBITMQ_IMAGE=$rabbitmq_image
+ARTEMIS_IMAGE=$artemis_image
 EOF
 cat "$out/images.env"

@@ -4,11 +4,14 @@
 //	imagebuild msgbench  --binary bin/image/msgbench --tag ghcr.io/msgbench/msgbench:v0.1.0 --out F
 //	imagebuild mosquitto --binary /usr/sbin/mosquitto --tag ghcr.io/msgbench/mosquitto:2.0.11 --out F
 //	imagebuild pause     --binary bin/image/pause --tag localhost/msgbench/pause:1 --out F
+//	imagebuild rabbitmq  --tag ghcr.io/msgbench/rabbitmq:3.10.8 --out F
+//	imagebuild artemis   --artemis-home bin/artemis/2.40.0/apache-artemis-2.40.0 --tag ghcr.io/msgbench/artemis:2.40.0 --out F
 //
 // msgbench: the static binary at /msgbench (the entrypoint), user nonroot 65532, CA
 // certificates for HTTPS object stores, nothing else (no shell). mosquitto: Debian's binary at
 // /usr/sbin/mosquitto with the shared libraries ldd finds, user mosquitto 1883, runs with a
-// read-only root file system. pause: the pod sandbox's process.
+// read-only root file system. pause: the pod sandbox's process. rabbitmq and artemis: see
+// brokers.go.
 package main
 
 import (
@@ -28,7 +31,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: imagebuild msgbench|mosquitto|pause --binary FILE --tag TAG [--tag TAG…] --out FILE")
+		return fmt.Errorf("usage: imagebuild msgbench|mosquitto|pause|rabbitmq|artemis [--binary FILE] --tag TAG [--tag TAG…] --out FILE")
 	}
 	kind := args[0]
 	fs := flag.NewFlagSet(kind, flag.ContinueOnError)
@@ -36,14 +39,18 @@ func run(args []string) error {
 	out := fs.String("out", "", "docker-archive tarball to write")
 	caCerts := fs.String("ca-certs", "/etc/ssl/certs/ca-certificates.crt", "CA bundle for the msgbench image (\"\" for none)")
 	version := fs.String("version", "", "org.opencontainers.image.version label")
+	artemisHome := fs.String("artemis-home", "", "the unpacked Apache Artemis distribution (artemis image)")
 	revision := fs.String("revision", "", "org.opencontainers.image.revision label")
 	var tags multi
 	fs.Var(&tags, "tag", "image reference (repeatable)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	if *binary == "" || *out == "" || len(tags) == 0 {
-		return fmt.Errorf("%s: --binary, --out and --tag are required", kind)
+	if *out == "" || len(tags) == 0 {
+		return fmt.Errorf("%s: --out and --tag are required", kind)
+	}
+	if *binary == "" && (kind == "msgbench" || kind == "mosquitto" || kind == "pause") {
+		return fmt.Errorf("%s: --binary is required", kind)
 	}
 	labels := map[string]string{"org.opencontainers.image.source": "https://github.com/msgbench/msgbench"}
 	if *version != "" {
@@ -91,8 +98,21 @@ func run(args []string) error {
 			User:       "65535:65535",
 			Labels:     labels,
 		}
+	case "rabbitmq":
+		var err error
+		if spec, err = rabbitMQSpec(labels); err != nil {
+			return err
+		}
+	case "artemis":
+		if *artemisHome == "" {
+			return fmt.Errorf("artemis: --artemis-home is required")
+		}
+		var err error
+		if spec, err = artemisSpec(*artemisHome, labels); err != nil {
+			return err
+		}
 	default:
-		return fmt.Errorf("unknown image %q: msgbench, mosquitto or pause", kind)
+		return fmt.Errorf("unknown image %q: msgbench, mosquitto, pause, rabbitmq or artemis", kind)
 	}
 	img, err := image.Build(spec)
 	if err != nil {

@@ -1,7 +1,8 @@
 // Package image builds small container images without a container engine or registry: one
 // layer of files from this machine on an empty base, written as a docker-archive tarball that
 // `docker load`, `ctr images import`, `kind load image-archive` and `podman load` all accept.
-// hack/images.sh uses it (through hack/imagebuild) for the msgbench, Mosquitto and pause images.
+// hack/images.sh uses it (through hack/imagebuild) for the msgbench, Mosquitto, RabbitMQ, Artemis
+// and pause images; debian.go gathers what an installed Debian package needs.
 //
 // Images are reproducible: every file and the image config carry one fixed timestamp, so the
 // same inputs give the same digest.
@@ -28,13 +29,14 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-// File is one regular file of the image: its content comes from Src (a file on this machine,
-// symlinks followed) or Data.
+// File is one file of the image: a regular file whose content comes from Src (a file on this
+// machine, symlinks followed) or Data, or a symbolic link to Link.
 type File struct {
 	Path string // absolute path inside the image
 	Src  string
 	Data []byte
-	Mode int64 // permission bits; 0 means 0o644, or 0o755 when Src is executable
+	Mode int64  // permission bits; 0 means 0o644, or 0o755 when Src is executable
+	Link string // when set, the file is a symbolic link with this target (as written: relative or absolute)
 }
 
 // Spec describes an image.
@@ -147,6 +149,13 @@ func layerTar(s Spec) ([]byte, error) {
 	}
 	for _, p := range sortedKeys(files) {
 		f := files[p]
+		if f.Link != "" {
+			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: strings.TrimPrefix(p, "/"), Linkname: f.Link,
+				Mode: 0o777, ModTime: mtime, Format: tar.FormatPAX}); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		data, mode := f.Data, f.Mode
 		if f.Src != "" {
 			st, err := os.Stat(f.Src)
