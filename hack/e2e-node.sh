@@ -17,7 +17,8 @@
 #   CoreDNS                        cluster DNS (hack/coredns.sh, from the Go module proxy)
 #   versitygw                      S3-compatible object store (hack/versitygw.sh), reachable in
 #                                  the cluster as http://s3.objectstore.svc:9000
-# Images: bin/images/*.tar from hack/images.sh, imported with `ctr images import` (no registry).
+# Images: bin/images/*.tar from hack/images.sh, imported with `ctr images import` (no registry);
+# the RabbitMQ and Artemis images become the operator's images for those broker types.
 #
 # Everything it creates is its own: the interface msgbench-node0 (dummy, or a port-less bridge)
 # with the node's address,
@@ -133,9 +134,10 @@ binaries() {
   COREDNS=$("$root/hack/coredns.sh")
   VERSITYGW=$("$root/hack/versitygw.sh")
   HELM=$("$root/hack/helm.sh")
-  if [ ! -f "$root/bin/images/images.env" ] || [ ! -f "$root/bin/images/msgbench.tar" ] || [ ! -f "$root/bin/images/mosquitto.tar" ]; then
-    "$root/hack/images.sh" >/dev/null
-  fi
+  local t
+  for t in images.env msgbench.tar mosquitto.tar pause.tar rabbitmq.tar artemis.tar; do
+    if [ ! -f "$root/bin/images/$t" ]; then "$root/hack/images.sh" >/dev/null; break; fi
+  done
   # shellcheck disable=SC1091
   . "$root/bin/images/images.env"
 }
@@ -277,10 +279,10 @@ EOF
 }
 
 images_import() {
-  for t in pause msgbench mosquitto; do
+  for t in pause msgbench mosquitto rabbitmq artemis; do
     ctr_ images import "$root/bin/images/$t.tar" >/dev/null
   done
-  log "imported images: $PAUSE_IMAGE $MSGBENCH_IMAGE $MOSQUITTO_IMAGE"
+  log "imported images: $PAUSE_IMAGE $MSGBENCH_IMAGE $MOSQUITTO_IMAGE $RABBITMQ_IMAGE $ARTEMIS_IMAGE"
 }
 
 control_plane() {
@@ -444,6 +446,7 @@ msgbench_up() {
   "$HELM" --kubeconfig "$KUBECONFIG_ADMIN" upgrade --install msgbench "$root/charts/msgbench" --namespace "$RELEASE_NS" \
     --set image.tag="$tag" --set image.pullPolicy=Never --set workloadImagePullPolicy=Never \
     --set mosquitto.image="$MOSQUITTO_IMAGE" \
+    --set brokerImages.rabbitmq="$RABBITMQ_IMAGE" --set brokerImages.artemis="$ARTEMIS_IMAGE" \
     --set operator.networkInjectionTimeout=20s \
     --set-string "podAnnotations.msgbench\.io/image-sha256=$(sha256sum "$root/bin/images/msgbench.tar" | cut -c1-16)" \
     --wait --timeout 3m >/dev/null
@@ -466,6 +469,8 @@ E2E_S3_BUCKET=msgbench-results
 E2E_S3_ROOT=$STATE/s3
 E2E_MSGBENCH_IMAGE=$MSGBENCH_IMAGE
 E2E_MOSQUITTO_IMAGE=$MOSQUITTO_IMAGE
+E2E_RABBITMQ_IMAGE=$RABBITMQ_IMAGE
+E2E_ARTEMIS_IMAGE=$ARTEMIS_IMAGE
 E2E_HELM=$HELM
 E2E_KUBECTL=$BIN/kubectl
 E2E_LOGS=$LOGS
