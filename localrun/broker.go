@@ -118,7 +118,9 @@ func (r *runner) startRabbitMQ(ctx context.Context) error {
 	p, err := rabbitmq.Start(ctx, rabbitmq.Options{
 		Host: r.net.serverHost, Port: r.o.BrokerPort, TLS: r.spec.BrokerTLS(), TLSVersion: r.spec.ClientTLSVersion(),
 		Bundle: r.bundle, MaxInflight: int(r.spec.MQTT.Inflight), Extra: r.spec.Broker.Config, Start: r.net.start, Dial: r.net.serverDial,
-		Listen: func(ctx context.Context, network, address string) (net.Listener, error) { return r.net.listenTCP(ctx, address) },
+		Listen: func(ctx context.Context, network, address string) (net.Listener, error) {
+			return r.net.listenTCP(ctx, address)
+		},
 	})
 	if err != nil {
 		return portError(err, r.o.BrokerPort)
@@ -135,7 +137,9 @@ func (r *runner) startArtemis(ctx context.Context) error {
 	p, err := artemis.Start(ctx, artemis.Options{
 		Host: r.net.serverHost, Port: r.o.BrokerPort, TLS: r.spec.BrokerTLS(), TLSVersion: r.spec.ClientTLSVersion(),
 		Bundle: r.bundle, MaxInflight: int(r.spec.MQTT.Inflight), Extra: r.spec.Broker.Config, Start: r.net.start, Dial: r.net.serverDial,
-		Listen: func(ctx context.Context, network, address string) (net.Listener, error) { return r.net.listenTCP(ctx, address) },
+		Listen: func(ctx context.Context, network, address string) (net.Listener, error) {
+			return r.net.listenTCP(ctx, address)
+		},
 	})
 	if err != nil {
 		return portError(err, r.o.BrokerPort)
