@@ -192,7 +192,8 @@ func start(t *testing.T, root, user string, binds map[string]string, env []strin
 	t.Helper()
 	var sh strings.Builder
 	sh.WriteString("set -e\nip link set lo up\n")
-	fmt.Fprintf(&sh, "mount --bind %[1]q %[1]q\nmount -t proc proc %[1]q/proc\nmount --rbind /dev %[1]q/dev\nmount -t tmpfs -o mode=1777 tmpfs %[1]q/tmp\n", root)
+	// no writable /tmp: the operator's broker pods have none
+	fmt.Fprintf(&sh, "mount --bind %[1]q %[1]q\nmount -t proc proc %[1]q/proc\nmount --rbind /dev %[1]q/dev\n", root)
 	for src, dst := range binds {
 		fmt.Fprintf(&sh, "mount --bind %q %q\n", src, filepath.Join(root, dst))
 	}
