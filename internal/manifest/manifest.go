@@ -317,14 +317,39 @@ func set(obj map[string]any, override string, prefix []string) error {
 	if err := unmarshal([]byte(raw), &value); err != nil {
 		return fmt.Errorf("--set %s: value %q: %w", path, raw, err)
 	}
+	parts, typ := mapKeyPath(path)
 	// A string field keeps the text as written: --set network.lossPercent=2 means "2".
-	if fieldType(path) == "string" {
+	if typ == "string" {
 		switch value.(type) {
 		case int64, float64, bool:
 			value = strings.TrimSpace(raw)
 		}
 	}
-	return SetValue(obj, append(append([]string{"spec"}, prefix...), strings.Split(path, ".")...), value)
+	return SetValue(obj, append(append([]string{"spec"}, prefix...), parts...), value)
+}
+
+// mapKeyPath splits an override's path into fields and returns the schema type of what it sets.
+// Below a map field (spec.broker.config) the rest of the path is one key, dots and all, as broker
+// settings are named: broker.config.acceptor.tcpReceiveBufferSize sets the key
+// "acceptor.tcpReceiveBufferSize" of spec.broker.config.
+func mapKeyPath(path string) ([]string, string) {
+	parts := strings.Split(path, ".")
+	s, err := crdSchema()
+	if err != nil {
+		return parts, ""
+	}
+	cur := s.structural.Properties["spec"]
+	for i, p := range parts {
+		if len(cur.Properties) == 0 && cur.AdditionalProperties != nil && cur.AdditionalProperties.Structural != nil {
+			return append(parts[:i:i], strings.Join(parts[i:], ".")), cur.AdditionalProperties.Structural.Type
+		}
+		next, ok := cur.Properties[p]
+		if !ok {
+			return parts, ""
+		}
+		cur = next
+	}
+	return parts, cur.Type
 }
 
 // SetValue sets the field at path (from the manifest's top: "spec", "workload", "rate") to

@@ -1,6 +1,7 @@
 package manifest_test
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -172,5 +173,26 @@ func TestErrorsNameTheirSource(t *testing.T) {
 	_, err := manifest.ReadFile(good, "qos=-1")
 	if err == nil || !strings.HasPrefix(err.Error(), "--set qos=-1: spec.qos") || strings.Contains(err.Error(), good) {
 		t.Errorf("error %v, want one starting --set qos=-1: spec.qos and not naming the file", err)
+	}
+}
+
+// TestSetBrokerConfigKeys: broker settings are named with dots (acceptor.tcpReceiveBufferSize,
+// mqtt.max_inflight), so below spec.broker.config the rest of an override's path is one key, and
+// its value stays the text written (the map holds strings): 1048576 and yes are not a number and
+// a boolean there.
+func TestSetBrokerConfigKeys(t *testing.T) {
+	mb, err := manifest.Parse(doc("x", "protocol: mqtt"), "broker.type=artemis", "broker.config.acceptor.tcpReceiveBufferSize=1048576",
+		"broker.config.journal-datasync=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"acceptor.tcpReceiveBufferSize": "1048576", "journal-datasync": "false"}
+	if !maps.Equal(mb.Spec.Broker.Config, want) {
+		t.Errorf("broker.config %v, want %v", mb.Spec.Broker.Config, want)
+	}
+	// A managed key set this way is refused by the API server's rule, naming the field.
+	_, err = manifest.Parse(doc("x", "protocol: mqtt"), "broker.type=rabbitmq", "broker.config.mqtt.listeners.tcp.default=1884")
+	if err == nil || !strings.Contains(err.Error(), "spec.broker.config: a key is managed by msgbench") {
+		t.Errorf("managed RabbitMQ key: %v", err)
 	}
 }
