@@ -69,6 +69,7 @@ setup: ## Install the Debian packages and build the Kubernetes binaries and tool
 	hack/envtest-assets.sh >/dev/null
 	hack/versitygw.sh >/dev/null
 	hack/kafka.sh >/dev/null
+	hack/artemis.sh >/dev/null
 
 # Tests that time round trips through emulated links run last and alone (-p 1): other test
 # packages running beside them on a 2-core machine add scheduling delay to what they measure.
@@ -100,7 +101,8 @@ test: setup verify-generated vet lint ## The full test suite CI runs: generated 
 # What is left needs only Mosquitto (make setup installs it); tests that need root skip without it.
 UNIT_FLAGS ?= -race
 UNIT_EXCLUDE := /api/v1alpha1$$ /cmd/msgbench$$ /controllers$$ /test/chart$$ /results/store$$ /netem$$ \
-	/netem/emulator$$ /loadgen/drivers/http/roundtrip$$ /loadgen/drivers/kafka$$ /brokers/kafka$$
+	/netem/emulator$$ /loadgen/drivers/http/roundtrip$$ /loadgen/drivers/kafka$$ /brokers/kafka$$ \
+	/brokers/rabbitmq$$ /brokers/artemis$$
 
 .PHONY: test-unit
 test-unit: ## The inner loop (no root, no API server; 137 s measured): the packages that need neither, under -race. make test runs everything.
