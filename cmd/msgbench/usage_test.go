@@ -18,7 +18,7 @@ func TestUsageReadyzNeedsAnMQTTBroker(t *testing.T) {
 	if err != nil {
 		t.Skipf("mosquitto: %v", err)
 	}
-	defer b.Stop()
+	defer func() { _ = b.Stop() }()
 
 	get := func(h http.Handler) (int, string) {
 		rec := httptest.NewRecorder()
