@@ -9,6 +9,7 @@ import (
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/artemis"
+	"github.com/msgbench/msgbench/brokers/brokerproc"
 	"github.com/msgbench/msgbench/brokers/embedded"
 	"github.com/msgbench/msgbench/brokers/mosquitto"
 	"github.com/msgbench/msgbench/brokers/rabbitmq"
@@ -62,18 +63,25 @@ func (r *runner) startMosquitto(ctx context.Context) error {
 	if err := r.checkPort(ctx); err != nil {
 		return err
 	}
-	p, err := mosquitto.Start(ctx, mosquitto.Options{
-		Host: r.net.serverHost, Port: r.o.BrokerPort, TLS: r.spec.BrokerTLS(), TLSVersion: r.spec.ClientTLSVersion(),
-		Bundle: r.bundle, MaxInflight: int(r.spec.MQTT.Inflight), Extra: r.spec.Broker.Config, Start: r.net.start, Dial: r.net.serverDial,
-		Listen: func(ctx context.Context, network, address string) (net.Listener, error) {
-			return r.net.listenTCP(ctx, address)
-		},
-	})
+	p, err := mosquitto.Start(ctx, r.brokerOptions())
 	if err != nil {
 		return portError(err, r.o.BrokerPort)
 	}
 	r.adopt(p, "mosquitto "+p.Version, p.Addr, p.TLSAddr, p.CA)
 	return nil
+}
+
+// brokerOptions are the settings of the local broker, whichever it is: on the server side of the
+// link, TLS as the spec asks with the run's certificates, the spec's inflight window and extra
+// settings.
+func (r *runner) brokerOptions() brokerproc.Options {
+	return brokerproc.Options{
+		Host: r.net.serverHost, Port: r.o.BrokerPort, TLS: r.spec.BrokerTLS(), TLSVersion: r.spec.ClientTLSVersion(),
+		Bundle: r.bundle, MaxInflight: int(r.spec.MQTT.Inflight), Extra: r.spec.Broker.Config, Start: r.net.start, Dial: r.net.serverDial,
+		Listen: func(ctx context.Context, _, address string) (net.Listener, error) {
+			return r.net.listenTCP(ctx, address)
+		},
+	}
 }
 
 // localBroker is what a started broker process gives the run (brokerproc.Process has it all).
@@ -115,13 +123,7 @@ func (r *runner) startRabbitMQ(ctx context.Context) error {
 	if err := r.checkPort(ctx); err != nil {
 		return err
 	}
-	p, err := rabbitmq.Start(ctx, rabbitmq.Options{
-		Host: r.net.serverHost, Port: r.o.BrokerPort, TLS: r.spec.BrokerTLS(), TLSVersion: r.spec.ClientTLSVersion(),
-		Bundle: r.bundle, MaxInflight: int(r.spec.MQTT.Inflight), Extra: r.spec.Broker.Config, Start: r.net.start, Dial: r.net.serverDial,
-		Listen: func(ctx context.Context, network, address string) (net.Listener, error) {
-			return r.net.listenTCP(ctx, address)
-		},
-	})
+	p, err := rabbitmq.Start(ctx, r.brokerOptions())
 	if err != nil {
 		return portError(err, r.o.BrokerPort)
 	}
@@ -134,13 +136,7 @@ func (r *runner) startArtemis(ctx context.Context) error {
 	if err := r.checkPort(ctx); err != nil {
 		return err
 	}
-	p, err := artemis.Start(ctx, artemis.Options{
-		Host: r.net.serverHost, Port: r.o.BrokerPort, TLS: r.spec.BrokerTLS(), TLSVersion: r.spec.ClientTLSVersion(),
-		Bundle: r.bundle, MaxInflight: int(r.spec.MQTT.Inflight), Extra: r.spec.Broker.Config, Start: r.net.start, Dial: r.net.serverDial,
-		Listen: func(ctx context.Context, network, address string) (net.Listener, error) {
-			return r.net.listenTCP(ctx, address)
-		},
-	})
+	p, err := artemis.Start(ctx, r.brokerOptions())
 	if err != nil {
 		return portError(err, r.o.BrokerPort)
 	}

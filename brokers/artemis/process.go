@@ -2,7 +2,6 @@ package artemis
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -15,8 +14,6 @@ import (
 	"time"
 
 	"github.com/msgbench/msgbench/brokers/brokerproc"
-	"github.com/msgbench/msgbench/internal/certs"
-	"github.com/msgbench/msgbench/internal/mqtt"
 )
 
 // HomeEnv names an Artemis distribution folder (what hack/artemis.sh prints); it overrides the
@@ -81,40 +78,13 @@ func Java() (string, error) {
 	return java, nil
 }
 
-// Options of a local broker.
-type Options struct {
-	// TLS adds an MQTTS acceptor with certificates generated for this broker (valid for
-	// 127.0.0.1, ::1 and localhost), accepting TLSVersion ("1.2" or "1.3"; empty accepts both).
-	TLS        bool
-	TLSVersion string
-	// Host is the address to listen on (default 127.0.0.1); also put in the certificate.
-	Host string
-	// Port pins the plain acceptor's port (0: a free one).
-	Port int
-	// Bundle is the TLS material to serve (default: generated for this broker).
-	Bundle *certs.Bundle
-	// MaxInflight is spec.mqtt.inflight. Artemis 2.40 has no broker setting for it: towards a
-	// subscriber it keeps as many QoS 1/2 messages unacknowledged as the client's CONNECT
-	// Receive Maximum allows (MQTT 5; without one, and for 3.1.1, no limit), and its acceptor's
-	// receiveMaximum parameter is never sent in CONNACK. The field keeps the brokers' Options
-	// alike; the benchmark's clients bound their own window.
-	MaxInflight int
-	// Extra as in Config.
-	Extra map[string]string
-	// HeapMB is the JVM heap (default 512): enough for a benchmark broker, small on a shared
-	// machine. Artemis pages messages to disk past half of it (global-max-size).
-	HeapMB int
-	// Dir is the instance folder: etc, data, certificates (default: a new temporary folder,
-	// removed by Stop, or by msgbench's guardian if msgbench dies first).
-	Dir string
-	// Start, when set, starts the broker's command (for example inside a network namespace)
-	// instead of spawn.Start. Either way the broker must get a parent-death signal.
-	Start func(cmd *exec.Cmd) error
-	// Listen, when set, finds free ports (in the namespace the broker runs in).
-	Listen func(ctx context.Context, network, address string) (net.Listener, error)
-	// Dial, when set, probes the broker's acceptors (from the namespace it runs in).
-	Dial func(ctx context.Context, network, address string) (net.Conn, error)
-}
+// Options of a local broker: the fields every local broker shares. MaxInflight has no effect:
+// Artemis 2.40 has no broker setting for it — towards a subscriber it keeps as many QoS 1/2
+// messages unacknowledged as the client's CONNECT Receive Maximum allows (MQTT 5; without one,
+// and for 3.1.1, no limit), and its acceptor's receiveMaximum parameter is never sent in CONNACK;
+// the benchmark's clients bound their own window. HeapMB is the JVM heap (default 512); Artemis
+// pages messages to disk past half of it (global-max-size). Dir is the instance folder.
+type Options = brokerproc.Options
 
 // Process is an Artemis broker this program started.
 type Process struct {
@@ -149,24 +119,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.Host == "" {
-		o.Host = "127.0.0.1"
-	}
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ { // a free port can be taken between probe and bind
-		if attempt > 0 && o.Port != 0 {
-			break // a pinned port does not become free by retrying
-		}
-		p, err := start(ctx, java, home, o)
-		if err == nil {
-			return p, nil
-		}
-		lastErr = err
-		if !strings.Contains(err.Error(), "in use") {
-			break
-		}
-	}
-	return nil, lastErr
+	return brokerproc.StartOnFreePorts(o, func(o Options) (*Process, error) { return start(ctx, java, home, o) })
 }
 
 func start(ctx context.Context, java, home string, o Options) (*Process, error) {
@@ -199,18 +152,11 @@ func start(ctx context.Context, java, home string, o Options) (*Process, error) 
 		return fail(err)
 	}
 	if o.TLS {
-		b := o.Bundle
-		if b == nil {
-			if b, err = certs.New("msgbench-artemis", []string{o.Host, "localhost", "127.0.0.1", "::1"}, 24*time.Hour); err != nil {
-				return fail(err)
-			}
+		b, _, certFile, keyFile, err := p.WriteTLS(o, "msgbench-artemis")
+		if err != nil {
+			return fail(err)
 		}
-		cfg.CertFile, cfg.KeyFile = filepath.Join(p.Dir, "tls.crt"), filepath.Join(p.Dir, "tls.key")
-		for f, data := range map[string][]byte{cfg.CertFile: b.ServerCert, cfg.KeyFile: b.ServerKey} {
-			if err := os.WriteFile(f, data, 0o600); err != nil {
-				return fail(err)
-			}
-		}
+		cfg.CertFile, cfg.KeyFile = certFile, keyFile
 		cfg.TLSPort = ports[1]
 		if cfg.TLSPort == port { // a pinned port that happens to be the free one found
 			return fail(fmt.Errorf("port %d: in use by the TLS acceptor", port))
@@ -232,39 +178,9 @@ func start(ctx context.Context, java, home string, o Options) (*Process, error) 
 	if err := p.Start(exec.Command(java, cfg.Args(o.HeapMB)...), o.Start); err != nil {
 		return fail(err)
 	}
-	if err := p.waitReady(ctx, o); err != nil {
+	if err := p.WaitMQTT(ctx, o, 60*time.Second, p.Addr, p.TLSAddr, p.CA); err != nil {
 		return fail(err)
 	}
 	p.StartTime = time.Since(began)
 	return p, nil
-}
-
-// waitReady probes every acceptor with an MQTT CONNECT (the TLS one through a handshake that
-// trusts only this broker's CA): Artemis opens its ports before the MQTT protocol manager serves
-// them, and a JVM on a loaded two-core machine takes seconds to get there.
-func (p *Process) waitReady(ctx context.Context, o Options) error {
-	deadline := time.Now().Add(60 * time.Second)
-	type target struct {
-		addr string
-		tls  *tls.Config
-	}
-	targets := []target{{addr: p.Addr}}
-	if p.TLSAddr != "" {
-		pool, err := certs.CertPool(p.CA)
-		if err != nil {
-			return err
-		}
-		targets = append(targets, target{p.TLSAddr, &tls.Config{RootCAs: pool, ServerName: o.Host, MinVersion: tls.VersionTLS12}})
-	}
-	for _, t := range targets {
-		err := p.WaitReady(ctx, time.Until(deadline), 100*time.Millisecond, "answer MQTT on "+t.addr, func(ctx context.Context) error {
-			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			defer cancel()
-			return mqtt.Probe(pctx, o.Dial, t.addr, t.tls)
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

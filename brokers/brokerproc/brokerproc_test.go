@@ -108,3 +108,41 @@ func TestLogIsBounded(t *testing.T) {
 		t.Errorf("log kept %d bytes", n)
 	}
 }
+
+// StartOnFreePorts retries only a start that lost its free port to someone else, and never a
+// pinned port: that one does not become free by retrying.
+func TestStartOnFreePorts(t *testing.T) {
+	inUse := errors.New("listen tcp 127.0.0.1:4000: bind: address already in use")
+	for _, tc := range []struct {
+		name   string
+		port   int
+		errs   []error
+		calls  int
+		wantOK bool
+	}{
+		{"first try", 0, []error{nil}, 1, true},
+		{"port taken, then free", 0, []error{inUse, nil}, 2, true},
+		{"erlang's word for it", 0, []error{errors.New("{error,eaddrinuse}"), nil}, 2, true},
+		{"taken three times", 0, []error{inUse, inUse, inUse, nil}, 3, false},
+		{"pinned port", 1883, []error{inUse, nil}, 1, false},
+		{"another failure", 0, []error{errors.New("exited at start"), nil}, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			p, err := StartOnFreePorts(Options{Port: tc.port}, func(o Options) (*int, error) {
+				if o.Host != "127.0.0.1" {
+					t.Errorf("host %q, want the default 127.0.0.1", o.Host)
+				}
+				err := tc.errs[calls]
+				calls++
+				if err != nil {
+					return nil, err
+				}
+				return &calls, nil
+			})
+			if calls != tc.calls || (err == nil) != tc.wantOK || (p != nil) != tc.wantOK {
+				t.Errorf("%d calls, error %v, process %v; want %d calls, ok %v", calls, err, p, tc.calls, tc.wantOK)
+			}
+		})
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/msgbench/msgbench/brokers/brokerproc"
@@ -54,32 +53,9 @@ func Version(binary string) string {
 	return "unknown"
 }
 
-// Options of a local broker.
-type Options struct {
-	// TLS adds an MQTTS listener with certificates generated for this broker (valid for
-	// 127.0.0.1, ::1 and localhost), accepting TLSVersion.
-	TLS        bool
-	TLSVersion string
-	// Host is the address to listen on (default 127.0.0.1); also put in the certificate.
-	Host string
-	// Port pins the plain listener's port (0: a free one).
-	Port int
-	// Bundle is the TLS material to serve (default: generated for this broker).
-	Bundle *certs.Bundle
-	// MaxInflight and Extra as in Config.
-	MaxInflight int
-	Extra       map[string]string
-	// Dir holds mosquitto.conf and the certificates (default: a new temporary folder,
-	// removed by Stop, or by msgbench's guardian if msgbench dies first).
-	Dir string
-	// Start, when set, starts the broker's command (for example inside a network namespace)
-	// instead of spawn.Start. Either way the broker must get a parent-death signal.
-	Start func(cmd *exec.Cmd) error
-	// Listen, when set, finds free ports (in the namespace the broker runs in).
-	Listen func(ctx context.Context, network, address string) (net.Listener, error)
-	// Dial, when set, probes the broker's listener (from the namespace it runs in).
-	Dial func(ctx context.Context, network, address string) (net.Conn, error)
-}
+// Options of a local broker: the fields every local broker shares (MaxInflight sets
+// max_inflight_messages, Extra is more mosquitto.conf; HeapMB is unused).
+type Options = brokerproc.Options
 
 // Process is a Mosquitto broker this program started.
 type Process struct {
@@ -98,24 +74,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.Host == "" {
-		o.Host = "127.0.0.1"
-	}
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ { // a free port can be taken between probe and bind
-		if attempt > 0 && o.Port != 0 {
-			break // a pinned port does not become free by retrying
-		}
-		p, err := start(ctx, bin, o)
-		if err == nil {
-			return p, nil
-		}
-		lastErr = err
-		if !strings.Contains(err.Error(), "in use") {
-			break
-		}
-	}
-	return nil, lastErr
+	return brokerproc.StartOnFreePorts(o, func(o Options) (*Process, error) { return start(ctx, bin, o) })
 }
 
 func start(ctx context.Context, bin string, o Options) (*Process, error) {
@@ -139,17 +98,9 @@ func start(ctx context.Context, bin string, o Options) (*Process, error) {
 	cfg := Config{Port: port, BindAddress: o.Host, MaxInflight: o.MaxInflight, Extra: o.Extra, RunAsRoot: os.Geteuid() == 0}
 	p.Addr = net.JoinHostPort(o.Host, strconv.Itoa(port))
 	if o.TLS {
-		b := o.Bundle
-		if b == nil {
-			if b, err = certs.New("msgbench-mosquitto", []string{o.Host, "localhost", "127.0.0.1", "::1"}, 24*time.Hour); err != nil {
-				return fail(err)
-			}
-		}
-		cfg.CAFile, cfg.CertFile, cfg.KeyFile = filepath.Join(p.Dir, "ca.crt"), filepath.Join(p.Dir, "tls.crt"), filepath.Join(p.Dir, "tls.key")
-		for f, data := range map[string][]byte{cfg.CAFile: b.CACert, cfg.CertFile: b.ServerCert, cfg.KeyFile: b.ServerKey} {
-			if err := os.WriteFile(f, data, 0o600); err != nil {
-				return fail(err)
-			}
+		var b *certs.Bundle
+		if b, cfg.CAFile, cfg.CertFile, cfg.KeyFile, err = p.WriteTLS(o, "msgbench-mosquitto"); err != nil {
+			return fail(err)
 		}
 		cfg.TLSPort = ports[1]
 		if cfg.TLSPort == port { // a pinned port that happens to be the free one found
@@ -177,7 +128,9 @@ func start(ctx context.Context, bin string, o Options) (*Process, error) {
 			continue
 		}
 		err := p.WaitReady(ctx, time.Until(deadline), 20*time.Millisecond, "listen on "+a, func(context.Context) error {
-			c, err := o.dial(a)
+			ctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+			defer cancel()
+			c, err := o.DialContext(ctx, "tcp", a)
 			if err == nil {
 				_ = c.Close()
 			}
@@ -188,14 +141,4 @@ func start(ctx context.Context, bin string, o Options) (*Process, error) {
 		}
 	}
 	return p, nil
-}
-
-// dial probes the listener: from the broker's network namespace when it runs in one.
-func (o Options) dial(addr string) (net.Conn, error) {
-	if o.Dial != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		defer cancel()
-		return o.Dial(ctx, "tcp", addr)
-	}
-	return net.DialTimeout("tcp", addr, 200*time.Millisecond)
 }

@@ -3,8 +3,6 @@ package rabbitmq
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -18,7 +16,6 @@ import (
 
 	"github.com/msgbench/msgbench/brokers/brokerproc"
 	"github.com/msgbench/msgbench/internal/certs"
-	"github.com/msgbench/msgbench/internal/mqtt"
 )
 
 // ErrNotInstalled means no RabbitMQ server script was found.
@@ -79,32 +76,10 @@ func Version(binary string) string {
 	return "unknown"
 }
 
-// Options of a local broker (the same fields as mosquitto.Options).
-type Options struct {
-	// TLS adds an MQTTS listener with certificates generated for this broker (valid for
-	// 127.0.0.1, ::1 and localhost), accepting TLSVersion.
-	TLS        bool
-	TLSVersion string
-	// Host is the address to listen on (default 127.0.0.1); also put in the certificate.
-	Host string
-	// Port pins the plain listener's port (0: a free one).
-	Port int
-	// Bundle is the TLS material to serve (default: generated for this broker).
-	Bundle *certs.Bundle
-	// MaxInflight and Extra as in Config.
-	MaxInflight int
-	Extra       map[string]string
-	// Dir holds the configuration, certificates, data, logs and the Erlang cookie (default: a
-	// new temporary folder, removed by Stop, or by msgbench's guardian if msgbench dies first).
-	Dir string
-	// Start, when set, starts the broker's commands (for example inside a network namespace)
-	// instead of spawn.Start. Either way they must get a parent-death signal.
-	Start func(cmd *exec.Cmd) error
-	// Listen, when set, finds free ports (in the namespace the broker runs in).
-	Listen func(ctx context.Context, network, address string) (net.Listener, error)
-	// Dial, when set, probes the broker's listeners (from the namespace it runs in).
-	Dial func(ctx context.Context, network, address string) (net.Conn, error)
-}
+// Options of a local broker: the fields every local broker shares (MaxInflight sets
+// mqtt.prefetch, Extra is more rabbitmq.conf; Dir also holds the data, logs and the Erlang
+// cookie; HeapMB is unused).
+type Options = brokerproc.Options
 
 // Process is a RabbitMQ node this program started, with its own epmd.
 type Process struct {
@@ -152,29 +127,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.Host == "" {
-		o.Host = "127.0.0.1"
-	}
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ { // a free port can be taken between probe and bind
-		if attempt > 0 && o.Port != 0 {
-			break // a pinned port does not become free by retrying
-		}
-		p, err := start(ctx, bin, epmd, o)
-		if err == nil {
-			return p, nil
-		}
-		lastErr = err
-		if !inUse(err) {
-			break
-		}
-	}
-	return nil, lastErr
-}
-
-func inUse(err error) bool {
-	s := err.Error()
-	return strings.Contains(s, "in use") || strings.Contains(s, "eaddrinuse")
+	return brokerproc.StartOnFreePorts(o, func(o Options) (*Process, error) { return start(ctx, bin, epmd, o) })
 }
 
 // epmdBinary finds Erlang's epmd (Debian's erlang-base puts it on PATH).
@@ -224,26 +177,14 @@ func start(ctx context.Context, bin, epmdBin string, o Options) (*Process, error
 	distPort, epmdPort := ports[2], ports[3]
 	cfg := Config{Port: port, BindAddress: o.Host, MaxInflight: o.MaxInflight, Extra: o.Extra}
 	p.Addr = net.JoinHostPort(o.Host, strconv.Itoa(port))
-	var tlsConf *tls.Config
 	if o.TLS {
-		b := o.Bundle
-		if b == nil {
-			if b, err = certs.New("msgbench-rabbitmq", []string{o.Host, "localhost", "127.0.0.1", "::1"}, 24*time.Hour); err != nil {
-				return fail(err)
-			}
-		}
-		cfg.CAFile, cfg.CertFile, cfg.KeyFile = filepath.Join(p.Dir, "ca.crt"), filepath.Join(p.Dir, "tls.crt"), filepath.Join(p.Dir, "tls.key")
-		for f, data := range map[string][]byte{cfg.CAFile: b.CACert, cfg.CertFile: b.ServerCert, cfg.KeyFile: b.ServerKey} {
-			if err := os.WriteFile(f, data, 0o600); err != nil {
-				return fail(err)
-			}
+		var b *certs.Bundle
+		if b, cfg.CAFile, cfg.CertFile, cfg.KeyFile, err = p.WriteTLS(o, "msgbench-rabbitmq"); err != nil {
+			return fail(err)
 		}
 		cfg.TLSPort, cfg.TLSVersion = ports[1], o.TLSVersion
 		p.TLSAddr = net.JoinHostPort(o.Host, strconv.Itoa(cfg.TLSPort))
 		p.CA = b.CACert
-		if tlsConf, err = clientTLS(b.CACert, o.Host, o.TLSVersion); err != nil {
-			return fail(err)
-		}
 	}
 	files, err := cfg.Render()
 	if err != nil {
@@ -269,7 +210,9 @@ func start(ctx context.Context, bin, epmdBin string, o Options) (*Process, error
 		return fail(err)
 	}
 	err = p.epmd.WaitReady(ctx, 5*time.Second, 10*time.Millisecond, "listen on "+epmdAddr, func(ctx context.Context) error {
-		c, err := o.dial(ctx, epmdAddr)
+		ctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		defer cancel()
+		c, err := o.DialContext(ctx, "tcp", epmdAddr)
 		if err == nil {
 			_ = c.Close()
 		}
@@ -285,26 +228,8 @@ func start(ctx context.Context, bin, epmdBin string, o Options) (*Process, error
 	if err := p.Start(cmd, o.Start); err != nil {
 		return fail(err)
 	}
-	deadline := time.Now().Add(readyTimeout)
-	probes := []struct {
-		addr string
-		tls  *tls.Config
-	}{{p.Addr, nil}}
-	if p.TLSAddr != "" {
-		probes = append(probes, struct {
-			addr string
-			tls  *tls.Config
-		}{p.TLSAddr, tlsConf})
-	}
-	for _, pr := range probes {
-		err := p.WaitReady(ctx, time.Until(deadline), 100*time.Millisecond, "accept an MQTT CONNECT on "+pr.addr, func(ctx context.Context) error {
-			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			defer cancel()
-			return mqtt.Probe(ctx, o.Dial, pr.addr, pr.tls)
-		})
-		if err != nil {
-			return fail(err)
-		}
+	if err := p.WaitMQTT(ctx, o, readyTimeout, p.Addr, p.TLSAddr, p.CA); err != nil {
+		return fail(err)
 	}
 	return p, nil
 }
@@ -346,29 +271,4 @@ func env(dir string, distPort, epmdPort int) []string {
 		"RABBITMQ_ALLOW_INPUT=true",
 		"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=-noinput +B -kernel inet_dist_use_interface {127,0,0,1}",
 	)
-}
-
-// clientTLS trusts the broker's CA and offers only the TLS version it serves, so the probe also
-// checks the listener's version.
-func clientTLS(ca []byte, host, version string) (*tls.Config, error) {
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(ca) {
-		return nil, errors.New("rabbitmq: the CA certificate is not PEM")
-	}
-	v := uint16(tls.VersionTLS13)
-	if version == "1.2" {
-		v = tls.VersionTLS12
-	}
-	return &tls.Config{RootCAs: pool, ServerName: host, MinVersion: v, MaxVersion: v}, nil
-}
-
-// dial probes a port: from the broker's network namespace when it runs in one.
-func (o Options) dial(ctx context.Context, addr string) (net.Conn, error) {
-	ctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-	defer cancel()
-	if o.Dial != nil {
-		return o.Dial(ctx, "tcp", addr)
-	}
-	var d net.Dialer
-	return d.DialContext(ctx, "tcp", addr)
 }

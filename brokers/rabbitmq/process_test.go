@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgbench/msgbench/internal/certs"
 	"github.com/msgbench/msgbench/internal/mqtt"
 )
 
@@ -216,7 +217,7 @@ func TestTwoTLSBrokersAtOnce(t *testing.T) {
 	}
 	for i, b := range brokers {
 		t.Run("TLS "+versions[i], func(t *testing.T) {
-			tc, err := clientTLS(b.CA, "127.0.0.1", versions[i])
+			tc, err := certs.ClientTLS(b.CA, "127.0.0.1", versions[i])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,7 +230,7 @@ func TestTwoTLSBrokersAtOnce(t *testing.T) {
 			if got := c.NetConn().(*tls.Conn).ConnectionState().Version; got != tc.MinVersion {
 				t.Errorf("negotiated %s", tls.VersionName(got))
 			}
-			other, _ := clientTLS(b.CA, "127.0.0.1", versions[1-i])
+			other, _ := certs.ClientTLS(b.CA, "127.0.0.1", versions[1-i])
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			if err := mqtt.Probe(ctx, nil, b.TLSAddr, other); err == nil || !strings.Contains(err.Error(), "TLS handshake") {
