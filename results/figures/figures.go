@@ -279,13 +279,24 @@ func build() []Figure {
 			value: always(func(r *results.Result) float64 { return r.Resources.LoadgenCPUSeconds })},
 		{Name: "resources.loadgenMaxRSSBytes", Kind: Bytes, Definition: "peak resident memory of the load-generator process (the largest worker's)",
 			value: always(func(r *results.Result) float64 { return f64(r.Resources.LoadgenMaxRSSBytes) })},
-		{Name: "resources.brokerCPUSeconds", Kind: Seconds, Definition: "CPU time of a local broker process over the measured window", AbsentWhen: "the broker is not a local process (Kubernetes, embedded or external)",
+		{Name: "resources.brokerCPUSeconds", Kind: Seconds, Definition: "CPU time of the broker's processes over the measured window", AbsentWhen: brokerNotOurs,
 			value: ptr(func(r *results.Result) *float64 { return r.Resources.BrokerCPUSeconds })},
-		{Name: "resources.brokerMaxRSSBytes", Kind: Bytes, Definition: "peak resident memory of a local broker process", AbsentWhen: "the broker is not a local process (Kubernetes, embedded or external)",
+		{Name: "resources.brokerCPUPerMessage", Kind: Seconds, Definition: "broker CPU time per delivered message: brokerCPUSeconds / received (derived; not a field of result.json): what the broker spends to move one message, comparable across brokers and loads",
+			AbsentWhen: brokerNotOurs + ", or nothing was received",
+			value: func(r *results.Result) (float64, bool) {
+				if r.Resources.BrokerCPUSeconds == nil || r.Received <= 0 {
+					return 0, false
+				}
+				return *r.Resources.BrokerCPUSeconds / float64(r.Received), true
+			}},
+		{Name: "resources.brokerMaxRSSBytes", Kind: Bytes, Definition: "peak resident memory of the broker's processes", AbsentWhen: brokerNotOurs,
 			value: ptr(func(r *results.Result) *int64 { return r.Resources.BrokerMaxRSSBytes })},
 	}...)
 	return fs
 }
+
+// brokerNotOurs is when a result has no broker cost: msgbench did not start the broker's processes.
+const brokerNotOurs = "msgbench does not run the broker's processes (embedded, external or Strimzi-managed Kafka)"
 
 var (
 	all    = build()

@@ -73,7 +73,7 @@ func TestEveryFigureAgainstAResult(t *testing.T) {
 		"wire.publishBytesPerMessage": 150, "wire.segmentsSent": 400, "wire.segmentsReceived": 600, "wire.retransmits": 4,
 		"wire.datagramsSent": absent, "wire.datagramsReceived": absent,
 		"resources.loadgenCPUSeconds": 1.5, "resources.loadgenMaxRSSBytes": 50 << 20, "resources.brokerCPUSeconds": 0.75,
-		"resources.brokerMaxRSSBytes": 8 << 20,
+		"resources.brokerMaxRSSBytes": 8 << 20, "resources.brokerCPUPerMessage": 0.75 / 990,
 	}
 	r := sample(t)
 	seen := map[string]bool{}
