@@ -73,23 +73,8 @@ func (c Config) BrokerImage(mb *v1alpha1.MessagingBenchmark) string {
 // its configuration, its Deployment and its Service. Kafka (Strimzi) and external brokers have
 // their own paths.
 func BrokerObjects(mb *v1alpha1.MessagingBenchmark, cfg Config) ([]client.Object, error) {
-	var build func(*v1alpha1.MessagingBenchmark, Config) (*corev1.ConfigMap, brokerPod, error)
-	switch mb.Spec.Broker.Type {
-	case v1alpha1.BrokerMosquitto, "":
-		build = mosquittoPod
-	case v1alpha1.BrokerRabbitMQ:
-		build = rabbitMQPod
-	case v1alpha1.BrokerArtemis:
-		build = artemisPod
-	case v1alpha1.BrokerEMQX:
-		build = emqxPod
-	case v1alpha1.BrokerNanoMQ:
-		build = nanoMQPod
-	case v1alpha1.BrokerHiveMQCE:
-		build = hiveMQPod
-	case v1alpha1.BrokerVerneMQ:
-		build = verneMQPod
-	default:
+	build, ok := brokerPods[mb.Spec.Broker.Type]
+	if !ok {
 		return nil, fmt.Errorf("spec.broker.type %q: msgbench does not run this broker as an MQTT broker", mb.Spec.Broker.Type)
 	}
 	cm, pod, err := build(mb, cfg)
@@ -101,6 +86,18 @@ func BrokerObjects(mb *v1alpha1.MessagingBenchmark, cfg Config) ([]client.Object
 		out = append(out, cm)
 	}
 	return append(out, brokerDeployment(mb, cfg, pod), BrokerService(mb)), nil
+}
+
+// brokerPods build each MQTT broker's configuration and pod ("" is Mosquitto, the CRD's default).
+var brokerPods = map[v1alpha1.BrokerType]func(*v1alpha1.MessagingBenchmark, Config) (*corev1.ConfigMap, brokerPod, error){
+	v1alpha1.BrokerMosquitto: mosquittoPod,
+	"":                       mosquittoPod,
+	v1alpha1.BrokerRabbitMQ:  rabbitMQPod,
+	v1alpha1.BrokerArtemis:   artemisPod,
+	v1alpha1.BrokerEMQX:      emqxPod,
+	v1alpha1.BrokerNanoMQ:    nanoMQPod,
+	v1alpha1.BrokerHiveMQCE:  hiveMQPod,
+	v1alpha1.BrokerVerneMQ:   verneMQPod,
 }
 
 // brokerPod is what differs between the MQTT brokers' pods; brokerDeployment adds what they
@@ -137,6 +134,20 @@ func configVolume(mb *v1alpha1.MessagingBenchmark) corev1.Volume {
 func certsVolume(mb *v1alpha1.MessagingBenchmark) corev1.Volume {
 	return corev1.Volume{Name: "certs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 		SecretName: TLSSecretName(mb), DefaultMode: ptr.To[int32](0o440)}}}
+}
+
+// withCerts mounts the run's TLS Secret (certsVolume) read-only at dir in the broker container.
+func withCerts(mb *v1alpha1.MessagingBenchmark, dir string, mounts []corev1.VolumeMount, volumes []corev1.Volume) ([]corev1.VolumeMount, []corev1.Volume) {
+	return append(mounts, corev1.VolumeMount{Name: "certs", MountPath: dir, ReadOnly: true}), append(volumes, certsVolume(mb))
+}
+
+// restrictedBrokerPod runs c as the image's uid under the restricted Pod Security Standard, the
+// pod's fsGroup that uid too: the TLS key file (mode 0440) stays readable by its group only.
+func restrictedBrokerPod(uid int64, c corev1.Container, volumes []corev1.Volume) brokerPod {
+	c.SecurityContext = restrictedContainer()
+	sec := restrictedPod(uid)
+	sec.FSGroup = ptr.To(uid)
+	return brokerPod{Container: c, Volumes: volumes, Security: sec}
 }
 
 // emptyDir is a scratch volume (data, logs, a writable copy of the configuration).

@@ -2,7 +2,6 @@ package resources
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/artemis"
@@ -34,25 +33,17 @@ func artemisPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap, b
 		c.TLSPort = MQTTSPort
 		c.CertFile, c.KeyFile = artemisCerts+"/tls.crt", artemisCerts+"/tls.key"
 		c.TLSVersion = string(mb.Spec.TLS.Version)
-		mounts = append(mounts, corev1.VolumeMount{Name: "certs", MountPath: artemisCerts, ReadOnly: true})
-		volumes = append(volumes, certsVolume(mb))
+		mounts, volumes = withCerts(mb, artemisCerts, mounts, volumes)
 	}
 	files, err := c.Render()
 	if err != nil {
 		return nil, brokerPod{}, err
 	}
-	sec := restrictedPod(artemisUID)
-	sec.FSGroup = ptr.To[int64](artemisUID) // the key file stays group-readable only
-	return brokerConfigMap(mb, files), brokerPod{
-		Container: corev1.Container{
-			Name:            "artemis",
-			Command:         append([]string{"java"}, artemisLayout.Args(artemisHeapMB(mb))...),
-			SecurityContext: restrictedContainer(),
-			VolumeMounts:    mounts,
-		},
-		Volumes:  volumes,
-		Security: sec,
-	}, nil
+	return brokerConfigMap(mb, files), restrictedBrokerPod(artemisUID, corev1.Container{
+		Name:         "artemis",
+		Command:      append([]string{"java"}, artemisLayout.Args(artemisHeapMB(mb))...),
+		VolumeMounts: mounts,
+	}, volumes), nil
 }
 
 // artemisHeapMB is the JVM heap: half of spec.broker.resources' memory limit (the rest is

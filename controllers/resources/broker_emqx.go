@@ -2,14 +2,10 @@ package resources
 
 import (
 	"fmt"
-	"maps"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 )
@@ -58,29 +54,21 @@ func emqxPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap, brok
 	}
 	volumes := []corev1.Volume{configVolume(mb), emptyDir("data"), emptyDir("log"), emptyDir("tmp")}
 	if BrokerTLS(mb) {
-		mounts = append(mounts, corev1.VolumeMount{Name: "certs", MountPath: emqxCertDir, ReadOnly: true})
-		volumes = append(volumes, certsVolume(mb))
+		mounts, volumes = withCerts(mb, emqxCertDir, mounts, volumes)
 	}
-	sec := restrictedPod(emqxUID)
-	sec.FSGroup = ptr.To[int64](emqxUID) // the key file stays group-readable only
-	return brokerConfigMap(mb, map[string]string{"emqx.conf": conf}), brokerPod{
-		Container: corev1.Container{
-			Name:    "emqx",
-			Command: []string{"/usr/bin/docker-entrypoint.sh", "/opt/emqx/bin/emqx", "foreground"},
-			Env: []corev1.EnvVar{
-				// A fixed loopback node name: the entrypoint would otherwise name the node after
-				// the pod IP, and nothing outside the pod needs Erlang distribution.
-				{Name: "EMQX_NODE__NAME", Value: "emqx@127.0.0.1"},
-				// Erlang distribution (port 4370) listens on loopback only: a single node has no
-				// peers, and a reachable distribution port with a known cookie runs any code.
-				{Name: "ERL_ZFLAGS", Value: "-kernel inet_dist_use_interface {127,0,0,1}"},
-			},
-			SecurityContext: restrictedContainer(),
-			VolumeMounts:    mounts,
+	return brokerConfigMap(mb, map[string]string{"emqx.conf": conf}), restrictedBrokerPod(emqxUID, corev1.Container{
+		Name:    "emqx",
+		Command: []string{"/usr/bin/docker-entrypoint.sh", "/opt/emqx/bin/emqx", "foreground"},
+		Env: []corev1.EnvVar{
+			// A fixed loopback node name: the entrypoint would otherwise name the node after
+			// the pod IP, and nothing outside the pod needs Erlang distribution.
+			{Name: "EMQX_NODE__NAME", Value: "emqx@127.0.0.1"},
+			// Erlang distribution (port 4370) listens on loopback only: a single node has no
+			// peers, and a reachable distribution port with a known cookie runs any code.
+			{Name: "ERL_ZFLAGS", Value: "-kernel inet_dist_use_interface {127,0,0,1}"},
 		},
-		Volumes:  volumes,
-		Security: sec,
-	}, nil
+		VolumeMounts: mounts,
+	}, volumes), nil
 }
 
 const emqxCertDir = "/opt/emqx/msgbench-certs"
@@ -144,112 +132,12 @@ func emqxConf(mb *v1alpha1.MessagingBenchmark) (string, error) {
 	default:
 		set("listeners.ssl.default.enable", "false")
 	}
-	for _, k := range slices.Sorted(maps.Keys(mb.Spec.Broker.Config)) {
-		if err := t.set(k, hoconValue(mb.Spec.Broker.Config[k])); err != nil {
-			return "", fmt.Errorf("spec.broker.config.%s: %w", k, err)
-		}
+	if err := t.merge(mb.Spec.Broker.Config, hoconValue); err != nil {
+		return "", err
 	}
 	var b strings.Builder
 	b.WriteString("## emqx.conf rendered by msgbench for one benchmark run: listeners and limits follow from\n")
 	b.WriteString("## the spec, spec.broker.config keys are merged in.\n")
 	t.writeHOCON(&b, 0)
 	return b.String(), nil
-}
-
-// brokerQueueLen is each client's queue of messages beyond the inflight window (EMQX
-// max_mqueue_len, NanoMQ max_mqueue_len, HiveMQ max-queue-size, VerneMQ max_online_messages):
-// the brokers' defaults (1000 to 2048) drop QoS 1/2 messages under load, which a benchmark
-// would count as loss of the broker rather than of its configuration. Mosquitto's too.
-const brokerQueueLen = 1000000
-
-// mqttInflight is spec.mqtt.inflight (20 when unset, the CRD default).
-func mqttInflight(mb *v1alpha1.MessagingBenchmark) int {
-	if mb.Spec.MQTT.Inflight <= 0 {
-		return 20
-	}
-	return int(mb.Spec.MQTT.Inflight)
-}
-
-// checkBrokerConfig refuses spec.broker.config keys that are not among a broker's documented
-// keys msgbench accepts (exact keys, or prefixes ending in '.'), naming the managed ones.
-func checkBrokerConfig(broker string, cfg map[string]string, allowed, managed []string) error {
-	for _, k := range slices.Sorted(maps.Keys(cfg)) {
-		if keyMatches(k, allowed) {
-			if strings.ContainsAny(cfg[k], "\n\r\x00") {
-				return fmt.Errorf("spec.broker.config.%s: the value has a line break or NUL; values are single-line settings", k)
-			}
-			continue
-		}
-		if keyMatches(k, managed) {
-			return fmt.Errorf("spec.broker.config.%s: managed by msgbench for %s (listeners, TLS files and versions, node identity and access follow from the spec)", k, broker)
-		}
-		return fmt.Errorf("spec.broker.config.%s: not a %s setting msgbench accepts; accepted keys (exact, or prefixes ending in '.'): %s", k, broker, strings.Join(allowed, ", "))
-	}
-	return nil
-}
-
-func keyMatches(k string, list []string) bool {
-	for _, p := range list {
-		if k == p || (strings.HasSuffix(p, ".") && strings.HasPrefix(k, p)) {
-			return true
-		}
-	}
-	return false
-}
-
-// confTree is a nested configuration (HOCON blocks, XML elements) built from dotted paths;
-// leaves hold the value as it is written.
-type confTree map[string]any
-
-func (t confTree) set(path, value string) error {
-	parts := strings.Split(path, ".")
-	node := t
-	for i, p := range parts {
-		if p == "" {
-			return fmt.Errorf("empty path element in %q", path)
-		}
-		if i == len(parts)-1 {
-			if _, isTree := node[p].(confTree); isTree {
-				return fmt.Errorf("%q is a section, not a setting", path)
-			}
-			node[p] = value
-			return nil
-		}
-		switch next := node[p].(type) {
-		case confTree:
-			node = next
-		case nil:
-			n := confTree{}
-			node[p] = n
-			node = n
-		default:
-			return fmt.Errorf("%q is a setting, so %q cannot be under it", strings.Join(parts[:i+1], "."), path)
-		}
-	}
-	return nil
-}
-
-func (t confTree) writeHOCON(b *strings.Builder, depth int) {
-	indent := strings.Repeat("  ", depth)
-	for _, k := range slices.Sorted(maps.Keys(t)) {
-		switch v := t[k].(type) {
-		case confTree:
-			fmt.Fprintf(b, "%s%s {\n", indent, k)
-			v.writeHOCON(b, depth+1)
-			fmt.Fprintf(b, "%s}\n", indent)
-		case string:
-			fmt.Fprintf(b, "%s%s = %s\n", indent, k, v)
-		}
-	}
-}
-
-// hoconUnquoted are values HOCON reads the same unquoted: numbers, sizes, durations, booleans,
-// enum atoms. Anything else is written as a quoted string.
-var hoconUnquoted = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.]*$`)
-
-func hoconValue(v string) string {
-	if hoconUnquoted.MatchString(v) {
-		return v
-	}
-	return strconv.Quote(v)
 }

@@ -1,15 +1,11 @@
 package resources
 
 import (
-	"encoding/xml"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 )
@@ -78,30 +74,24 @@ func hiveMQPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap, br
 			},
 		})
 	}
-	sec := restrictedPod(hiveMQUID)
-	sec.FSGroup = ptr.To[int64](hiveMQUID) // the key file stays group-readable only
-	return brokerConfigMap(mb, map[string]string{"config.xml": conf}), brokerPod{
-		Container: corev1.Container{
-			Name: "hivemq",
-			// Java directly, as bin/run.sh would start it, for two reasons: run.sh refuses to
-			// start unless /opt/hivemq is writable (no read-only root), and it opens JMX on port
-			// 9010 without authentication.
-			Command: []string{"java",
-				"-Dhivemq.home=/opt/hivemq", "-Djava.net.preferIPv4Stack=true",
-				"--add-opens", "java.base/java.lang=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
-				"--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED",
-				"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-				"-Djava.security.egd=file:/dev/./urandom", "-Duser.language=en", "-Duser.region=US",
-				"-XX:+UnlockExperimentalVMOptions", "-XX:+UseNUMA", // the image's JAVA_OPTS
-				"-XX:+CrashOnOutOfMemoryError", "-XX:ErrorFile=/opt/hivemq/log/hs_err_pid%p.log",
-				"-jar", "/opt/hivemq/bin/hivemq.jar"},
-			SecurityContext: restrictedContainer(),
-			VolumeMounts:    mounts,
-		},
-		InitContainers: inits,
-		Volumes:        volumes,
-		Security:       sec,
-	}, nil
+	pod := restrictedBrokerPod(hiveMQUID, corev1.Container{
+		Name: "hivemq",
+		// Java directly, as bin/run.sh would start it, for two reasons: run.sh refuses to
+		// start unless /opt/hivemq is writable (no read-only root), and it opens JMX on port
+		// 9010 without authentication.
+		Command: []string{"java",
+			"-Dhivemq.home=/opt/hivemq", "-Djava.net.preferIPv4Stack=true",
+			"--add-opens", "java.base/java.lang=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+			"--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED",
+			"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+			"-Djava.security.egd=file:/dev/./urandom", "-Duser.language=en", "-Duser.region=US",
+			"-XX:+UnlockExperimentalVMOptions", "-XX:+UseNUMA", // the image's JAVA_OPTS
+			"-XX:+CrashOnOutOfMemoryError", "-XX:ErrorFile=/opt/hivemq/log/hs_err_pid%p.log",
+			"-jar", "/opt/hivemq/bin/hivemq.jar"},
+		VolumeMounts: mounts,
+	}, volumes)
+	pod.InitContainers = inits
+	return brokerConfigMap(mb, map[string]string{"config.xml": conf}), pod, nil
 }
 
 const hiveMQKeystoreDir = "/opt/hivemq/keystore"
@@ -120,8 +110,9 @@ func hiveMQConf(mb *v1alpha1.MessagingBenchmark) (string, error) {
 	set("restrictions.max-connections", "-1")
 	set("restrictions.incoming-bandwidth-throttling", "0")
 	set("anonymous-usage-statistics.enabled", "false") // a benchmark phones nowhere
-	for _, k := range slices.Sorted(maps.Keys(mb.Spec.Broker.Config)) {
-		set(k, mb.Spec.Broker.Config[k]) // allowed keys are leaves of the schema: they never clash
+	// Allowed keys are leaves of the schema: they never clash. writeXML escapes the values.
+	if err := t.merge(mb.Spec.Broker.Config, func(v string) string { return v }); err != nil {
+		return "", err
 	}
 	var b strings.Builder
 	b.WriteString("<?xml version=\"1.0\"?>\n<!-- config.xml rendered by msgbench for one benchmark run: listeners and limits follow\n")
@@ -139,20 +130,4 @@ func hiveMQConf(mb *v1alpha1.MessagingBenchmark) (string, error) {
 	t.writeXML(&b, 1)
 	b.WriteString("</hivemq>\n")
 	return b.String(), nil
-}
-
-func (t confTree) writeXML(b *strings.Builder, depth int) {
-	indent := strings.Repeat("  ", depth)
-	for _, k := range slices.Sorted(maps.Keys(t)) {
-		switch v := t[k].(type) {
-		case confTree:
-			fmt.Fprintf(b, "%s<%s>\n", indent, k)
-			v.writeXML(b, depth+1)
-			fmt.Fprintf(b, "%s</%s>\n", indent, k)
-		case string:
-			fmt.Fprintf(b, "%s<%s>", indent, k)
-			_ = xml.EscapeText(b, []byte(v)) // a strings.Builder never fails
-			fmt.Fprintf(b, "</%s>\n", k)
-		}
-	}
 }

@@ -2,7 +2,6 @@ package resources
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/mosquitto"
@@ -20,23 +19,15 @@ func mosquittoPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap,
 		c.TLSPort = MQTTSPort
 		c.CAFile, c.CertFile, c.KeyFile = "/etc/mosquitto/certs/ca.crt", "/etc/mosquitto/certs/tls.crt", "/etc/mosquitto/certs/tls.key"
 		c.TLSVersion = string(mb.Spec.TLS.Version)
-		mounts = append(mounts, corev1.VolumeMount{Name: "certs", MountPath: "/etc/mosquitto/certs", ReadOnly: true})
-		volumes = append(volumes, certsVolume(mb))
+		mounts, volumes = withCerts(mb, "/etc/mosquitto/certs", mounts, volumes)
 	}
 	conf, err := c.Render()
 	if err != nil {
 		return nil, brokerPod{}, err
 	}
-	sec := restrictedPod(mosquittoUID)
-	sec.FSGroup = ptr.To[int64](mosquittoUID) // the key file stays group-readable only
-	return brokerConfigMap(mb, map[string]string{"mosquitto.conf": conf}), brokerPod{
-		Container: corev1.Container{
-			Name:            "mosquitto",
-			Command:         []string{"mosquitto", "-c", "/etc/mosquitto/msgbench/mosquitto.conf"},
-			SecurityContext: restrictedContainer(),
-			VolumeMounts:    mounts,
-		},
-		Volumes:  volumes,
-		Security: sec,
-	}, nil
+	return brokerConfigMap(mb, map[string]string{"mosquitto.conf": conf}), restrictedBrokerPod(mosquittoUID, corev1.Container{
+		Name:         "mosquitto",
+		Command:      []string{"mosquitto", "-c", "/etc/mosquitto/msgbench/mosquitto.conf"},
+		VolumeMounts: mounts,
+	}, volumes), nil
 }

@@ -2,13 +2,10 @@ package resources
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 )
@@ -46,22 +43,14 @@ func nanoMQPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap, br
 	}
 	volumes := []corev1.Volume{configVolume(mb), emptyDir("tmp")}
 	if BrokerTLS(mb) {
-		mounts = append(mounts, corev1.VolumeMount{Name: "certs", MountPath: nanoMQCertDir, ReadOnly: true})
-		volumes = append(volumes, certsVolume(mb))
+		mounts, volumes = withCerts(mb, nanoMQCertDir, mounts, volumes)
 	}
-	sec := restrictedPod(nanoMQUID)
-	sec.FSGroup = ptr.To[int64](nanoMQUID) // the key file stays group-readable only
-	return brokerConfigMap(mb, map[string]string{"nanomq.conf": conf}), brokerPod{
-		Container: corev1.Container{
-			Name: "nanomq",
-			// Not the image's entrypoint: it only removes a stale pid file, and /tmp is new.
-			Command:         []string{"nanomq", "start", "--conf", "/etc/nanomq/msgbench/nanomq.conf"},
-			SecurityContext: restrictedContainer(),
-			VolumeMounts:    mounts,
-		},
-		Volumes:  volumes,
-		Security: sec,
-	}, nil
+	return brokerConfigMap(mb, map[string]string{"nanomq.conf": conf}), restrictedBrokerPod(nanoMQUID, corev1.Container{
+		Name: "nanomq",
+		// Not the image's entrypoint: it only removes a stale pid file, and /tmp is new.
+		Command:      []string{"nanomq", "start", "--conf", "/etc/nanomq/msgbench/nanomq.conf"},
+		VolumeMounts: mounts,
+	}, volumes), nil
 }
 
 const nanoMQCertDir = "/etc/nanomq/certs"
@@ -96,10 +85,8 @@ func nanoMQConf(mb *v1alpha1.MessagingBenchmark) (string, error) {
 	set("auth.deny_action", "ignore")
 	set("log.to", "[console]") // not the image's default of a file in /tmp as well
 	set("log.level", "warn")
-	for _, k := range slices.Sorted(maps.Keys(mb.Spec.Broker.Config)) {
-		if err := t.set(k, hoconValue(mb.Spec.Broker.Config[k])); err != nil {
-			return "", fmt.Errorf("spec.broker.config.%s: %w", k, err)
-		}
+	if err := t.merge(mb.Spec.Broker.Config, hoconValue); err != nil {
+		return "", err
 	}
 	var b strings.Builder
 	b.WriteString("# nanomq.conf rendered by msgbench for one benchmark run: listeners and limits follow from\n")

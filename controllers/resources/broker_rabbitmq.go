@@ -2,7 +2,6 @@ package resources
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/rabbitmq"
@@ -42,8 +41,7 @@ func rabbitMQPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap, 
 		c.TLSPort = MQTTSPort
 		c.CAFile, c.CertFile, c.KeyFile = rabbitMQCertDir+"/ca.crt", rabbitMQCertDir+"/tls.crt", rabbitMQCertDir+"/tls.key"
 		c.TLSVersion = string(mb.Spec.TLS.Version)
-		mounts = append(mounts, corev1.VolumeMount{Name: "certs", MountPath: rabbitMQCertDir, ReadOnly: true})
-		volumes = append(volumes, certsVolume(mb))
+		mounts, volumes = withCerts(mb, rabbitMQCertDir, mounts, volumes)
 	}
 	files, err := c.Render()
 	if err != nil {
@@ -69,18 +67,11 @@ func rabbitMQPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap, 
 		{Name: "ERL_EPMD_ADDRESS", Value: "127.0.0.1"},
 		{Name: "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS", Value: "-kernel inet_dist_use_interface {127,0,0,1}"},
 	}
-	sec := restrictedPod(rabbitMQUID)
-	sec.FSGroup = ptr.To[int64](rabbitMQUID) // the key file stays group-readable only
-	return brokerConfigMap(mb, files), brokerPod{
-		Container: corev1.Container{
-			Name: "rabbitmq",
-			// The script runs the VM as its child and turns the kubelet's SIGTERM into a clean stop.
-			Command:         []string{"rabbitmq-server"},
-			Env:             env,
-			SecurityContext: restrictedContainer(),
-			VolumeMounts:    mounts,
-		},
-		Volumes:  volumes,
-		Security: sec,
-	}, nil
+	return brokerConfigMap(mb, files), restrictedBrokerPod(rabbitMQUID, corev1.Container{
+		Name: "rabbitmq",
+		// The script runs the VM as its child and turns the kubelet's SIGTERM into a clean stop.
+		Command:      []string{"rabbitmq-server"},
+		Env:          env,
+		VolumeMounts: mounts,
+	}, volumes), nil
 }

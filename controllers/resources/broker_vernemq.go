@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 )
@@ -70,23 +69,15 @@ func verneMQPod(mb *v1alpha1.MessagingBenchmark, cfg Config) (*corev1.ConfigMap,
 	}
 	volumes := []corev1.Volume{configVolume(mb), emptyDir("data"), emptyDir("log"), emptyDir("tmp")}
 	if BrokerTLS(mb) {
-		mounts = append(mounts, corev1.VolumeMount{Name: "certs", MountPath: verneMQCertDir, ReadOnly: true})
-		volumes = append(volumes, certsVolume(mb))
+		mounts, volumes = withCerts(mb, verneMQCertDir, mounts, volumes)
 	}
-	sec := restrictedPod(verneMQUID)
-	sec.FSGroup = ptr.To[int64](verneMQUID) // the key file stays group-readable only
-	return brokerConfigMap(mb, map[string]string{"vernemq.conf": conf, "vm.args": verneMQVMArgs, "vmq.acl": "topic #\n"}), brokerPod{
-		Container: corev1.Container{
-			Name:    "vernemq",
-			Command: []string{"/vernemq/bin/vernemq", "console", "-noshell", "-noinput"},
-			// epmd, which the node starts, listens on loopback only: a single node has no peers.
-			Env:             []corev1.EnvVar{{Name: "ERL_EPMD_ADDRESS", Value: "127.0.0.1"}},
-			SecurityContext: restrictedContainer(),
-			VolumeMounts:    mounts,
-		},
-		Volumes:  volumes,
-		Security: sec,
-	}, nil
+	return brokerConfigMap(mb, map[string]string{"vernemq.conf": conf, "vm.args": verneMQVMArgs, "vmq.acl": "topic #\n"}), restrictedBrokerPod(verneMQUID, corev1.Container{
+		Name:    "vernemq",
+		Command: []string{"/vernemq/bin/vernemq", "console", "-noshell", "-noinput"},
+		// epmd, which the node starts, listens on loopback only: a single node has no peers.
+		Env:          []corev1.EnvVar{{Name: "ERL_EPMD_ADDRESS", Value: "127.0.0.1"}},
+		VolumeMounts: mounts,
+	}, volumes), nil
 }
 
 const verneMQCertDir = "/vernemq/etc/certs"

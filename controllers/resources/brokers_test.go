@@ -262,14 +262,14 @@ func wantPorts(t *testing.T, svc *corev1.Service, want ...string) {
 
 // wantRestricted checks the restricted Pod Security Standard on the broker pod: every container
 // non-root, no privilege escalation, all capabilities dropped, read-only root, RuntimeDefault
-// seccomp, the image's uid.
+// seccomp, the image's uid, and that uid as fsGroup (the TLS key is readable by the group only).
 func wantRestricted(t *testing.T, d *appsv1.Deployment, uid int64) {
 	t.Helper()
 	pod := d.Spec.Template.Spec
 	ps := pod.SecurityContext
 	if ps == nil || ps.RunAsNonRoot == nil || !*ps.RunAsNonRoot || ps.RunAsUser == nil || *ps.RunAsUser != uid ||
-		ps.SeccompProfile == nil || ps.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault || ps.FSGroup == nil {
-		t.Errorf("pod security context %+v, want non-root uid %d, fsGroup, RuntimeDefault seccomp", ps, uid)
+		ps.SeccompProfile == nil || ps.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault || ps.FSGroup == nil || *ps.FSGroup != uid {
+		t.Errorf("pod security context %+v, want non-root uid %d, fsGroup %[2]d, RuntimeDefault seccomp", ps, uid)
 	}
 	for _, c := range append(append([]corev1.Container{}, pod.InitContainers...), pod.Containers...) {
 		sc := c.SecurityContext
