@@ -1,12 +1,10 @@
 package resources_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/xml"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -26,30 +24,9 @@ import (
 )
 
 // brokerSamples are the samples of each broker type but Mosquitto and Kafka (which the other
-// samples cover); their golden renders sit beside the others in testdata, and every object they
-// render goes through a real API server in a restricted namespace (TestBrokerObjectsServerSide).
+// samples cover); TestRenderGolden pins their renders, and every object they render goes through
+// a real API server in a restricted namespace (TestBrokerObjectsServerSide).
 var brokerSamples = []string{"broker-rabbitmq", "broker-artemis", "broker-emqx-quic", "broker-nanomq", "broker-hivemq-ce", "broker-vernemq"}
-
-func TestBrokerSamplesGolden(t *testing.T) {
-	for _, s := range brokerSamples {
-		t.Run(s, func(t *testing.T) {
-			got := render(t, s)
-			path := filepath.Join("testdata", s+".golden.yaml")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./controllers/resources -run TestBrokerSamplesGolden -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("rendered objects differ from %s; run go test ./controllers/resources -run TestBrokerSamplesGolden -update and review the diff", path)
-			}
-		})
-	}
-}
 
 // brokerCase is one benchmark a broker must serve: its rendered configuration file and pod.
 type brokerCase struct {
