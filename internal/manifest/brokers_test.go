@@ -11,8 +11,9 @@ import (
 )
 
 // TestBrokerComparisonSuite: config/samples/broker-comparison.yaml (docs/benchmarks-brokers.md)
-// expands to every local broker at every QoS it offers — RabbitMQ at QoS 2 excluded, not
-// measured as QoS 1 — each point a valid run a local machine can start.
+// expands to every local broker at every QoS it offers at a fixed rate, and at QoS 1 and 2 in a
+// closed loop — RabbitMQ at QoS 2 excluded, not measured as QoS 1, and no closed loop at QoS 0,
+// which nothing paces — each point a valid run a local machine can start.
 func TestBrokerComparisonSuite(t *testing.T) {
 	d, err := manifest.ReadSuiteDoc(filepath.Join(testenv.RepoRoot(), "config", "samples", "broker-comparison.yaml"))
 	if err != nil {
@@ -35,9 +36,12 @@ func TestBrokerComparisonSuite(t *testing.T) {
 		if (s.Broker.Type == v1alpha1.BrokerKafka) != (s.Protocol == v1alpha1.ProtocolKafka) {
 			t.Errorf("point %s: protocol %s on broker %s", p.Name, s.Protocol, s.Broker.Type)
 		}
+		if s.QoS == 0 && s.Workload.Rate == 0 {
+			t.Errorf("point %s: a closed loop at QoS 0", p.Name)
+		}
 		got[s.Broker.Type] = append(got[s.Broker.Type], s.QoS)
 	}
-	want := map[v1alpha1.BrokerType]int{v1alpha1.BrokerMosquitto: 3, v1alpha1.BrokerRabbitMQ: 2, v1alpha1.BrokerArtemis: 3, v1alpha1.BrokerKafka: 3}
+	want := map[v1alpha1.BrokerType]int{v1alpha1.BrokerMosquitto: 5, v1alpha1.BrokerRabbitMQ: 3, v1alpha1.BrokerArtemis: 5, v1alpha1.BrokerKafka: 5}
 	for b, n := range want {
 		if len(got[b]) != n {
 			t.Errorf("%s: QoS %v, want %d points", b, got[b], n)
