@@ -471,7 +471,7 @@ func checkPods(t *testing.T, mb *v1alpha1.MessagingBenchmark) {
 	if byComponent[v1alpha1.ComponentWorker] != int(mb.Spec.Workers.Replicas) {
 		t.Errorf("worker pods %d, want %d", byComponent[v1alpha1.ComponentWorker], mb.Spec.Workers.Replicas)
 	}
-	if mb.Spec.Broker.Type == v1alpha1.BrokerMosquitto && byComponent[v1alpha1.ComponentBroker] != 1 {
+	if mb.Spec.Broker.Type.MQTTBroker() && byComponent[v1alpha1.ComponentBroker] != 1 {
 		t.Errorf("broker pods %d, want 1", byComponent[v1alpha1.ComponentBroker])
 	}
 	if mb.Spec.GatewayMode() != "" && byComponent[v1alpha1.ComponentGateway] == 0 {

@@ -27,7 +27,7 @@ import (
 func checkCost(t *testing.T, mb *v1alpha1.MessagingBenchmark) {
 	t.Helper()
 	s := mb.Status.Summary
-	if mb.Spec.Broker.Type == v1alpha1.BrokerMosquitto &&
+	if mb.Spec.Broker.Type.MQTTBroker() &&
 		(ptr.Deref(s.BrokerCPUMillis, 0) <= 0 || ptr.Deref(s.BrokerMaxRSSBytes, 0) < 1<<20) {
 		t.Errorf("broker cost not in the status: cpu %v ms, rss %v B", s.BrokerCPUMillis, s.BrokerMaxRSSBytes)
 	}
@@ -67,7 +67,7 @@ func TestMetricsOnTheNode(t *testing.T) {
 		if p != v1alpha1.PhaseRunning {
 			return
 		}
-		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline) && !(got["worker"] && got["broker"]); time.Sleep(time.Second) {
+		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline) && (!got["worker"] || !got["broker"]); time.Sleep(time.Second) {
 			var pods corev1.PodList
 			_ = c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{v1alpha1.LabelBenchmark: mb.Name})
 			for _, pod := range pods.Items {
@@ -106,7 +106,7 @@ func TestMetricsOnTheNode(t *testing.T) {
 		if err := c.Create(ctx, o); err != nil && !strings.Contains(err.Error(), "already exists") {
 			t.Fatal(err)
 		}
-		defer c.Delete(ctx, o)
+		defer func() { _ = c.Delete(ctx, o) }()
 	}
 	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}
 	if err := c.SubResource("token").Create(ctx, sa, tr); err != nil {
