@@ -113,6 +113,7 @@ bench: ## Performance runs (not part of make test); numbers go to docs/benchmark
 	go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./loadgen/
 	MSGBENCH_COMPARE=1 go test -count=1 -run TestCompareWithDirectMQTT -v -timeout 30m ./loadgen/drivers/mqttsn/
 	hack/bench-metrics.sh
+	hack/bench-brokers.sh
 
 ##@ Packaging
 
