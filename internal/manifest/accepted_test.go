@@ -25,8 +25,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/brokers/artemis"
 	"github.com/msgbench/msgbench/brokers/kafka"
 	"github.com/msgbench/msgbench/brokers/mosquitto"
+	"github.com/msgbench/msgbench/brokers/rabbitmq"
 	"github.com/msgbench/msgbench/config/crd"
 	"github.com/msgbench/msgbench/controllers/resources"
 	gwhttp "github.com/msgbench/msgbench/gateway/http"
@@ -48,7 +50,9 @@ var (
 	protocols = []string{"mqtt", "mqtt-sn", "http", "mqtt-quic", "kafka"}
 	qoses     = []option{{"qos=-1"}, {"qos=0"}, {"qos=1"}, {"qos=2"}}
 	tlses     = []option{{}, {"tls.enabled=false"}, {"tls.enabled=true", `tls.version="1.2"`}, {"tls.enabled=true", `tls.version="1.3"`}}
-	brokers   = []option{{"broker.type=mosquitto"}, {"broker.type=kafka"}, {"broker.type=external", "broker.external.address=127.0.0.1:1883"}}
+	brokers   = []option{{"broker.type=mosquitto"}, {"broker.type=kafka"}, {"broker.type=external", "broker.external.address=127.0.0.1:1883"},
+		{"broker.type=rabbitmq"}, {"broker.type=artemis"}, {"broker.type=emqx"}, {"broker.type=nanomq"}, {"broker.type=hivemq-ce"},
+		{"broker.type=vernemq", `broker.config.accept_eula="yes"`}}
 	// the protocol's own enums
 	variants = map[string][]option{
 		"mqtt":      {{`mqtt.version="3.1.1"`}, {`mqtt.version="5"`}},
@@ -319,6 +323,20 @@ func afterAdmission(mb *v1alpha1.MessagingBenchmark) []error {
 		}
 		_, err := c.Render()
 		fail("local server.properties", err)
+	case v1alpha1.BrokerRabbitMQ:
+		c := rabbitmq.Config{Port: 1883, MaxInflight: int(spec.MQTT.Inflight), Extra: spec.Broker.Config}
+		if spec.BrokerTLS() {
+			c.TLSPort, c.TLSVersion, c.CAFile, c.CertFile, c.KeyFile = 8883, spec.ClientTLSVersion(), "/x/ca.crt", "/x/tls.crt", "/x/tls.key"
+		}
+		_, err := c.Render()
+		fail("local rabbitmq.conf", err)
+	case v1alpha1.BrokerArtemis:
+		c := artemis.Config{Layout: artemis.Layout{Home: "/opt/artemis", Instance: "/tmp/i", Etc: "/tmp/i/etc"}, Port: 1883, Extra: spec.Broker.Config}
+		if spec.BrokerTLS() {
+			c.TLSPort, c.TLSVersion, c.CertFile, c.KeyFile = 8883, spec.ClientTLSVersion(), "/x/tls.crt", "/x/tls.key"
+		}
+		_, err := c.Render()
+		fail("local Artemis instance files", err)
 	}
 
 	// The network, locally and through Chaos Mesh.
