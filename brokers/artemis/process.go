@@ -90,11 +90,7 @@ type Options = brokerproc.Options
 type Process struct {
 	// the process, its folder and log, Stop, Usage (shared with brokers/mosquitto and kafka)
 	*brokerproc.Process
-	Addr    string // host:port of the plain MQTT acceptor
-	TLSAddr string // host:port of the MQTTS acceptor, when TLS
-	// CA is the PEM CA certificate clients trust, when TLS.
-	CA      []byte
-	Version string
+	brokerproc.Listeners
 	// StartTime is how long the broker took from exec to answering MQTT on every acceptor.
 	StartTime time.Duration
 }
@@ -128,19 +124,16 @@ func start(ctx context.Context, java, home string, o Options) (*Process, error) 
 	if err != nil {
 		return nil, err
 	}
-	p := &Process{Process: bp, Version: HomeVersion(home)}
+	p := &Process{Process: bp, Listeners: brokerproc.Listeners{Version: HomeVersion(home)}}
 	fail := func(err error) (*Process, error) {
 		_ = p.Stop()
 		return nil, err
 	}
-	ports, err := brokerproc.FreePorts(o.Listen, o.Host, 2)
+	ports, err := brokerproc.Ports(o, 2) // mqtt, mqtts
 	if err != nil {
 		return fail(err)
 	}
-	port := o.Port
-	if port == 0 {
-		port = ports[0]
-	}
+	port := ports[0]
 	etc := filepath.Join(p.Dir, "etc")
 	cfg := Config{Layout: Layout{Home: home, Instance: p.Dir, Etc: etc}, Port: port, BindAddress: o.Host, Extra: o.Extra}
 	p.Addr = net.JoinHostPort(o.Host, strconv.Itoa(port))
@@ -158,9 +151,6 @@ func start(ctx context.Context, java, home string, o Options) (*Process, error) 
 		}
 		cfg.CertFile, cfg.KeyFile = certFile, keyFile
 		cfg.TLSPort = ports[1]
-		if cfg.TLSPort == port { // a pinned port that happens to be the free one found
-			return fail(fmt.Errorf("port %d: in use by the TLS acceptor", port))
-		}
 		cfg.TLSVersion = o.TLSVersion
 		p.TLSAddr = net.JoinHostPort(o.Host, strconv.Itoa(cfg.TLSPort))
 		p.CA = b.CACert

@@ -146,3 +146,15 @@ func TestStartOnFreePorts(t *testing.T) {
 		})
 	}
 }
+
+// Ports: the plain listener gets the pinned port, the others free ones, all distinct.
+func TestPorts(t *testing.T) {
+	ports, err := Ports(Options{Host: "127.0.0.1"}, 3)
+	if err != nil || len(ports) != 3 || ports[0] == ports[1] || ports[1] == ports[2] || ports[0] == ports[2] {
+		t.Fatalf("free ports %v, %v", ports, err)
+	}
+	pinned, err := Ports(Options{Host: "127.0.0.1", Port: 1}, 2)
+	if err != nil || pinned[0] != 1 || pinned[1] == 1 {
+		t.Fatalf("pinned port 1: %v, %v", pinned, err)
+	}
+}

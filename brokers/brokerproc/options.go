@@ -3,6 +3,7 @@ package brokerproc
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -129,4 +130,32 @@ func (p *Process) WaitMQTT(ctx context.Context, o Options, timeout time.Duration
 		}
 	}
 	return nil
+}
+
+// Listeners is where a local MQTT broker serves, and which broker it is.
+type Listeners struct {
+	Addr    string // host:port of the plain MQTT listener
+	TLSAddr string // host:port of the MQTTS listener, when TLS
+	// CA is the PEM CA certificate clients trust, when TLS.
+	CA      []byte
+	Version string
+}
+
+// Ports finds n distinct free ports for a broker's listeners; the first is the plain MQTT
+// listener's, o.Port when it is pinned. A pinned port that happens to be one of the others found
+// is refused (the caller's next attempt finds others).
+func Ports(o Options, n int) ([]int, error) {
+	ports, err := FreePorts(o.Listen, o.Host, n)
+	if err != nil {
+		return nil, err
+	}
+	if o.Port != 0 {
+		for _, q := range ports[1:] {
+			if q == o.Port {
+				return nil, fmt.Errorf("port %d: in use by another of the broker's listeners", o.Port)
+			}
+		}
+		ports[0] = o.Port
+	}
+	return ports, nil
 }

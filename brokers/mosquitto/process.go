@@ -61,11 +61,7 @@ type Options = brokerproc.Options
 type Process struct {
 	// the process, its folder and log, Stop, Usage (shared with brokers/kafka)
 	*brokerproc.Process
-	Addr    string // host:port of the plain listener
-	TLSAddr string // host:port of the MQTTS listener, when TLS
-	// CA is the PEM CA certificate clients trust, when TLS.
-	CA      []byte
-	Version string
+	brokerproc.Listeners
 }
 
 // Start starts Mosquitto on free loopback ports and waits until it accepts connections.
@@ -82,19 +78,16 @@ func start(ctx context.Context, bin string, o Options) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Process{Process: bp, Version: Version(bin)}
+	p := &Process{Process: bp, Listeners: brokerproc.Listeners{Version: Version(bin)}}
 	fail := func(err error) (*Process, error) {
 		_ = p.Stop()
 		return nil, err
 	}
-	ports, err := brokerproc.FreePorts(o.Listen, o.Host, 2)
+	ports, err := brokerproc.Ports(o, 2) // mqtt, mqtts
 	if err != nil {
 		return fail(err)
 	}
-	port := o.Port
-	if port == 0 {
-		port = ports[0]
-	}
+	port := ports[0]
 	cfg := Config{Port: port, BindAddress: o.Host, MaxInflight: o.MaxInflight, Extra: o.Extra, RunAsRoot: os.Geteuid() == 0}
 	p.Addr = net.JoinHostPort(o.Host, strconv.Itoa(port))
 	if o.TLS {
@@ -102,11 +95,7 @@ func start(ctx context.Context, bin string, o Options) (*Process, error) {
 		if b, cfg.CAFile, cfg.CertFile, cfg.KeyFile, err = p.WriteTLS(o, "msgbench-mosquitto"); err != nil {
 			return fail(err)
 		}
-		cfg.TLSPort = ports[1]
-		if cfg.TLSPort == port { // a pinned port that happens to be the free one found
-			return fail(fmt.Errorf("port %d: in use by the TLS listener", port))
-		}
-		cfg.TLSVersion = o.TLSVersion
+		cfg.TLSPort, cfg.TLSVersion = ports[1], o.TLSVersion
 		p.TLSAddr = net.JoinHostPort(o.Host, strconv.Itoa(cfg.TLSPort))
 		p.CA = b.CACert
 	}

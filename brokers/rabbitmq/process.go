@@ -85,11 +85,7 @@ type Options = brokerproc.Options
 type Process struct {
 	// the Erlang VM, its folder and log, Usage (shared with brokers/mosquitto)
 	*brokerproc.Process
-	Addr    string // host:port of the plain listener
-	TLSAddr string // host:port of the MQTTS listener, when TLS
-	// CA is the PEM CA certificate clients trust, when TLS.
-	CA      []byte
-	Version string
+	brokerproc.Listeners
 
 	// epmd is the node's port mapper, started by msgbench so that it is a child that dies with
 	// msgbench: a node left to itself starts a shared epmd daemon that outlives every broker.
@@ -155,25 +151,17 @@ func start(ctx context.Context, bin, epmdBin string, o Options) (*Process, error
 	if err != nil {
 		return nil, err
 	}
-	p := &Process{Process: bp, Version: Version(bin)}
+	p := &Process{Process: bp, Listeners: brokerproc.Listeners{Version: Version(bin)}}
 	fail := func(err error) (*Process, error) {
 		_ = p.Stop()
 		return nil, err
 	}
 	// mqtt, mqtts, Erlang distribution, epmd
-	ports, err := brokerproc.FreePorts(o.Listen, o.Host, 4)
+	ports, err := brokerproc.Ports(o, 4)
 	if err != nil {
 		return fail(err)
 	}
-	port := o.Port
-	if port == 0 {
-		port = ports[0]
-	}
-	for _, q := range ports[1:] {
-		if q == port { // a pinned port that happens to be one of the free ones found
-			return fail(fmt.Errorf("port %d: in use by another of the broker's listeners", port))
-		}
-	}
+	port := ports[0]
 	distPort, epmdPort := ports[2], ports[3]
 	cfg := Config{Port: port, BindAddress: o.Host, MaxInflight: o.MaxInflight, Extra: o.Extra}
 	p.Addr = net.JoinHostPort(o.Host, strconv.Itoa(port))
