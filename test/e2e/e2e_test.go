@@ -358,11 +358,7 @@ func TestSamples(t *testing.T) {
 			start := time.Now()
 			final, phases := runToEnd(t, mb, 5*time.Minute, nil)
 			defer deleteBenchmark(t, final)
-			if final.Status.Phase != v1alpha1.PhaseSucceeded {
-				dump(t, final)
-				record("%-28s FAILED: %s", mb.Name, final.Status.Message)
-				t.Fatalf("%s ended %s: %s", mb.Name, final.Status.Phase, final.Status.Message)
-			}
+			mustSucceed(t, final)
 			checkSucceeded(t, final)
 			checkCost(t, final)
 			checkPods(t, final)
@@ -372,6 +368,17 @@ func TestSamples(t *testing.T) {
 				mb.Name, time.Since(start).Seconds(), phases, sum.Sent, sum.Received, sum.Lost, sum.Duplicates,
 				sum.ReceivedPerSecond, ptr.Deref(sum.LatencyP50Micros, 0), ptr.Deref(sum.LatencyP99Micros, 0))
 		})
+	}
+}
+
+// mustSucceed ends the test when the benchmark did not succeed, with its objects dumped and the
+// failure in the summary.
+func mustSucceed(t *testing.T, final *v1alpha1.MessagingBenchmark) {
+	t.Helper()
+	if final.Status.Phase != v1alpha1.PhaseSucceeded {
+		dump(t, final)
+		record("%-28s FAILED: %s", final.Name, final.Status.Message)
+		t.Fatalf("%s ended %s: %s", final.Name, final.Status.Phase, final.Status.Message)
 	}
 }
 
