@@ -26,6 +26,7 @@ import (
 	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/internal/testenv"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/netem"
 	"github.com/msgbench/msgbench/results"
 	"github.com/msgbench/msgbench/results/report"
 	"github.com/msgbench/msgbench/suite"
@@ -126,6 +127,14 @@ func TestEverySampleRunsLocally(t *testing.T) {
 				args = append(args, "--set", "results.objectStore.endpoint="+s3.Endpoint)
 			}
 			switch {
+			case lossyRetransmitting(t, mb) && mb.Spec.Workload.Rate > 0 && mb.Spec.Workload.Messages == 0:
+				// On a lossy link a QoS 1/2 sender waits out a retransmission timer for each lost
+				// packet (cell-edge: 1 s on a 120 ms link), so within this test's 2 s window one
+				// loss near its end leaves a publisher's next messages unsent and the open-loop
+				// rate "not sustained" — a true verdict, in roughly a third of the runs (CI saw it).
+				// The sample's point here, nothing lost through the retransmissions, holds in a
+				// closed loop, which has no schedule to miss.
+				args = append(args, "--set", "workload.rate=0")
 			case mb.Spec.Impaired() && mb.Spec.Workload.Rate > 0:
 				// the sample's rate is what its link carries; more would be refused as not sustained
 			case mb.Spec.Workload.Rate > 0 || mb.Spec.Workload.Messages == 0:
@@ -149,6 +158,20 @@ func TestEverySampleRunsLocally(t *testing.T) {
 	if ran < 5 {
 		t.Errorf("only %d samples ran", ran)
 	}
+}
+
+// lossyRetransmitting reports whether mb's emulated link drops packets and its QoS retransmits
+// them.
+func lossyRetransmitting(t *testing.T, mb *v1alpha1.MessagingBenchmark) bool {
+	t.Helper()
+	if !mb.Spec.Impaired() || mb.Spec.QoS < 1 {
+		return false
+	}
+	link, err := netem.Resolve(mb.Spec.Network)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return link.Up.Loss > 0 || link.Down.Loss > 0
 }
 
 // studyPoints writes a study suite's points as MessagingBenchmark files: all of them, or only
