@@ -27,9 +27,6 @@ func (s *MessagingBenchmarkSpec) GatewayMode() string {
 // ServesQUIC reports whether the broker serves MQTT over QUIC itself (EMQX's QUIC listener).
 func (t BrokerType) ServesQUIC() bool { return t == BrokerEMQX }
 
-// Managed reports whether msgbench runs the broker (every type but external).
-func (t BrokerType) Managed() bool { return t != BrokerExternal }
-
 // MQTTBroker reports whether msgbench runs this broker as an MQTT broker: every managed type but
 // kafka (which Strimzi or the local KRaft node runs).
 func (t BrokerType) MQTTBroker() bool { return t != BrokerExternal && t != BrokerKafka }
