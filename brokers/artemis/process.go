@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -34,23 +33,8 @@ func Home() (string, error) {
 		}
 		return "", fmt.Errorf("%w (%s=%s holds no lib/artemis-boot.jar)", ErrNotInstalled, HomeEnv, d)
 	}
-	var roots []string
-	if wd, err := os.Getwd(); err == nil {
-		for d := wd; ; d = filepath.Dir(d) {
-			roots = append(roots, d)
-			if filepath.Dir(d) == d {
-				break
-			}
-		}
-	}
-	if _, file, _, ok := runtime.Caller(0); ok {
-		roots = append(roots, filepath.Join(filepath.Dir(file), "..", ".."))
-	}
-	for _, r := range roots {
-		d := filepath.Join(r, "bin", "artemis", Version, "apache-artemis-"+Version)
-		if isHome(d) {
-			return d, nil
-		}
+	if d, ok := brokerproc.FindInBin(filepath.Join("artemis", Version, "apache-artemis-"+Version), isHome); ok {
+		return d, nil
 	}
 	return "", ErrNotInstalled
 }

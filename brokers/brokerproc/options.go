@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -158,4 +159,28 @@ func Ports(o Options, n int) ([]int, error) {
 		ports[0] = o.Port
 	}
 	return ports, nil
+}
+
+// FindInBin finds a broker fetched into the repository's bin folder (hack/kafka.sh,
+// hack/artemis.sh): rel under bin/ in the current folder or one above it, else beside the msgbench
+// source tree this was built from; ok says whether a candidate holds the broker.
+func FindInBin(rel string, ok func(dir string) bool) (string, bool) {
+	var roots []string
+	if wd, err := os.Getwd(); err == nil {
+		for d := wd; ; d = filepath.Dir(d) {
+			roots = append(roots, d)
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	if _, file, _, found := runtime.Caller(0); found {
+		roots = append(roots, filepath.Join(filepath.Dir(file), "..", ".."))
+	}
+	for _, r := range roots {
+		if d := filepath.Join(r, "bin", rel); ok(d) {
+			return d, true
+		}
+	}
+	return "", false
 }

@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -43,23 +42,8 @@ func Libs() (string, error) {
 		}
 		return "", fmt.Errorf("%s=%s holds no kafka_2.13 jar", LibsEnv, d)
 	}
-	var roots []string
-	if wd, err := os.Getwd(); err == nil {
-		for d := wd; ; d = filepath.Dir(d) {
-			roots = append(roots, d)
-			if filepath.Dir(d) == d {
-				break
-			}
-		}
-	}
-	if _, file, _, ok := runtime.Caller(0); ok {
-		roots = append(roots, filepath.Join(filepath.Dir(file), "..", ".."))
-	}
-	for _, r := range roots {
-		d := filepath.Join(r, "bin", "kafka", Version, "libs")
-		if hasKafkaJar(d) {
-			return d, nil
-		}
+	if d, ok := brokerproc.FindInBin(filepath.Join("kafka", Version, "libs"), hasKafkaJar); ok {
+		return d, nil
 	}
 	return "", ErrNotInstalled
 }
