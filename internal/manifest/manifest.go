@@ -72,6 +72,7 @@ func kindSchema(kind string) (*schema, error) {
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v1schema, internal, nil); err != nil {
 		return nil, err
 	}
+	dropKubernetesOnlyRules(internal)
 	st, err := structuralschema.NewStructural(internal)
 	if err != nil {
 		return nil, err
@@ -415,4 +416,36 @@ func validateName(name string) []string {
 		}
 	}
 	return nil
+}
+
+// KubernetesOnlyPrefix starts the message of every CEL rule that holds only on Kubernetes: what
+// Chaos Mesh cannot apply (Gilbert-Elliott loss, radio states) but the local emulator can. The
+// API server enforces those rules; msgbench run, which runs the spec locally, leaves them out.
+const KubernetesOnlyPrefix = "on Kubernetes, "
+
+// dropKubernetesOnlyRules removes the Kubernetes-only rules from the schema, at every level.
+func dropKubernetesOnlyRules(p *apiextensions.JSONSchemaProps) {
+	if p == nil {
+		return
+	}
+	kept := p.XValidations[:0]
+	for _, r := range p.XValidations {
+		if !strings.HasPrefix(r.Message, KubernetesOnlyPrefix) {
+			kept = append(kept, r)
+		}
+	}
+	p.XValidations = kept
+	for k, c := range p.Properties {
+		dropKubernetesOnlyRules(&c)
+		p.Properties[k] = c
+	}
+	if p.Items != nil {
+		dropKubernetesOnlyRules(p.Items.Schema)
+		for i := range p.Items.JSONSchemas {
+			dropKubernetesOnlyRules(&p.Items.JSONSchemas[i])
+		}
+	}
+	if p.AdditionalProperties != nil {
+		dropKubernetesOnlyRules(p.AdditionalProperties.Schema)
+	}
 }
