@@ -210,6 +210,9 @@ func TestInvalidManifestsAreRejectedNamingTheField(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.Field) {
 				t.Errorf("error does not name %s:\n%v", tc.Field, err)
 			}
+			if tc.KubernetesOnly && !strings.Contains(err.Error(), manifest.KubernetesOnlyPrefix) {
+				t.Errorf("kubernetesOnly, but the refusal is not a Kubernetes-only rule's:\n%v", err)
+			}
 			if testing.Verbose() {
 				t.Log(err)
 			}

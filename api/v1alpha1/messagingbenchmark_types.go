@@ -795,7 +795,7 @@ type CorrelationSpec struct {
 // profile, or new numbers. A step's link is spec.network's with the step's profile and fields
 // applied (steps do not build on each other); with for, the link returns to spec.network's
 // when it ends.
-// +kubebuilder:validation:XValidation:rule="!self.outage || (!has(self.profile) && !has(self.delay) && !has(self.jitter) && !has(self.lossPercent) && !has(self.duplicatePercent) && !has(self.corruptPercent) && !has(self.reorderPercent) && !has(self.bandwidth) && !has(self.gilbertElliott) && !has(self.correlation) && !has(self.up) && !has(self.down))",message="outage drops every packet both ways, so the step takes no other link field",fieldPath=".outage",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.outage) || !self.outage || (!has(self.profile) && !has(self.delay) && !has(self.jitter) && !has(self.lossPercent) && !has(self.duplicatePercent) && !has(self.corruptPercent) && !has(self.reorderPercent) && !has(self.bandwidth) && !has(self.gilbertElliott) && !has(self.correlation) && !has(self.up) && !has(self.down))",message="outage drops every packet both ways, so the step takes no other link field",fieldPath=".outage",reason="FieldValueInvalid"
 type NetworkStep struct {
 	// at is when the step begins, counted from the start of the measured window (the result
 	// timeline's t = 0), at most 24h.

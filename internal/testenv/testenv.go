@@ -109,11 +109,13 @@ func (e *Env) HasCRD(ctx context.Context, gvk schema.GroupVersionKind) bool {
 }
 
 // InvalidCase is one manifest of api/v1alpha1/testdata/invalid.yaml: it breaks one admission
-// rule, and the refusal must name Field.
+// rule, and the refusal must name Field. A KubernetesOnly case breaks a rule that only the API
+// server enforces (its message starts "on Kubernetes, "): msgbench run must accept and run it.
 type InvalidCase struct {
-	Name  string `json:"name"`
-	Field string `json:"field"`
-	Spec  string `json:"spec"`
+	Name           string `json:"name"`
+	Field          string `json:"field"`
+	Spec           string `json:"spec"`
+	KubernetesOnly bool   `json:"kubernetesOnly,omitempty"`
 }
 
 // InvalidCases reads api/v1alpha1/testdata/invalid.yaml.
