@@ -35,6 +35,7 @@ const (
 // Link is a running emulated link between a device namespace and a server namespace.
 type Link struct {
 	name           string
+	configMu       sync.Mutex // guards config, which SetConfig changes
 	config         netem.Link
 	device, server *Namespace
 	tuns           []*os.File
@@ -132,7 +133,28 @@ func Start(config netem.Link, opts Options) (_ *Link, err error) {
 func (l *Link) Name() string { return l.name }
 
 // Config is the impairment the link applies.
-func (l *Link) Config() netem.Link { return l.config }
+func (l *Link) Config() netem.Link {
+	l.configMu.Lock()
+	defer l.configMu.Unlock()
+	return l.config
+}
+
+// SetConfig changes both directions' impairment while packets flow: each direction applies c
+// from the next packet its forwarder reads on; packets already queued keep the departure time
+// the old impairment gave them, as with "tc qdisc change". An outage is Loss = netem.FractionOne
+// both ways. The MTU cannot change (the TUN devices and the packet buffers are sized for it):
+// a c with another effective MTU is refused and nothing changes. Safe for concurrent use.
+func (l *Link) SetConfig(c netem.Link) error {
+	l.configMu.Lock()
+	defer l.configMu.Unlock()
+	if c.EffectiveMTU() != l.config.EffectiveMTU() {
+		return fmt.Errorf("link %s: the MTU cannot change while the link runs (%d → %d)", l.name, l.config.EffectiveMTU(), c.EffectiveMTU())
+	}
+	l.up.setImpairment(c.Up)
+	l.down.setImpairment(c.Down)
+	l.config = c
+	return nil
+}
 
 // Device is the device side: where the load-generating clients run.
 func (l *Link) Device() *Namespace { return l.device }

@@ -31,7 +31,9 @@ const writeBatch = 64
 // nothing ahead of it is written by the reader itself, so an unimpaired link adds no hop.
 type pipe struct {
 	in, out *os.File
-	imp     netem.Impairment
+	// cfg is the impairment in force; SetConfig swaps it while packets flow and the reader
+	// loads it once per packet.
+	cfg     atomic.Pointer[netem.Impairment]
 	clock   clock
 	bufSize int
 
@@ -40,6 +42,8 @@ type pipe struct {
 	linkFree int64 // when the emulated serial link has sent everything queued so far
 	carry    int64 // serialization time not yet charged, in bit·ns per second of rate
 	lastDue  int64 // departure of the latest delayed packet: later ones never overtake it
+	imp      *netem.Impairment // the configuration the reader last loaded
+	direct   bool              // imp is zero and nothing is queued: write without the lock
 
 	mu        sync.Mutex
 	free      []*packet
@@ -71,14 +75,44 @@ func newPipe(in, out *os.File, imp netem.Impairment, mtu, maxQueued int, clk clo
 	if err != nil {
 		return nil, err
 	}
-	return &pipe{
-		in: in, out: out, imp: imp, clock: clk, bufSize: mtu,
+	p := &pipe{
+		in: in, out: out, clock: clk, bufSize: mtu,
 		rng:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		delayed:   newRing(maxQueued),
 		express:   newRing(maxQueued),
 		maxQueued: maxQueued,
 		alarm:     a,
-	}, nil
+	}
+	p.setImpairment(imp)
+	return p, nil
+}
+
+// setImpairment makes imp the impairment of the packets read from now on. Safe from any
+// goroutine: the reader picks it up with its next packet. Packets already queued keep the
+// departure time they were given.
+func (p *pipe) setImpairment(imp netem.Impairment) { p.cfg.Store(&imp) }
+
+// load returns the impairment for the packet just read, noticing a change.
+func (p *pipe) load() *netem.Impairment {
+	imp := p.cfg.Load()
+	if imp != p.imp {
+		p.imp = imp
+		p.direct = false
+	}
+	return imp
+}
+
+// passthrough reports whether the packet just read can be written at once without the lock:
+// the impairment is zero and no packet of an earlier one is still queued ahead of it. Once true
+// it stays true until the impairment changes, because only the reader queues packets.
+func (p *pipe) passthrough(imp *netem.Impairment) bool {
+	if p.direct || !imp.IsZero() {
+		return p.direct
+	}
+	p.mu.Lock()
+	p.direct = p.delayed.len() == 0 && p.express.len() == 0 && !p.writing
+	p.mu.Unlock()
+	return p.direct
 }
 
 // hit draws an event of probability f, exactly f/10⁹.
@@ -111,7 +145,6 @@ func (p *pipe) put(pkt *packet) {
 
 // readLoop runs until the TUN device is closed.
 func (p *pipe) readLoop() {
-	passthrough := p.imp.IsZero()
 	cur := p.get()
 	for {
 		n, err := p.in.Read(cur.buf)
@@ -124,31 +157,32 @@ func (p *pipe) readLoop() {
 		cur.n = n
 		p.stats.packets.Add(1)
 		p.stats.bytes.Add(uint64(n))
-		if passthrough {
+		imp := p.load()
+		if p.passthrough(imp) {
 			p.write(cur)
 			continue
 		}
 		now := p.clock.now()
-		if p.hit(p.imp.Loss) {
+		if p.hit(imp.Loss) {
 			p.stats.lost.Add(1)
 			continue
 		}
 		var dup *packet
-		if p.hit(p.imp.Duplicate) {
+		if p.hit(imp.Duplicate) {
 			// netem queues an unaltered copy that gets its own delay.
 			dup = p.get()
 			dup.n = copy(dup.buf, cur.buf[:n])
 			p.stats.duplicated.Add(1)
 		}
-		if p.hit(p.imp.Corrupt) {
+		if p.hit(imp.Corrupt) {
 			bit := p.rng.IntN(n * 8)
 			cur.buf[bit/8] ^= 1 << (bit % 8)
 			p.stats.corrupted.Add(1)
 		}
-		if p.schedule(cur, now) {
+		if p.schedule(cur, imp, now) {
 			cur = p.get()
 		}
-		if dup != nil && !p.schedule(dup, now) {
+		if dup != nil && !p.schedule(dup, imp, now) {
 			p.put(dup)
 		}
 	}
@@ -159,7 +193,7 @@ func (p *pipe) readLoop() {
 // its jitter, never before the delayed packet ahead of it; a reordered packet skips the delay. It
 // writes a packet due at once with nothing ahead of it, and queues the others unless the queue is
 // full. It reports whether it kept pkt.
-func (p *pipe) schedule(pkt *packet, now int64) bool {
+func (p *pipe) schedule(pkt *packet, imp *netem.Impairment, now int64) bool {
 	p.mu.Lock()
 	if p.delayed.len()+p.express.len() >= p.maxQueued {
 		p.mu.Unlock()
@@ -167,19 +201,19 @@ func (p *pipe) schedule(pkt *packet, now int64) bool {
 		return false
 	}
 	due := now
-	if rate := p.imp.RateBitsPerSecond; rate > 0 {
+	if rate := imp.RateBitsPerSecond; rate > 0 {
 		cost := int64(pkt.n)*8*int64(time.Second) + p.carry
 		p.linkFree = max(now, p.linkFree) + cost/rate
 		p.carry = cost % rate
 		due = p.linkFree
 	}
-	express := p.hit(p.imp.Reorder)
+	express := p.hit(imp.Reorder)
 	if express {
 		p.stats.reordered.Add(1)
 	} else {
-		d := int64(p.imp.Delay)
-		if p.imp.Jitter > 0 {
-			d += int64(p.rng.NormFloat64() * float64(p.imp.Jitter))
+		d := int64(imp.Delay)
+		if imp.Jitter > 0 {
+			d += int64(p.rng.NormFloat64() * float64(imp.Jitter))
 		}
 		due = max(due+max(d, 0), p.lastDue)
 		p.lastDue = due

@@ -34,6 +34,9 @@ func (*Link) Name() string { return "" }
 // Config is the zero link.
 func (*Link) Config() netem.Link { return netem.Link{} }
 
+// SetConfig fails: there is no link.
+func (*Link) SetConfig(netem.Link) error { return errUnsupported }
+
 // Device is nil.
 func (*Link) Device() *Namespace { return nil }
 
