@@ -39,9 +39,9 @@ type pipe struct {
 
 	// Reader goroutine only.
 	rng      *rand.Rand
-	linkFree int64 // when the emulated serial link has sent everything queued so far
-	carry    int64 // serialization time not yet charged, in bit·ns per second of rate
-	lastDue  int64 // departure of the latest delayed packet: later ones never overtake it
+	linkFree int64             // when the emulated serial link has sent everything queued so far
+	carry    int64             // serialization time not yet charged, in bit·ns per second of rate
+	lastDue  int64             // departure of the latest delayed packet: later ones never overtake it
 	imp      *netem.Impairment // the configuration the reader last loaded
 	direct   bool              // imp is zero and nothing is queued: write without the lock
 
