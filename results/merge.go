@@ -176,6 +176,9 @@ func Merge(parts []*Result) (*Result, error) {
 		m.OutOfOrder = Int64(ooo)
 	}
 	m.Message = strings.Join(messages, "; ")
+	if marks := mergeNetworkTimelines(parts); marks != nil {
+		m.SetNetworkTimeline(marks)
+	}
 	idx := make([]int, 0, len(timeline))
 	for j := range timeline {
 		idx = append(idx, j)
@@ -190,6 +193,26 @@ func Merge(parts []*Result) (*Result, error) {
 	}
 	Judge(m).Apply(m)
 	return m, nil
+}
+
+// mergeNetworkTimelines joins the parts' network.timeline: one mark per step (by planned time
+// and description), at the latest time any part saw it take effect — a step has taken effect
+// for the run once it has for every part. Nil when no part has one.
+func mergeNetworkTimelines(parts []*Result) []NetworkStepMark {
+	var out []NetworkStepMark
+	seen := map[string]int{}
+	for _, p := range parts {
+		for _, mk := range p.NetworkTimeline() {
+			key := fmt.Sprintf("%g|%s", mk.Planned, mk.Description)
+			if i, ok := seen[key]; ok {
+				out[i].At = max(out[i].At, mk.At)
+				continue
+			}
+			seen[key] = len(out)
+			out = append(out, mk)
+		}
+	}
+	return out
 }
 
 func mergeWire(dst, src *Wire) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -78,13 +79,65 @@ type Result struct {
 	Wire       Wire       `json:"wire"`
 	Resources  Resources  `json:"resources"`
 	// Network is the link as applied (profile and per-direction parameters), nil without
-	// emulation.
+	// emulation; with spec.network.timeline its "timeline" holds the steps as they took effect
+	// (NetworkStepMark, SetNetworkTimeline).
 	Network  any             `json:"network,omitempty"`
 	Timeline []TimelinePoint `json:"timeline"`
 	Workers  []WorkerSummary `json:"workers"`
 	// Histograms holds each latency figure's HdrHistogram (microseconds), base64 of the
 	// compressed V2 encoding, keyed like Latency's fields; merging them is exact.
 	Histograms map[string]string `json:"histograms"`
+}
+
+// NetworkStepMark is one step of spec.network.timeline as it took effect: the result's
+// network.timeline.
+type NetworkStepMark struct {
+	// At is when the step took effect, in seconds since the measured window began (the
+	// timeline's t = 0); Planned is when spec.network.timeline asked for it.
+	At      float64 `json:"at"`
+	Planned float64 `json:"planned"`
+	// Step is the index in spec.network.timeline; absent for the return to spec.network's link
+	// when a step's for ended.
+	Step *int `json:"step,omitempty"`
+	// Description says what the step did: "outage", "profile lte, delay 300ms", "end of
+	// timeline[0]: back to spec.network".
+	Description string `json:"description"`
+}
+
+// SetNetworkTimeline records the steps as they took effect under the result's network (which
+// it creates when the run's base link was unimpaired), sorted by planned time.
+func (r *Result) SetNetworkTimeline(marks []NetworkStepMark) {
+	n := map[string]any{}
+	if old, ok := r.Network.(map[string]any); ok {
+		for k, v := range old { // a copy: the workers' results may share the map
+			n[k] = v
+		}
+	}
+	marks = append([]NetworkStepMark(nil), marks...)
+	sort.SliceStable(marks, func(a, b int) bool { return marks[a].Planned < marks[b].Planned })
+	n["timeline"] = marks
+	r.Network = n
+}
+
+// NetworkTimeline returns network.timeline (nil without one), also from a result read back
+// from JSON.
+func (r *Result) NetworkTimeline() []NetworkStepMark {
+	n, ok := r.Network.(map[string]any)
+	if !ok || n["timeline"] == nil {
+		return nil
+	}
+	if marks, ok := n["timeline"].([]NetworkStepMark); ok {
+		return marks
+	}
+	data, err := json.Marshal(n["timeline"])
+	if err != nil {
+		return nil
+	}
+	var marks []NetworkStepMark
+	if json.Unmarshal(data, &marks) != nil {
+		return nil
+	}
+	return marks
 }
 
 // Caveat is one condition that bends part of a measurement.
