@@ -194,25 +194,48 @@ func Protocols() []string {
 
 // TLSReporter is implemented by drivers whose connections run over TLS (MQTTS, HTTPS, HTTP/3,
 // QUIC, Kafka over TLS): the state of a handshake as negotiated, so that the result records
-// the TLS version and key-exchange group really used. Nil before any handshake and without TLS.
+// the TLS version, key-exchange group and cipher suite really used (nil before any handshake and
+// without TLS), and the counts of handshakes, resumed ones and 0-RTT ones.
 type TLSReporter interface {
 	TLSState() *tls.ConnectionState
+	TLSStats() TLSStats
 }
 
-// TLSSeen keeps the first handshake a driver saw; embed it to implement TLSReporter.
+// TLSStats counts a driver's TLS handshakes (QUIC's included) over the whole run.
+type TLSStats struct {
+	// Handshakes completed; Resumed of them resumed an earlier session (a ticket); ZeroRTT of
+	// them carried application data in 0-RTT that the server accepted.
+	Handshakes, Resumed, ZeroRTT int64
+}
+
+// TLSSeen keeps the first handshake a driver saw and counts them all; embed it to implement
+// TLSReporter, and call Note once per completed handshake.
 type TLSSeen struct {
-	p atomic.Pointer[tls.ConnectionState]
+	p                            atomic.Pointer[tls.ConnectionState]
+	handshakes, resumed, zeroRTT atomic.Int64
 }
 
-// Note records cs unless a handshake was already recorded.
+// Note counts a completed handshake and records cs unless a handshake was already recorded.
 func (t *TLSSeen) Note(cs tls.ConnectionState) {
+	t.handshakes.Add(1)
+	if cs.DidResume {
+		t.resumed.Add(1)
+	}
 	if t.p.Load() == nil {
 		t.p.CompareAndSwap(nil, &cs)
 	}
 }
 
+// NoteZeroRTT counts a connection whose 0-RTT data the server accepted (call Note for it too).
+func (t *TLSSeen) NoteZeroRTT() { t.zeroRTT.Add(1) }
+
 // TLSState implements TLSReporter.
 func (t *TLSSeen) TLSState() *tls.ConnectionState { return t.p.Load() }
+
+// TLSStats implements TLSReporter.
+func (t *TLSSeen) TLSStats() TLSStats {
+	return TLSStats{Handshakes: t.handshakes.Load(), Resumed: t.resumed.Load(), ZeroRTT: t.zeroRTT.Load()}
+}
 
 // Gate guards handler calls made from goroutines a session does not own (a client library's
 // callbacks, sender goroutines), so that Close can keep its promise that no handler call follows

@@ -24,15 +24,17 @@ func init() {
 	})
 }
 
-// Transport opens the byte stream one MQTT session runs on. The returned counters report the
-// bytes below any encryption (and segments or datagrams when the transport knows them).
-type Transport func(ctx context.Context) (net.Conn, func() wire.Counters, error)
+// Transport opens the byte stream client c's MQTT session runs on (c's own TLS configuration:
+// drivers.ClientTLS). The returned counters report the bytes below any encryption (and segments
+// or datagrams when the transport knows them).
+type Transport func(ctx context.Context, c drivers.Client) (net.Conn, func() wire.Counters, error)
 
-// TCPTransport dials cfg.Address over TCP, with TLS on top when cfg.TLS is set; bytes are
-// counted below TLS.
+// TCPTransport dials cfg.Address over TCP, with TLS on top when cfg.TLS is set (each client its
+// own session cache with resumption); bytes are counted below TLS.
 func TCPTransport(cfg drivers.Config) Transport {
 	dial := cfg.Dialer()
-	return func(ctx context.Context) (net.Conn, func() wire.Counters, error) {
+	clientTLS := drivers.NewClientTLS(cfg.TLS, cfg)
+	return func(ctx context.Context, c drivers.Client) (net.Conn, func() wire.Counters, error) {
 		raw, err := dial(ctx, "tcp", cfg.Address)
 		if err != nil {
 			return nil, nil, err
@@ -41,7 +43,7 @@ func TCPTransport(cfg drivers.Config) Transport {
 		if cfg.TLS == nil {
 			return counted, counted.Counters, nil
 		}
-		tc := tls.Client(counted, cfg.TLS)
+		tc := tls.Client(counted, clientTLS.For(c.ID))
 		if err := tc.HandshakeContext(ctx); err != nil {
 			_ = raw.Close()
 			return nil, nil, fmt.Errorf("TLS handshake with %s: %w", cfg.Address, err)
@@ -82,7 +84,7 @@ type session struct {
 }
 
 func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handler) (drivers.Session, error) {
-	nc, counters, err := d.transport(ctx)
+	nc, counters, err := d.transport(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +116,9 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 	}
 	if tc, ok := nc.(interface{ ConnectionState() tls.ConnectionState }); ok { // *tls.Conn, a QUIC stream
 		d.Note(tc.ConnectionState())
+	}
+	if q, ok := nc.(interface{ Used0RTT() bool }); ok && q.Used0RTT() { // CONNACK came: the handshake is done
+		d.NoteZeroRTT()
 	}
 	cs := counters()
 	return &session{conn: conn, counters: counters, connectBytes: cs.BytesSent + cs.BytesReceived, topic: c.Topic, qos: d.qos}, nil

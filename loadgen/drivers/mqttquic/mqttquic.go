@@ -25,16 +25,16 @@ const ALPN = "mqtt"
 
 func init() {
 	drivers.Register(string(v1alpha1.ProtocolMQTTQUIC), func(cfg drivers.Config) (drivers.Driver, error) {
-		return New(cfg, Options{})
+		return New(cfg, Options{ZeroRTT: cfg.Spec.QUIC != nil && cfg.Spec.QUIC.ZeroRTT})
 	})
 }
 
 // Options tune the QUIC transport beyond the spec.
 type Options struct {
-	// ZeroRTT resumes TLS sessions and sends CONNECT in 0-RTT packets when the driver holds a
-	// session ticket for the server (from an earlier connection of the same driver): connect
-	// then takes one round trip instead of two. The first connection always takes the full
-	// handshake.
+	// ZeroRTT (spec.quic.zeroRTT) resumes TLS sessions and sends CONNECT in 0-RTT packets when
+	// the client holds a session ticket for the server (from its own earlier connection: each
+	// client has its own session cache): connect then takes one round trip instead of two. A
+	// client's first connection always takes the full handshake.
 	ZeroRTT bool
 }
 
@@ -44,8 +44,9 @@ func New(cfg drivers.Config, o Options) (drivers.Driver, error) {
 }
 
 // TLSConfig is the client TLS configuration of MQTT over QUIC derived from base (cfg.TLS; nil
-// trusts the system roots): TLS 1.3, ALPN "mqtt", and a session cache for 0-RTT.
-func TLSConfig(base *tls.Config, address string, zeroRTT bool) *tls.Config {
+// trusts the system roots): TLS 1.3 and ALPN "mqtt". Sessions are cached per client
+// (drivers.ClientTLS) for resumption and 0-RTT.
+func TLSConfig(base *tls.Config, address string) *tls.Config {
 	var c *tls.Config
 	if base != nil {
 		c = base.Clone()
@@ -58,9 +59,6 @@ func TLSConfig(base *tls.Config, address string, zeroRTT bool) *tls.Config {
 		if host, _, err := net.SplitHostPort(address); err == nil {
 			c.ServerName = host
 		}
-	}
-	if zeroRTT && c.ClientSessionCache == nil {
-		c.ClientSessionCache = tls.NewLRUClientSessionCache(64)
 	}
 	return c
 }
@@ -78,11 +76,16 @@ func QUICConfig(spec *v1alpha1.MessagingBenchmarkSpec) *quic.Config {
 // Transport is the MQTT driver transport of mqtt-quic: a QUIC connection per session and its
 // first bidirectional stream.
 func Transport(cfg drivers.Config, o Options) mqtt.Transport {
-	tlsConf := TLSConfig(cfg.TLS, cfg.Address, o.ZeroRTT)
+	if o.ZeroRTT && (cfg.Spec.QUIC == nil || !cfg.Spec.QUIC.ZeroRTT) {
+		spec := *cfg.Spec // Options.ZeroRTT without the spec's: still one session cache per client
+		spec.QUIC = &v1alpha1.QUICSpec{ZeroRTT: true}
+		cfg.Spec = &spec
+	}
+	clientTLS := drivers.NewClientTLS(TLSConfig(cfg.TLS, cfg.Address), cfg)
 	qconf := QUICConfig(cfg.Spec)
 	dial := cfg.Dialer()
-	return func(ctx context.Context) (net.Conn, func() wire.Counters, error) {
-		c, err := quicconn.Dial(ctx, dial, cfg.Address, tlsConf, qconf, o.ZeroRTT)
+	return func(ctx context.Context, client drivers.Client) (net.Conn, func() wire.Counters, error) {
+		c, err := quicconn.Dial(ctx, dial, cfg.Address, clientTLS.For(client.ID), qconf, o.ZeroRTT)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -92,8 +92,9 @@ func TestDeliveryByQoS(t *testing.T) {
 	}
 }
 
-// TestZeroRTT: the second connection of a driver resumes with a session ticket and its CONNECT
-// rides in 0-RTT packets; the gateway accepts it and the session works.
+// TestZeroRTT: a client's second connection resumes with its session ticket and its CONNECT
+// rides in 0-RTT packets; the gateway accepts it and the session works. Another client (another
+// device) has no ticket of its own: its first connection takes the full handshake.
 func TestZeroRTT(t *testing.T) {
 	addr, bundle := setup(t)
 	tlsConf, err := certs.ClientTLS(bundle.CACert, "127.0.0.1", "1.3")
@@ -103,8 +104,12 @@ func TestZeroRTT(t *testing.T) {
 	tr := mqttquic.Transport(drivers.Config{Spec: spec(1), Address: addr, TLS: tlsConf}, mqttquic.Options{ZeroRTT: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	for i, want := range []bool{false, true} {
-		nc, _, err := tr(ctx)
+	for i, step := range []struct {
+		client string
+		want   bool
+	}{{"z", false}, {"z", true}, {"y", false}} {
+		want := step.want
+		nc, _, err := tr(ctx, drivers.Client{ID: step.client})
 		if err != nil {
 			t.Fatal(err)
 		}
