@@ -197,4 +197,6 @@ func Resumption(spec *v1alpha1.MessagingBenchmarkSpec) bool {
 }
 
 // ZeroRTT reports spec.quic.zeroRTT.
-func ZeroRTT(spec *v1alpha1.MessagingBenchmarkSpec) bool { return spec.QUIC != nil && spec.QUIC.ZeroRTT }
+func ZeroRTT(spec *v1alpha1.MessagingBenchmarkSpec) bool {
+	return spec.QUIC != nil && spec.QUIC.ZeroRTT
+}
