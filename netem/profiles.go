@@ -15,9 +15,15 @@ type Profile struct {
 	Link Link
 	// Source says where each number comes from and which are choices, for docs and reviews.
 	Source string
+	// Radio holds the cellular presets' radio states, applied only when spec.network.radio is
+	// set (docs/network-profiles.md#radio-states); nil for the other presets.
+	Radio *Radio
+	// RadioSource says where the radio numbers come from and which are choices.
+	RadioSource string
 }
 
 const (
+	sec  = time.Second
 	ms   = time.Millisecond
 	kbit = 1_000
 	mbit = 1_000_000
@@ -48,6 +54,12 @@ var profiles = []Profile{
 			MTU:  296,
 		},
 		Source: "NB-IoT emulation setup of a CoAP/MQTT thesis (Table 4): 200 ms up / 400 ms down one-way (+10–20 ms random), 60 kbit up / 30 kbit down, MTU 296 B; Cat-NB1 peak rates are 62.5 kbit up / 26 kbit down (3GPP Rel-13). Jitter 15 ms is a choice within the 10–20 ms random part. Loss 0 (the H3-vs-MQTT-over-QUIC paper's throughput run used 2 %).",
+		// The operator sets the inactivity timer (the device cannot); 20 s is a choice. The
+		// paging cycle is NB-IoT's rf256 of the 1.28–10.24 s that TS 36.331 allows
+		// (PCCH-Config-NB), a choice; eDRX goes 20.48–10485.76 s (TS 24.008 10.5.5.32). Connection
+		// setup of 1 s (random access and RRC setup with NB-IoT's repetitions) is a choice.
+		Radio:       &Radio{InactivityTimer: 20 * sec, PromotionDelay: 1 * sec, PagingCycle: 2560 * ms},
+		RadioSource: "Inactivity timer 20 s is a choice (operator-set). Paging cycle 2.56 s is a choice: rf256 of NB-IoT's 1.28–10.24 s default paging cycles (TS 36.331 PCCH-Config-NB); eDRX allows 20.48–10485.76 s (TS 24.008 §10.5.5.32). Promotion 1 s is a choice (random access + RRC setup with repetitions).",
 	},
 	{
 		// LTE Cat-M1 spec rates, 1 Mbit each way. The spec's 10–15 ms latency is rarely seen in
@@ -55,6 +67,11 @@ var profiles = []Profile{
 		Name:   "lte-m",
 		Link:   symmetric(50*ms, 10*ms, 0, 1*mbit),
 		Source: "LTE Cat-M1 spec rates, 1 Mbit up and down. Delay 50 ms one-way is a choice (the spec's 10–15 ms is rarely seen); jitter 10 ms is a choice. Loss 0.",
+		// Inactivity 10 s and promotion 500 ms (LTE's 260 ms measured by Huang et al., with
+		// LTE-M's repetitions on top) are choices; 2.56 s is rf256, the longest of LTE's default
+		// paging cycles (TS 36.331 PCCH-Config: 0.32–2.56 s), a choice; eDRX goes 5.12–2621.44 s.
+		Radio:       &Radio{InactivityTimer: 10 * sec, PromotionDelay: 500 * ms, PagingCycle: 2560 * ms},
+		RadioSource: "Inactivity timer 10 s and promotion 500 ms are choices (LTE's measured 260 ms plus LTE-M's repetitions). Paging cycle 2.56 s is a choice: rf256, the longest LTE default paging cycle (TS 36.331 PCCH-Config, 0.32–2.56 s); eDRX allows 5.12–2621.44 s (TS 24.008 §10.5.5.32).",
 	},
 	{
 		// 5G SA vs LTE study (studies.md #4), Raspberry Pi on LTE, Tables 4–6: ping average
@@ -66,6 +83,11 @@ var profiles = []Profile{
 			Down: Impairment{Delay: 23 * ms, Jitter: 15 * ms, RateBitsPerSecond: 43 * mbit},
 		},
 		Source: "5G SA vs LTE study (studies.md #4), Raspberry Pi on LTE, Tables 4–6: ping avg 46.4 ms (23 ms one-way), mdev 30.6 ms (15 ms jitter), 0 of 50 pings lost, 15 Mbit up / 43 Mbit down (iperf3 sender 12.1 Mbit).",
+		// Huang et al., "A Close Examination of Performance and Power Characteristics of 4G LTE
+		// Networks", MobiSys 2012: promotion (RRC_IDLE → RRC_CONNECTED) about 260 ms, tail
+		// (inactivity) timer about 11.6 s, paging cycle 1.28 s in a commercial LTE network.
+		Radio:       &Radio{InactivityTimer: 11600 * ms, PromotionDelay: 260 * ms, PagingCycle: 1280 * ms},
+		RadioSource: "Huang et al., MobiSys 2012 (commercial LTE, 4GTest): promotion ≈ 260 ms, tail (inactivity) timer ≈ 11.6 s, idle paging cycle 1.28 s.",
 	},
 	{
 		// Same study on 5G standalone: ping average 56.4 ms (28 ms one-way), mdev 8.0 ms (jitter
@@ -76,6 +98,11 @@ var profiles = []Profile{
 			Down: Impairment{Delay: 28 * ms, Jitter: 4 * ms, RateBitsPerSecond: 98 * mbit},
 		},
 		Source: "5G SA vs LTE study (studies.md #4), 5G SA, Tables 4–6: ping avg 56.4 ms (28 ms one-way), mdev 8.0 ms (4 ms jitter), no loss, 88 Mbit up / 98 Mbit down (iperf3 89.3 Mbit).",
+		// Promotion 20 ms is IMT-2020's control-plane latency requirement (ITU-R M.2410-0), a
+		// bound rather than a measurement; inactivity 10 s and the paging cycle 1.28 s (rf128 of
+		// TS 38.331 PCCH-Config's 0.32–2.56 s) are choices.
+		Radio:       &Radio{InactivityTimer: 10 * sec, PromotionDelay: 20 * ms, PagingCycle: 1280 * ms},
+		RadioSource: "Promotion 20 ms: IMT-2020's control-plane latency requirement (ITU-R M.2410-0), a bound, not a measurement. Inactivity timer 10 s is a choice; paging cycle 1.28 s is a choice (rf128 of TS 38.331 PCCH-Config, 0.32–2.56 s).",
 	},
 	{
 		// 3GPP SA4 contribution S4-260113 (Qualcomm), urban profile: 20 ms RTT, 0.1 % loss,
