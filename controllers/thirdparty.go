@@ -31,7 +31,7 @@ func (r *Reconciler) installed(gvk schema.GroupVersionKind) (bool, error) {
 // network applies spec.network through Chaos Mesh.
 func (r *Reconciler) network(ctx context.Context, st *run) (bool, error) {
 	mb := st.mb
-	if mb.Spec.Network.Profile == "" || mb.Spec.Network.Profile == v1alpha1.ProfileNone {
+	if !mb.Spec.Impaired() {
 		r.setCondition(st, v1alpha1.ConditionNetworkImpaired, metav1.ConditionFalse, "NotRequested", "spec.network.profile is none")
 		return true, nil
 	}

@@ -83,6 +83,9 @@ func Check(spec *v1alpha1.MessagingBenchmarkSpec, o Options) error {
 		if _, err := netem.Resolve(spec.Network); err != nil {
 			return fmt.Errorf("spec.network: %w", err)
 		}
+		if err := checkTimeline(spec); err != nil {
+			return err
+		}
 		if err := emulator.CheckPrivileges(); err != nil {
 			return fmt.Errorf("spec.network: %w", err)
 		}

@@ -19,6 +19,10 @@ func (r *runner) startLink() error {
 	if err != nil {
 		return fmt.Errorf("spec.network: %w", err)
 	}
+	steps, err := netem.ResolveTimeline(r.spec.Network)
+	if err != nil {
+		return err
+	}
 	if err := emulator.CheckPrivileges(); err != nil {
 		return err
 	}
@@ -53,11 +57,24 @@ func (r *runner) startLink() error {
 		serverDial: server.DialContext,
 		link:       netem.Describe(r.spec.Network.Profile, link, "msgbench user-space link "+l.Name()),
 		caveats: func(res *results.Result) []results.Caveat {
-			return linkCaveats(l.Stats(), link, res)
+			return linkCaveats(l.Stats(), lossiest(link, steps), res)
 		},
+		timeline: steps,
+		setLink:  l.SetConfig,
 	}
 	r.logf("network: %s, clients in %s, servers in %s at %s", r.spec.Network.Profile, device.Name(), server.Name(), r.net.serverHost)
 	return nil
+}
+
+// lossiest is the base link, with the loss and corruption of the timeline's lossiest step when
+// that loses more: a run whose link lost packets at some point expects retransmits.
+func lossiest(base netem.Link, steps []netem.Step) netem.Link {
+	l := base
+	for _, s := range steps {
+		l.Up.Loss, l.Down.Loss = max(l.Up.Loss, s.Link.Up.Loss), max(l.Down.Loss, s.Link.Down.Loss)
+		l.Up.Corrupt, l.Down.Corrupt = max(l.Up.Corrupt, s.Link.Up.Corrupt), max(l.Down.Corrupt, s.Link.Down.Corrupt)
+	}
+	return l
 }
 
 // linkCaveats are what the emulated link's counters say about a run: the emulator running late

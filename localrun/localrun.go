@@ -180,13 +180,18 @@ func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
 			}
 		}(i)
 	}
+	marks, stopTimeline := r.startTimeline(ctx, start)
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	timelineErr := stopTimeline()
+	if err := errors.Join(append(errs, timelineErr)...); err != nil {
 		return nil, err
 	}
 	merged, err := results.Merge(parts)
 	if err != nil {
 		return nil, err
+	}
+	if len(r.net.timeline) > 0 {
+		merged.SetNetworkTimeline(*marks)
 	}
 	// In-process workers share one process: its CPU was counted by each of them.
 	merged.Resources.LoadgenCPUSeconds = parts[0].Resources.LoadgenCPUSeconds

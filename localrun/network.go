@@ -6,6 +6,7 @@ import (
 	"os/exec"
 
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/netem"
 	"github.com/msgbench/msgbench/results"
 )
 
@@ -27,6 +28,9 @@ type network struct {
 	link any
 	// caveats says what of the path bent the run's figures (nil: loopback).
 	caveats func(res *results.Result) []results.Caveat
+	// timeline holds spec.network.timeline's steps, which setLink applies while the run measures.
+	timeline []netem.Step
+	setLink  func(netem.Link) error
 }
 
 // pathCaveats are the conditions of the path between clients and servers that bend a run's

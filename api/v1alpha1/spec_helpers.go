@@ -69,9 +69,10 @@ func (s *MessagingBenchmarkSpec) ClientTLSVersion() string {
 	return string(s.TLS.Version)
 }
 
-// Impaired reports whether spec.network asks for an emulated link.
+// Impaired reports whether spec.network asks for an emulated link: a profile other than none,
+// or a timeline, whose steps may impair a link that starts unimpaired.
 func (s *MessagingBenchmarkSpec) Impaired() bool {
-	return s.Network.Profile != "" && s.Network.Profile != ProfileNone
+	return (s.Network.Profile != "" && s.Network.Profile != ProfileNone) || len(s.Network.Timeline) > 0
 }
 
 // The fields below are pointers because their CRD default is not Go's zero value while the zero
@@ -88,6 +89,17 @@ func (m *MQTTSpec) KeepAliveSecondsOrDefault() int32 {
 		return DefaultKeepAliveSeconds
 	}
 	return *m.KeepAliveSeconds
+}
+
+// WebSocket reports whether MQTT runs over WebSocket (spec.mqtt.transport websocket).
+func (m *MQTTSpec) WebSocket() bool { return m.Transport == TransportWebSocket }
+
+// WebSocketPathOrDefault is spec.mqtt.webSocketPath; unset means /mqtt.
+func (m *MQTTSpec) WebSocketPathOrDefault() string {
+	if m.WebSocketPath == "" {
+		return "/mqtt"
+	}
+	return m.WebSocketPath
 }
 
 // MaxRetriesOrDefault is spec.mqttsn.maxRetries; unset means 5.
