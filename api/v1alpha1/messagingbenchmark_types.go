@@ -1043,9 +1043,35 @@ type MessagingBenchmarkStatus struct {
 	// +optional
 	ResultsURL string `json:"resultsURL,omitempty"`
 
+	// networkTimeline records each step of spec.network.timeline the operator applied, and
+	// when; the result's network.timeline is made from it.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	NetworkTimeline []NetworkStepStatus `json:"networkTimeline,omitempty"`
+
 	// message explains the phase in words a user can act on, above all when it is Failed.
 	// +optional
 	Message string `json:"message,omitempty"`
+}
+
+// NetworkStepStatus is one step of spec.network.timeline as the operator applied it.
+type NetworkStepStatus struct {
+	// at is when the step was planned, counted from the start of the measured window.
+	At metav1.Duration `json:"at"`
+
+	// step is the step's index in spec.network.timeline; absent for the return to
+	// spec.network's link when a step's for ended.
+	// +optional
+	Step *int32 `json:"step,omitempty"`
+
+	// description says what the step does: "outage", "profile lte, delay 300ms".
+	// +kubebuilder:validation:MaxLength=1024
+	Description string `json:"description"`
+
+	// appliedTime is when the operator had created the step's NetworkChaos objects (Chaos Mesh
+	// injects them right after), in microseconds.
+	AppliedTime metav1.MicroTime `json:"appliedTime"`
 }
 
 // WorkerCounts counts load-generator workers by state.
