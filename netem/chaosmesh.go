@@ -52,6 +52,22 @@ func NetworkChaos(mb *v1alpha1.MessagingBenchmark) ([]*unstructured.Unstructured
 		}
 	}
 
+	// Chaos Mesh has no field for netem's gemodel (the API server refuses it by a CEL rule too;
+	// this catches a manifest that reached the operator some other way).
+	for _, d := range []struct {
+		imp  Impairment
+		spec *v1alpha1.LinkSpec
+		path string
+	}{{link.Up, mb.Spec.Network.Up, "spec.network.up"}, {link.Down, mb.Spec.Network.Down, "spec.network.down"}} {
+		if d.imp.GilbertElliott.Enabled() {
+			path := "spec.network"
+			if d.spec != nil && d.spec.GilbertElliott != nil {
+				path = d.path
+			}
+			return nil, fmt.Errorf("%s.gilbertElliott: Chaos Mesh's NetworkChaos has no Gilbert-Elliott loss (tc netem's gemodel); use lossPercent with correlation on Kubernetes, or run the manifest with msgbench run", path)
+		}
+	}
+
 	var objs []*unstructured.Unstructured
 	if !link.Up.IsZero() {
 		objs = append(objs, networkChaos(mb, "up", link.Up, workerSelector(mb), serverSelector(mb), external))
@@ -62,27 +78,30 @@ func NetworkChaos(mb *v1alpha1.MessagingBenchmark) ([]*unstructured.Unstructured
 	return objs, nil
 }
 
-// netemSpec is the spec of one netem action: every parameter in one qdisc. Correlations are set
-// to "0" explicitly because only Chaos Mesh's defaulting webhook would otherwise fill them in.
+// netemSpec is the spec of one netem action: every parameter in one qdisc, each with its
+// correlation. Correlations are always set ("0" when none) because only Chaos Mesh's defaulting
+// webhook would otherwise fill them in. A correlation whose impairment is zero has no block to
+// go in, and does nothing in netem either.
 func netemSpec(imp Impairment) map[string]any {
 	spec := map[string]any{"action": "netem", "mode": "all", "direction": "to"}
+	cor := imp.Correlation
 	if imp.Delay > 0 || imp.Jitter > 0 {
-		delay := map[string]any{"latency": FormatDuration(imp.Delay), "correlation": "0"}
+		delay := map[string]any{"latency": FormatDuration(imp.Delay), "correlation": cor.Delay.Percent()}
 		if imp.Jitter > 0 {
 			delay["jitter"] = FormatDuration(imp.Jitter)
 		}
 		if imp.Reorder > 0 {
 			// gap 1: each packet, with probability reorder, goes out at once (tc's default gap).
-			delay["reorder"] = map[string]any{"reorder": imp.Reorder.Percent(), "correlation": "0", "gap": int64(1)}
+			delay["reorder"] = map[string]any{"reorder": imp.Reorder.Percent(), "correlation": cor.Reorder.Percent(), "gap": int64(1)}
 		}
 		spec["delay"] = delay
 	}
 	for _, f := range []struct {
-		key string
-		val Fraction
-	}{{"loss", imp.Loss}, {"duplicate", imp.Duplicate}, {"corrupt", imp.Corrupt}} {
+		key      string
+		val, cor Fraction
+	}{{"loss", imp.Loss, cor.Loss}, {"duplicate", imp.Duplicate, cor.Duplicate}, {"corrupt", imp.Corrupt, cor.Corrupt}} {
 		if f.val > 0 {
-			spec[f.key] = map[string]any{f.key: f.val.Percent(), "correlation": "0"}
+			spec[f.key] = map[string]any{f.key: f.val.Percent(), "correlation": f.cor.Percent()}
 		}
 	}
 	if imp.RateBitsPerSecond > 0 {

@@ -69,10 +69,10 @@ func TestNetworkChaosOnAPIServer(t *testing.T) {
 				}
 			}
 		}
-		// 11 samples and 5 synthetic benchmarks with impairment; the uplink-only and
-		// external-broker ones have one object, every other two.
-		if created != 30 {
-			t.Errorf("created %d NetworkChaos objects, want 30", created)
+		// 11 samples and 6 synthetic benchmarks with impairment (one with every correlation);
+		// the uplink-only and external-broker ones have one object, every other two.
+		if created != 32 {
+			t.Errorf("created %d NetworkChaos objects, want 32", created)
 		}
 	})
 

@@ -58,6 +58,19 @@ func syntheticBenchmarks() map[string]*v1alpha1.MessagingBenchmark {
 				CorruptPercent: str("0.01"), ReorderPercent: str("25"), Bandwidth: str("1.5mbit"),
 			},
 		}),
+		// Every correlation, one of them overridden for the uplink.
+		"synthetic-correlated": mk("correlated", v1alpha1.ProtocolMQTT, v1alpha1.BrokerSpec{}, v1alpha1.NetworkSpec{
+			Profile: "custom",
+			LinkSpec: v1alpha1.LinkSpec{
+				Delay: dur(20 * ms), Jitter: dur(5 * ms), LossPercent: str("1"), DuplicatePercent: str("0.5"),
+				CorruptPercent: str("0.1"), ReorderPercent: str("10"),
+				Correlation: &v1alpha1.CorrelationSpec{
+					DelayPercent: str("25"), LossPercent: str("50"), DuplicatePercent: str("10"),
+					CorruptPercent: str("5.5"), ReorderPercent: str("75"),
+				},
+			},
+			Up: &v1alpha1.LinkSpec{Correlation: &v1alpha1.CorrelationSpec{LossPercent: str("0.0000001")}},
+		}),
 		"synthetic-uplink-only": mk("uplink-only", v1alpha1.ProtocolMQTTSN, v1alpha1.BrokerSpec{}, v1alpha1.NetworkSpec{
 			Profile: "congested", Direction: v1alpha1.DirectionTo,
 		}),
@@ -170,6 +183,52 @@ func TestNetworkChaosExternalBrokerDownlinkIsAnError(t *testing.T) {
 	_, err := NetworkChaos(mb)
 	if err == nil || !strings.Contains(err.Error(), "spec.network.direction: the broker is external") {
 		t.Fatalf("error %v, want one naming spec.network.direction", err)
+	}
+}
+
+// TestNetworkChaosCorrelation checks that each correlation lands in its impairment's block, and
+// that a direction's own value wins.
+func TestNetworkChaosCorrelation(t *testing.T) {
+	objs, err := NetworkChaos(syntheticBenchmarks()["synthetic-correlated"])
+	if err != nil || len(objs) != 2 {
+		t.Fatalf("%d objects, %v; want up and down", len(objs), err)
+	}
+	for i, loss := range []string{"0.0000001", "50"} {
+		spec := objs[i].Object["spec"].(map[string]any)
+		for _, c := range []struct {
+			path []string
+			want string
+		}{
+			{[]string{"delay", "correlation"}, "25"},
+			{[]string{"delay", "reorder", "correlation"}, "75"},
+			{[]string{"loss", "correlation"}, loss},
+			{[]string{"duplicate", "correlation"}, "10"},
+			{[]string{"corrupt", "correlation"}, "5.5"},
+		} {
+			if got, _, _ := unstructured.NestedString(spec, c.path...); got != c.want {
+				t.Errorf("%s: %s = %q, want %q", objs[i].GetName(), strings.Join(c.path, "."), got, c.want)
+			}
+		}
+	}
+}
+
+// TestNetworkChaosRefusesGilbertElliott: Chaos Mesh has no gemodel, so the error names the field
+// that set it.
+func TestNetworkChaosRefusesGilbertElliott(t *testing.T) {
+	ge := &v1alpha1.GilbertElliottSpec{GoodToBadPercent: "1", BadToGoodPercent: "25"}
+	for _, c := range []struct {
+		net  v1alpha1.NetworkSpec
+		path string
+	}{
+		{v1alpha1.NetworkSpec{Profile: "lte", LinkSpec: v1alpha1.LinkSpec{GilbertElliott: ge}}, "spec.network.gilbertElliott:"},
+		{v1alpha1.NetworkSpec{Profile: "lte", Down: &v1alpha1.LinkSpec{GilbertElliott: ge}}, "spec.network.down.gilbertElliott:"},
+	} {
+		mb := &v1alpha1.MessagingBenchmark{}
+		mb.Name, mb.Namespace, mb.Spec.Network = "ge", "bench", c.net
+		objs, err := NetworkChaos(mb)
+		if err == nil || !strings.HasPrefix(err.Error(), c.path) || !strings.Contains(err.Error(), "Gilbert-Elliott") {
+			t.Errorf("%+v: %d objects, error %v; want one starting %q", c.net, len(objs), err, c.path)
+		}
 	}
 }
 

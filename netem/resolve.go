@@ -93,7 +93,21 @@ func override(base Impairment, s v1alpha1.LinkSpec, path string) (Impairment, er
 			return base, err
 		}
 	}
-	for _, f := range []struct {
+	if s.LossPercent != nil && s.GilbertElliott != nil {
+		return base, fmt.Errorf("%s.gilbertElliott: set either lossPercent (independent loss) or gilbertElliott (burst loss), not both", path)
+	}
+	// A link has one loss model: the one set here replaces a less specific level's, whichever
+	// model that was.
+	if s.LossPercent != nil {
+		base.GilbertElliott = GilbertElliott{}
+	}
+	if s.GilbertElliott != nil {
+		if base.GilbertElliott, err = gilbertElliott(*s.GilbertElliott, path+".gilbertElliott"); err != nil {
+			return base, err
+		}
+		base.Loss = 0
+	}
+	fields := []struct {
 		value *string
 		into  *Fraction
 		name  string
@@ -102,7 +116,22 @@ func override(base Impairment, s v1alpha1.LinkSpec, path string) (Impairment, er
 		{s.DuplicatePercent, &base.Duplicate, "duplicatePercent"},
 		{s.CorruptPercent, &base.Corrupt, "corruptPercent"},
 		{s.ReorderPercent, &base.Reorder, "reorderPercent"},
-	} {
+	}
+	if c := s.Correlation; c != nil {
+		cor := &base.Correlation
+		fields = append(fields, []struct {
+			value *string
+			into  *Fraction
+			name  string
+		}{
+			{c.DelayPercent, &cor.Delay, "correlation.delayPercent"},
+			{c.LossPercent, &cor.Loss, "correlation.lossPercent"},
+			{c.DuplicatePercent, &cor.Duplicate, "correlation.duplicatePercent"},
+			{c.CorruptPercent, &cor.Corrupt, "correlation.corruptPercent"},
+			{c.ReorderPercent, &cor.Reorder, "correlation.reorderPercent"},
+		}...)
+	}
+	for _, f := range fields {
 		if f.value == nil {
 			continue
 		}
@@ -116,6 +145,35 @@ func override(base Impairment, s v1alpha1.LinkSpec, path string) (Impairment, er
 		}
 	}
 	return base, nil
+}
+
+// gilbertElliott parses a Gilbert-Elliott block; path names it in errors. The block is whole:
+// the loss probabilities it leaves out take their defaults (100 % in the bad state, 0 in the
+// good one, as tc's gemodel), not a less specific level's.
+func gilbertElliott(s v1alpha1.GilbertElliottSpec, path string) (GilbertElliott, error) {
+	g := GilbertElliott{LossInBad: FractionOne}
+	var err error
+	for _, f := range []struct {
+		value *string
+		into  *Fraction
+		name  string
+	}{
+		{&s.GoodToBadPercent, &g.P, "goodToBadPercent"},
+		{&s.BadToGoodPercent, &g.R, "badToGoodPercent"},
+		{s.LossInBadPercent, &g.LossInBad, "lossInBadPercent"},
+		{s.LossInGoodPercent, &g.LossInGood, "lossInGoodPercent"},
+	} {
+		if f.value == nil {
+			continue
+		}
+		if *f.into, err = ParsePercent(*f.value); err != nil {
+			return GilbertElliott{}, fmt.Errorf("%s.%s: %w", path, f.name, err)
+		}
+	}
+	if g.R == 0 {
+		return GilbertElliott{}, fmt.Errorf("%s.badToGoodPercent: 0 would keep the link in the bad state for ever once it got there", path)
+	}
+	return g, nil
 }
 
 // checkDuration bounds a duration that came through metav1.Duration, which accepts what

@@ -127,6 +127,42 @@ func TestResolve(t *testing.T) {
 			Up:   Impairment{Delay: 10 * ms, Reorder: 250_000_000},
 			Down: Impairment{Delay: 10 * ms, Reorder: 250_000_000},
 		}},
+		{name: "gilbertElliott with its defaults replaces the profile's loss", spec: v1alpha1.NetworkSpec{
+			Profile:  "congested",
+			LinkSpec: v1alpha1.LinkSpec{GilbertElliott: &v1alpha1.GilbertElliottSpec{GoodToBadPercent: "1", BadToGoodPercent: "25"}},
+		}, want: Link{
+			Up:   Impairment{Delay: 100 * ms, Jitter: 20 * ms, RateBitsPerSecond: 1_000_000, GilbertElliott: GilbertElliott{P: 10_000_000, R: 250_000_000, LossInBad: FractionOne}},
+			Down: Impairment{Delay: 100 * ms, Jitter: 20 * ms, RateBitsPerSecond: 1_000_000, GilbertElliott: GilbertElliott{P: 10_000_000, R: 250_000_000, LossInBad: FractionOne}},
+		}},
+		{name: "a direction's lossPercent clears the shared gilbertElliott, and the reverse", spec: v1alpha1.NetworkSpec{
+			Profile: "custom",
+			LinkSpec: v1alpha1.LinkSpec{GilbertElliott: &v1alpha1.GilbertElliottSpec{
+				GoodToBadPercent: "0.5", BadToGoodPercent: "50", LossInBadPercent: str("80"), LossInGoodPercent: str("0.1"),
+			}},
+			Up: &v1alpha1.LinkSpec{LossPercent: str("2")},
+		}, want: Link{
+			Up:   Impairment{Loss: 20_000_000},
+			Down: Impairment{GilbertElliott: GilbertElliott{P: 5_000_000, R: 500_000_000, LossInBad: 800_000_000, LossInGood: 1_000_000}},
+		}},
+		{name: "a direction's gilbertElliott clears the profile's lossPercent", spec: v1alpha1.NetworkSpec{
+			Profile: "custom", LinkSpec: v1alpha1.LinkSpec{LossPercent: str("3")},
+			Down: &v1alpha1.LinkSpec{GilbertElliott: &v1alpha1.GilbertElliottSpec{GoodToBadPercent: "2", BadToGoodPercent: "20", LossInBadPercent: str("90")}},
+		}, want: Link{
+			Up:   Impairment{Loss: 30_000_000},
+			Down: Impairment{GilbertElliott: GilbertElliott{P: 20_000_000, R: 200_000_000, LossInBad: 900_000_000}},
+		}},
+		{name: "correlations override field by field", spec: v1alpha1.NetworkSpec{
+			Profile: "custom",
+			LinkSpec: v1alpha1.LinkSpec{Delay: dur(10 * ms), Jitter: dur(2 * ms), LossPercent: str("1"), Correlation: &v1alpha1.CorrelationSpec{
+				DelayPercent: str("25"), LossPercent: str("50"), DuplicatePercent: str("1"), CorruptPercent: str("2"), ReorderPercent: str("3"),
+			}},
+			Up: &v1alpha1.LinkSpec{Correlation: &v1alpha1.CorrelationSpec{LossPercent: str("75")}},
+		}, want: Link{
+			Up: Impairment{Delay: 10 * ms, Jitter: 2 * ms, Loss: 10_000_000, Correlation: Correlation{
+				Delay: 250_000_000, Loss: 750_000_000, Duplicate: 10_000_000, Corrupt: 20_000_000, Reorder: 30_000_000}},
+			Down: Impairment{Delay: 10 * ms, Jitter: 2 * ms, Loss: 10_000_000, Correlation: Correlation{
+				Delay: 250_000_000, Loss: 500_000_000, Duplicate: 10_000_000, Corrupt: 20_000_000, Reorder: 30_000_000}},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -138,6 +174,31 @@ func TestResolve(t *testing.T) {
 				t.Errorf("Resolve = %+v\nwant      %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestImpairmentIsZero: correlations alone change nothing, a loss model does.
+func TestImpairmentIsZero(t *testing.T) {
+	if !(Impairment{Correlation: Correlation{Loss: 500_000_000, Delay: 1}}).IsZero() {
+		t.Error("correlations alone count as an impairment")
+	}
+	ge := Impairment{GilbertElliott: GilbertElliott{P: 1, R: 1}}
+	if ge.IsZero() || !ge.HasNetem() {
+		t.Error("a Gilbert-Elliott model counts as no impairment")
+	}
+	if (Impairment{RateBitsPerSecond: 1, Correlation: Correlation{Loss: 1}}).HasNetem() {
+		t.Error("a rate with a correlation counts as netem")
+	}
+}
+
+func TestGilbertElliottStationaryLoss(t *testing.T) {
+	g := GilbertElliott{P: 10_000_000, R: 250_000_000, LossInBad: FractionOne}
+	if got, want := g.StationaryLoss(), 0.01/0.26; got < want-1e-12 || got > want+1e-12 {
+		t.Errorf("StationaryLoss = %v, want %v", got, want)
+	}
+	g = GilbertElliott{P: 50_000_000, R: 450_000_000, LossInBad: 500_000_000, LossInGood: 10_000_000}
+	if got, want := g.StationaryLoss(), (0.05*0.5+0.45*0.01)/0.5; got < want-1e-12 || got > want+1e-12 {
+		t.Errorf("StationaryLoss = %v, want %v", got, want)
 	}
 }
 
@@ -160,6 +221,15 @@ func TestResolveErrorsNameTheField(t *testing.T) {
 		{"bad direction", v1alpha1.NetworkSpec{Direction: "up"}, `spec.network.direction: "up" is not one of`},
 		{"small mtu", v1alpha1.NetworkSpec{MTUBytes: i32(67)}, "spec.network.mtuBytes: 67 is outside 68..65535"},
 		{"jitter without delay", v1alpha1.NetworkSpec{Up: &v1alpha1.LinkSpec{Jitter: dur(ms)}}, "spec.network.up.jitter: jitter varies the delay, so it needs a delay"},
+		{"lossPercent and gilbertElliott together", v1alpha1.NetworkSpec{Up: &v1alpha1.LinkSpec{LossPercent: str("1"),
+			GilbertElliott: &v1alpha1.GilbertElliottSpec{GoodToBadPercent: "1", BadToGoodPercent: "10"}}}, "spec.network.up.gilbertElliott: set either lossPercent"},
+		{"badToGoodPercent 0", v1alpha1.NetworkSpec{LinkSpec: v1alpha1.LinkSpec{GilbertElliott: &v1alpha1.GilbertElliottSpec{
+			GoodToBadPercent: "1", BadToGoodPercent: "0.000"}}}, "spec.network.gilbertElliott.badToGoodPercent: 0 would keep the link in the bad state"},
+		{"bad lossInBadPercent", v1alpha1.NetworkSpec{Down: &v1alpha1.LinkSpec{GilbertElliott: &v1alpha1.GilbertElliottSpec{
+			GoodToBadPercent: "1", BadToGoodPercent: "10", LossInBadPercent: str("150")}}}, "spec.network.down.gilbertElliott.lossInBadPercent: \"150\" is above 100 %"},
+		{"missing goodToBadPercent", v1alpha1.NetworkSpec{LinkSpec: v1alpha1.LinkSpec{GilbertElliott: &v1alpha1.GilbertElliottSpec{
+			BadToGoodPercent: "10"}}}, "spec.network.gilbertElliott.goodToBadPercent:"},
+		{"bad correlation", v1alpha1.NetworkSpec{Up: &v1alpha1.LinkSpec{Correlation: &v1alpha1.CorrelationSpec{ReorderPercent: str("1e2")}}}, "spec.network.up.correlation.reorderPercent: \"1e2\" is not a percentage"},
 		{"reorder without delay", v1alpha1.NetworkSpec{Down: &v1alpha1.LinkSpec{ReorderPercent: str("5")}}, "spec.network.down.reorderPercent: reordering needs a delay"},
 	}
 	for _, tt := range tests {
