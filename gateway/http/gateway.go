@@ -176,6 +176,7 @@ func (g *Gateway) listen(ctx context.Context, o gateway.Options) error {
 			MaxIdleTimeout:       g.api.limits.IdleTimeout,
 			MaxIncomingStreams:   1000,
 			HandshakeIdleTimeout: gateway.QUICHandshakeTimeout,
+			Allow0RTT:            true, // a client with spec.quic.zeroRTT sends its GET in 0-RTT
 		},
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 
 	"github.com/quic-go/quic-go/http3"
 
@@ -24,14 +25,26 @@ type clientConn interface {
 	Err() error
 }
 
-// open connects one HTTP connection of the run's version and returns once it is usable (TCP and
-// TLS, or the QUIC handshake, done), with its wire counters.
-func (d *driver) open(ctx context.Context) (clientConn, func() wire.Counters, error) {
+// open connects one HTTP connection of the run's version with the client's TLS configuration
+// and returns once it is usable (TCP and TLS, or the QUIC handshake, done; with early, as soon
+// as 0-RTT requests may be sent), with its wire counters. Every completed handshake is counted.
+func (d *driver) open(ctx context.Context, tlsConf *tls.Config, early bool) (clientConn, func() wire.Counters, error) {
 	if d.version == v1alpha1.HTTP3 {
-		qc, err := quicconn.Dial(ctx, d.cfg.Dialer(), d.cfg.Address, d.tls, d.quic, false)
+		qc, err := quicconn.Dial(ctx, d.cfg.Dialer(), d.cfg.Address, tlsConf, d.quic, early)
 		if err != nil {
 			return nil, nil, err
 		}
+		go func() { // a 0-RTT connection completes its handshake later
+			select {
+			case <-qc.HandshakeComplete():
+				cs := qc.ConnectionState()
+				d.Note(cs.TLS)
+				if cs.Used0RTT {
+					d.NoteZeroRTT()
+				}
+			case <-qc.Context().Done():
+			}
+		}()
 		return h3Conn{(&http3.Transport{}).NewClientConn(qc.Conn), qc}, qc.Counters, nil
 	}
 	var p http.Protocols
@@ -44,9 +57,13 @@ func (d *driver) open(ctx context.Context) (clientConn, func() wire.Counters, er
 		p.SetHTTP2(true)
 	}
 	var counted *wire.Conn
-	var tlsConf *tls.Config
-	if d.tls != nil {
-		tlsConf = d.tls.Clone() // net/http edits its Transport's NextProtos: never share one
+	if tlsConf != nil {
+		tlsConf = tlsConf.Clone() // net/http edits its Transport's NextProtos: never share one
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{TLSHandshakeDone: func(cs tls.ConnectionState, err error) {
+			if err == nil {
+				d.Note(cs)
+			}
+		}})
 	}
 	tr := &http.Transport{
 		Protocols:       &p,

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -23,10 +24,11 @@ import (
 // several allocations and a goroutine per connection; on the benchmark's hot path that would
 // measure the client instead of the gateway.
 type h1Publisher struct {
-	d  *driver
-	h  drivers.Handler
-	t  totals
-	mu sync.Mutex // Publish vs Close
+	d   *driver
+	h   drivers.Handler
+	tls *tls.Config // the client's
+	t   totals
+	mu  sync.Mutex // Publish vs Close
 
 	ncMu   sync.Mutex // guards nc for Close, which must not wait for a response
 	nc     net.Conn
@@ -42,7 +44,7 @@ type h1Publisher struct {
 }
 
 func (d *driver) newH1Publisher(ctx context.Context, c drivers.Client, h drivers.Handler) (*h1Publisher, error) {
-	p := &h1Publisher{d: d, h: h, done: make(chan struct{})}
+	p := &h1Publisher{d: d, h: h, tls: d.clientTLS.For(c.ID), done: make(chan struct{})}
 	var b bytes.Buffer
 	b.WriteString("POST " + d.path(c.Topic) + " HTTP/1.1\r\nHost: " + d.host + "\r\n")
 	if d.auth != "" {
@@ -62,7 +64,7 @@ func (d *driver) newH1Publisher(ctx context.Context, c drivers.Client, h drivers
 }
 
 func (p *h1Publisher) dial(ctx context.Context) error {
-	nc, counted, err := p.d.dialTCP(ctx)
+	nc, counted, err := p.d.dialTCP(ctx, p.tls)
 	if err != nil {
 		return err
 	}

@@ -49,8 +49,10 @@ type driver struct {
 	o               Options
 	version         v1alpha1.HTTPVersion
 	qos             int32
-	tls             *tls.Config // TCP TLS (nil: cleartext) or QUIC TLS for HTTP/3
-	host            string      // Host header / authority
+	tls             *tls.Config        // TCP TLS (nil: cleartext) or QUIC TLS for HTTP/3
+	clientTLS       *drivers.ClientTLS // tls per client: its own session cache with resumption
+	zeroRTT         bool               // spec.quic.zeroRTT: a subscriber's GET in 0-RTT (HTTP/3)
+	host            string             // Host header / authority
 	scheme          string
 	auth            string // "Basic …" or ""
 	quic            *quic.Config
@@ -93,6 +95,8 @@ func New(cfg drivers.Config, o Options) (drivers.Driver, error) {
 			d.tls.NextProtos = []string{"http/1.1"}
 		}
 	}
+	d.clientTLS = drivers.NewClientTLS(d.tls, cfg)
+	d.zeroRTT = d.version == v1alpha1.HTTP3 && spec.QUIC != nil && spec.QUIC.ZeroRTT
 	if o.Username != "" {
 		d.auth = "Basic " + base64.StdEncoding.EncodeToString([]byte(o.Username+":"+o.Password))
 	}
@@ -114,17 +118,18 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 	return d.newMuxPublisher(ctx, c, h)
 }
 
-// dialTCP opens a TCP connection counted below TLS, with TLS on top when the run encrypts.
-func (d *driver) dialTCP(ctx context.Context) (net.Conn, *wire.Conn, error) {
+// dialTCP opens a TCP connection counted below TLS, with TLS on top (tlsConf, the client's) when
+// the run encrypts.
+func (d *driver) dialTCP(ctx context.Context, tlsConf *tls.Config) (net.Conn, *wire.Conn, error) {
 	raw, err := d.cfg.Dialer()(ctx, "tcp", d.cfg.Address)
 	if err != nil {
 		return nil, nil, err
 	}
 	counted := wire.NewConn(raw)
-	if d.tls == nil {
+	if tlsConf == nil {
 		return counted, counted, nil
 	}
-	tc := tls.Client(counted, d.tls)
+	tc := tls.Client(counted, tlsConf)
 	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = raw.Close()
 		return nil, nil, fmt.Errorf("TLS handshake with %s: %w", d.cfg.Address, err)

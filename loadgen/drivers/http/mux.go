@@ -3,6 +3,7 @@ package http
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,7 @@ import (
 type muxPublisher struct {
 	d   *driver
 	h   drivers.Handler
+	tls *tls.Config // the client's
 	t   totals
 	url *url.URL
 	hdr http.Header // read-only, shared by every request
@@ -56,7 +58,8 @@ type job struct {
 }
 
 func (d *driver) newMuxPublisher(ctx context.Context, c drivers.Client, h drivers.Handler) (*muxPublisher, error) {
-	cc, counters, err := d.open(ctx)
+	tlsConf := d.clientTLS.For(c.ID)
+	cc, counters, err := d.open(ctx, tlsConf, false) // a POST never rides in 0-RTT (docs/tls.md)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +68,7 @@ func (d *driver) newMuxPublisher(ctx context.Context, c drivers.Client, h driver
 		_ = cc.Close()
 		return nil, err
 	}
-	p := &muxPublisher{d: d, h: h, url: u, cc: cc, done: make(chan struct{}),
+	p := &muxPublisher{d: d, h: h, tls: tlsConf, url: u, cc: cc, done: make(chan struct{}),
 		hdr: http.Header{"Content-Type": {"application/octet-stream"}}}
 	if d.auth != "" {
 		p.hdr.Set("Authorization", d.auth)
@@ -195,7 +198,7 @@ func (p *muxPublisher) conn() (clientConn, func(), error) {
 		// browser or device would. Requests in flight on the old one have failed already.
 		p.retire()
 		_ = p.cc.Close()
-		cc, counters, err := p.d.open(p.ctx)
+		cc, counters, err := p.d.open(p.ctx, p.tls, false)
 		if err != nil {
 			p.cc = nil
 			p.ccMu.Unlock()
@@ -217,7 +220,7 @@ func (p *muxPublisher) conn() (clientConn, func(), error) {
 	if cc == nil {
 		var counters func() wire.Counters
 		var err error
-		if cc, counters, err = p.d.open(p.ctx); err != nil {
+		if cc, counters, err = p.d.open(p.ctx, p.tls, false); err != nil {
 			return nil, nil, err
 		}
 		retire = p.t.add(counters)
@@ -245,9 +248,6 @@ func (p *muxPublisher) send(payload []byte, sentAt int64, written func()) error 
 	resp, err := cc.RoundTrip(req)
 	if err != nil {
 		return p.fail(fmt.Errorf("POST %s: %w", p.url.Path, quicconn.ExplainRefused(err)))
-	}
-	if resp.TLS != nil && p.d.TLSState() == nil {
-		p.d.Note(*resp.TLS)
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/quic-go/quic-go/http3"
+
 	gwhttp "github.com/msgbench/msgbench/gateway/http"
 	"github.com/msgbench/msgbench/gateway/http/stream"
 	"github.com/msgbench/msgbench/internal/wire"
@@ -35,7 +37,7 @@ type subscriber struct {
 // subscribe connects and sends the GET; it returns once the response headers arrived, that is
 // once the gateway holds the broker's SUBACK.
 func (d *driver) subscribe(ctx context.Context, c drivers.Client, h drivers.Handler) (*subscriber, error) {
-	cc, counters, err := d.open(ctx)
+	cc, counters, err := d.open(ctx, d.clientTLS.For(c.ID), d.zeroRTT)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +47,11 @@ func (d *driver) subscribe(ctx context.Context, c drivers.Client, h drivers.Hand
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
 	stop := context.AfterFunc(ctx, cancel) // but a connect abandoned by ctx ends it too
-	req, err := http.NewRequestWithContext(sctx, http.MethodGet, d.scheme+"://"+d.host+d.path(c.Topic), nil)
+	method := http.MethodGet
+	if d.zeroRTT {
+		method = http3.MethodGet0RTT // a GET is safe to replay: quic-go's http3 sends it in 0-RTT
+	}
+	req, err := http.NewRequestWithContext(sctx, method, d.scheme+"://"+d.host+d.path(c.Topic), nil)
 	if err != nil {
 		s.abort()
 		return nil, err
@@ -58,9 +64,6 @@ func (d *driver) subscribe(ctx context.Context, c drivers.Client, h drivers.Hand
 	if err != nil {
 		s.abort()
 		return nil, fmt.Errorf("GET %s: %w", req.URL.Path, err)
-	}
-	if resp.TLS != nil {
-		d.Note(*resp.TLS)
 	}
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))

@@ -41,6 +41,7 @@ type driver struct {
 	drivers.TLSSeen // the handshake of the clients' TLS connections
 	cfg             drivers.Config
 	spec            *v1alpha1.MessagingBenchmarkSpec
+	clientTLS       *drivers.ClientTLS // each client's own session cache with spec.tls.resumption
 	// ensured remembers the topics this worker has created or found, so a topic is set up once.
 	ensured sync.Map // topic → struct{}
 }
@@ -54,7 +55,7 @@ func New(cfg drivers.Config) (drivers.Driver, error) {
 	if _, err := compression(spec.Kafka.Compression); err != nil {
 		return nil, err
 	}
-	return &driver{cfg: cfg, spec: spec}, nil
+	return &driver{cfg: cfg, spec: spec, clientTLS: drivers.NewClientTLS(cfg.TLS, cfg)}, nil
 }
 
 // commonOpts are the options of every client: seed broker, client id, counted dialer.
@@ -62,7 +63,7 @@ func (d *driver) commonOpts(c drivers.Client, cs *conns) []kgo.Opt {
 	return []kgo.Opt{
 		kgo.SeedBrokers(d.cfg.Address),
 		kgo.ClientID(c.ID),
-		kgo.Dialer(cs.dialer(d.cfg.Dialer(), d.cfg.TLS, d.Note)),
+		kgo.Dialer(cs.dialer(d.cfg.Dialer(), d.clientTLS.For(c.ID), d.Note)),
 		// franz-go never asks the broker to auto-create topics (it would use the broker's own
 		// partition count): topics come from ensureTopic or from Strimzi's KafkaTopics.
 	}
