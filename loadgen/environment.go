@@ -13,8 +13,8 @@ import (
 
 // environment completes what the caller's Options.Environment left empty with what this worker
 // knows: its machine (host, CPU model and cores, kernel), its build (msgbench version and
-// commit, Go version), the protocol as spoken, and the TLS version and key-exchange group the
-// clients' handshakes negotiated.
+// commit, Go version), the protocol as spoken, and the TLS version, key-exchange group and cipher
+// suite the clients' handshakes negotiated.
 func (r *run) environment(env *results.Environment) {
 	if env.Host == "" {
 		env.Host, _ = os.Hostname()
@@ -44,6 +44,7 @@ func (r *run) environment(env *results.Environment) {
 	if tr, ok := r.drv.(drivers.TLSReporter); ok {
 		if cs := tr.TLSState(); cs != nil {
 			env.TLSVersion, env.TLSGroup = tlsNames(cs)
+			env.TLSCipherSuite = tls.CipherSuiteName(cs.CipherSuite)
 		}
 	}
 }
@@ -56,4 +57,15 @@ func tlsNames(cs *tls.ConnectionState) (version, group string) {
 		group = cs.CurveID.String()
 	}
 	return version, group
+}
+
+// tlsCounts sets the wire figures' handshake counts (nil without TLS or before any handshake).
+func (r *run) tlsCounts(w *results.Wire) {
+	tr, ok := r.drv.(drivers.TLSReporter)
+	if !ok {
+		return
+	}
+	if st := tr.TLSStats(); st.Handshakes > 0 {
+		w.TLSHandshakes, w.TLSResumed, w.ZeroRTT = results.Int64(st.Handshakes), results.Int64(st.Resumed), results.Int64(st.ZeroRTT)
+	}
 }

@@ -47,6 +47,7 @@ func mergeEnvironment(parts []*Result) Environment {
 		func(e *Environment) *string { return &e.MsgbenchCommit },
 		func(e *Environment) *string { return &e.TLSVersion },
 		func(e *Environment) *string { return &e.TLSGroup },
+		func(e *Environment) *string { return &e.TLSCipherSuite },
 	} {
 		var seen []string
 		for _, p := range parts {

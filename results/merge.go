@@ -227,6 +227,9 @@ func mergeWire(dst, src *Wire) {
 	addPtr(&dst.Retransmits, src.Retransmits)
 	addPtr(&dst.DatagramsSent, src.DatagramsSent)
 	addPtr(&dst.DatagramsReceived, src.DatagramsReceived)
+	addPtr(&dst.TLSHandshakes, src.TLSHandshakes)
+	addPtr(&dst.TLSResumed, src.TLSResumed)
+	addPtr(&dst.ZeroRTT, src.ZeroRTT)
 }
 
 func addPtr(dst **int64, src *int64) {

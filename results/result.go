@@ -192,10 +192,12 @@ type Environment struct {
 	// Protocol is the protocol as spoken, version included: "MQTT 3.1.1", "MQTT 5.0",
 	// "MQTT-SN 1.2", "HTTP/2", "HTTP/3", "MQTT 3.1.1 over QUIC", "Kafka".
 	Protocol string `json:"protocol,omitempty"`
-	// TLSVersion and TLSGroup are what the clients' handshakes negotiated ("TLS 1.3",
-	// "X25519MLKEM768"), empty without TLS.
-	TLSVersion string `json:"tlsVersion,omitempty"`
-	TLSGroup   string `json:"tlsGroup,omitempty"`
+	// TLSVersion, TLSGroup and TLSCipherSuite are what the clients' handshakes negotiated
+	// ("TLS 1.3", "X25519MLKEM768", "TLS_AES_128_GCM_SHA256"), empty without TLS. TLSGroup is
+	// empty for a resumed handshake without key exchange (docs/tls.md).
+	TLSVersion     string `json:"tlsVersion,omitempty"`
+	TLSGroup       string `json:"tlsGroup,omitempty"`
+	TLSCipherSuite string `json:"tlsCipherSuite,omitempty"`
 }
 
 // Throughput over the measured window.
@@ -249,6 +251,13 @@ type Wire struct {
 	Retransmits            *int64   `json:"retransmits"`
 	DatagramsSent          *int64   `json:"datagramsSent"`
 	DatagramsReceived      *int64   `json:"datagramsReceived"`
+	// TLSHandshakes counts the clients' completed TLS handshakes over the whole run (QUIC's
+	// included; every connection, reconnections too); TLSResumed those that resumed the same
+	// client's earlier session (spec.tls.resumption); ZeroRTT those whose 0-RTT data the server
+	// accepted (spec.quic.zeroRTT). Nil without TLS. docs/tls.md says when clients reconnect.
+	TLSHandshakes *int64 `json:"tlsHandshakes,omitempty"`
+	TLSResumed    *int64 `json:"tlsResumed,omitempty"`
+	ZeroRTT       *int64 `json:"zeroRTT,omitempty"`
 
 	// Raw sums the ratios are computed from, kept so that merging workers is exact.
 	Connections         int64 `json:"connections"`
