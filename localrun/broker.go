@@ -13,7 +13,7 @@ import (
 	"github.com/msgbench/msgbench/brokers/embedded"
 	"github.com/msgbench/msgbench/brokers/mosquitto"
 	"github.com/msgbench/msgbench/brokers/rabbitmq"
-	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/internal/devicetls"
 	"github.com/msgbench/msgbench/internal/proc"
 )
 
@@ -44,7 +44,7 @@ func (r *runner) startBroker(ctx context.Context) error {
 	}
 	r.address = r.broker // startGateway points the clients at the gateway instead
 	if r.spec.BrokerTLS() {
-		cfg, err := certs.ClientTLS(r.brokerCA, hostOf(r.broker), r.spec.ClientTLSVersion())
+		cfg, err := devicetls.Client(r.brokerCA, hostOf(r.broker), r.spec)
 		if err != nil {
 			return err
 		}
@@ -76,7 +76,7 @@ func (r *runner) startMosquitto(ctx context.Context) error {
 // settings.
 func (r *runner) brokerOptions() brokerproc.Options {
 	return brokerproc.Options{
-		Host: r.net.serverHost, Port: r.o.BrokerPort, TLS: r.spec.BrokerTLS(), TLSVersion: r.spec.ClientTLSVersion(),
+		Host: r.net.serverHost, Port: r.o.BrokerPort, TLS: r.spec.BrokerTLS(), TLSVersion: r.spec.ClientTLSVersion(), TLS13Suites: devicetls.ServerTLS13(r.spec),
 		Bundle: r.bundle, MaxInflight: int(r.spec.MQTT.Inflight), Extra: r.spec.Broker.Config, Start: r.net.start, Dial: r.net.serverDial,
 		Listen: func(ctx context.Context, _, address string) (net.Listener, error) {
 			return r.net.listenTCP(ctx, address)

@@ -11,6 +11,7 @@ import (
 	"github.com/msgbench/msgbench/brokers/kafka"
 	"github.com/msgbench/msgbench/brokers/mosquitto"
 	"github.com/msgbench/msgbench/brokers/rabbitmq"
+	"github.com/msgbench/msgbench/internal/devicetls"
 	"github.com/msgbench/msgbench/internal/localaddr"
 	"github.com/msgbench/msgbench/netem"
 	"github.com/msgbench/msgbench/netem/emulator"
@@ -24,6 +25,9 @@ import (
 func Check(spec *v1alpha1.MessagingBenchmarkSpec, o Options) error {
 	if !spec.Broker.Type.Local() {
 		return notLocal(spec.Broker.Type)
+	}
+	if err := devicetls.Check(spec); err != nil {
+		return err
 	}
 	switch spec.Broker.Type {
 	case v1alpha1.BrokerKafka:
@@ -77,6 +81,9 @@ func Check(spec *v1alpha1.MessagingBenchmarkSpec, o Options) error {
 			}
 		} else if o.NoEmbedded {
 			return fmt.Errorf("%w; the embedded broker is disabled (--no-embedded-broker)", err)
+		} else if devicetls.ServerTLS13(spec) != "" {
+			return fmt.Errorf("spec.tls.cipherSuites: a TLS 1.3 suite choice is enforced by Mosquitto (ciphers_tls1.3), which is not installed (%v); "+
+				"the embedded Go broker cannot restrict TLS 1.3 suites (docs/tls.md)", err)
 		}
 	}
 	if spec.Impaired() {

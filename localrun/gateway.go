@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/msgbench/msgbench/gateway"
-	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/internal/devicetls"
 	"github.com/msgbench/msgbench/loadgen"
 )
 
@@ -35,7 +35,7 @@ func (r *runner) startGateway(ctx context.Context) error {
 	r.address = gw.Addr().String()
 	r.env.Gateway = "msgbench " + mode + " gateway (in-process)"
 	if r.spec.GatewayTLS() {
-		cfg, err := certs.ClientTLS(r.bundle.CACert, hostOf(r.address), r.spec.ClientTLSVersion())
+		cfg, err := devicetls.Client(r.bundle.CACert, hostOf(r.address), r.spec)
 		if err != nil {
 			return err
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/internal/devicetls"
 	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/internal/metricserver"
 	"github.com/msgbench/msgbench/internal/proc"
@@ -85,6 +86,9 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 	}
 	tlsCfg, err := clientTLS(mb.Spec.BrokerTLS() || (mb.Spec.GatewayMode() != "" && mb.Spec.GatewayTLS()), mb.Spec.ClientTLSVersion(), f.broker, f.caFile, f.serverName)
 	if err != nil {
+		return err
+	}
+	if err := devicetls.Apply(tlsCfg, &mb.Spec); err != nil { // the device's groups and suites
 		return err
 	}
 	if f.cpuProfile != "" {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/mosquitto"
+	"github.com/msgbench/msgbench/internal/devicetls"
 )
 
 const mosquittoUID = 1883 // the image's mosquitto user
@@ -19,6 +20,7 @@ func mosquittoPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap,
 		c.TLSPort = MQTTSPort
 		c.CAFile, c.CertFile, c.KeyFile = "/etc/mosquitto/certs/ca.crt", "/etc/mosquitto/certs/tls.crt", "/etc/mosquitto/certs/tls.key"
 		c.TLSVersion = string(mb.Spec.TLS.Version)
+		c.CiphersTLS13 = devicetls.ServerTLS13(&mb.Spec) // the server enforces a TLS 1.3 suite choice
 		mounts, volumes = withCerts(mb, "/etc/mosquitto/certs", mounts, volumes)
 	}
 	conf, err := c.Render()

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/certs"
 )
 
 // Curve is the Go group of a spec group.
@@ -199,4 +200,17 @@ func Resumption(spec *v1alpha1.MessagingBenchmarkSpec) bool {
 // ZeroRTT reports spec.quic.zeroRTT.
 func ZeroRTT(spec *v1alpha1.MessagingBenchmarkSpec) bool {
 	return spec.QUIC != nil && spec.QUIC.ZeroRTT
+}
+
+// Client is the clients' TLS configuration for spec: trusting caPEM (system roots when nil),
+// verifying serverName, at spec's TLS version, with its groups and TLS 1.2 suites.
+func Client(caPEM []byte, serverName string, spec *v1alpha1.MessagingBenchmarkSpec) (*tls.Config, error) {
+	cfg, err := certs.ClientTLS(caPEM, serverName, spec.ClientTLSVersion())
+	if err != nil {
+		return nil, err
+	}
+	if err := Apply(cfg, spec); err != nil {
+		return nil, err
+	}
+	return cfg, nil
 }
