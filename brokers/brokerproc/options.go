@@ -23,6 +23,10 @@ type Options struct {
 	// 127.0.0.1, ::1 and localhost), accepting TLSVersion ("1.2" or "1.3"; empty accepts both).
 	TLS        bool
 	TLSVersion string
+	// TLS13Suites restricts the TLS 1.3 cipher suites the broker accepts (colon-separated IANA
+	// names; empty: its defaults), where the broker can (Mosquitto): Go's client always offers
+	// all three, so only the server enforces spec.tls.cipherSuites' TLS 1.3 choice.
+	TLS13Suites string
 	// Host is the address to listen on (default 127.0.0.1); also put in the certificate.
 	Host string
 	// Port pins the plain listener's port (0: a free one).

@@ -22,6 +22,10 @@ type Config struct {
 	CertFile   string
 	KeyFile    string
 	TLSVersion string
+	// CiphersTLS13 restricts the MQTTS listener's TLS 1.3 suites (OpenSSL's ciphers_tls1.3,
+	// colon-separated IANA names; empty: OpenSSL's default): the one place a TLS 1.3 choice of
+	// spec.tls.cipherSuites is enforced, as Go's client always offers all three.
+	CiphersTLS13 string
 
 	// MaxInflight is Mosquitto's window of unacknowledged QoS 1/2 messages towards each
 	// subscriber (max_inflight_messages); msgbench uses the benchmark's mqtt.inflight.
@@ -103,6 +107,9 @@ func (c Config) Render() (string, error) {
 			b.WriteString("tls_version tlsv1.2\n")
 		default:
 			b.WriteString("tls_version tlsv1.3\n")
+		}
+		if c.CiphersTLS13 != "" {
+			fmt.Fprintf(&b, "ciphers_tls1.3 %s\n", c.CiphersTLS13)
 		}
 	}
 	return b.String(), nil
