@@ -20,8 +20,12 @@ type DirectionStats struct {
 	Packets, Bytes uint64
 	// Delivered and DeliveredBytes were written to the receiving side, duplicates included.
 	Delivered, DeliveredBytes uint64
-	// Lost were dropped by the loss probability.
+	// Lost were dropped by the loss model (a duplicated packet that the model drops goes out
+	// once, counted neither here nor as Duplicated, as in netem).
 	Lost uint64
+	// BadState counts the packets, copies included, that met the Gilbert-Elliott model in its bad
+	// state, and LostInBad those of them it dropped (Lost counts them too).
+	BadState, LostInBad uint64
 	// QueueDrops were dropped because the direction already held its maximum of packets.
 	QueueDrops uint64
 	// Duplicated, Corrupted and Reordered count the packets so treated.

@@ -33,17 +33,16 @@ type pipe struct {
 	in, out *os.File
 	// cfg is the impairment in force; SetConfig swaps it while packets flow and the reader
 	// loads it once per packet.
-	cfg     atomic.Pointer[netem.Impairment]
+	cfg     atomic.Pointer[config]
 	clock   clock
 	bufSize int
 
 	// Reader goroutine only.
-	rng      *rand.Rand
-	linkFree int64             // when the emulated serial link has sent everything queued so far
-	carry    int64             // serialization time not yet charged, in bit·ns per second of rate
-	lastDue  int64             // departure of the latest delayed packet: later ones never overtake it
-	imp      *netem.Impairment // the configuration the reader last loaded
-	direct   bool              // imp is zero and nothing is queued: write without the lock
+	model    model // the random decisions, and the configuration they follow
+	linkFree int64 // when the emulated serial link has sent everything queued so far
+	carry    int64 // serialization time not yet charged, in bit·ns per second of rate
+	lastDue  int64 // departure of the latest delayed packet: later ones never overtake it
+	direct   bool  // the configuration is zero and nothing is queued: write without the lock
 
 	mu        sync.Mutex
 	free      []*packet
@@ -63,6 +62,7 @@ type counters struct {
 	packets, bytes, delivered, deliveredBytes atomic.Uint64
 	lost, queueDrops, writeErrors             atomic.Uint64
 	duplicated, corrupted, reordered          atomic.Uint64
+	badState, lostInBad                       atomic.Uint64
 	late                                      atomic.Uint64
 	maxLate                                   atomic.Int64 // nanoseconds
 }
@@ -77,47 +77,43 @@ func newPipe(in, out *os.File, imp netem.Impairment, mtu, maxQueued int, clk clo
 	}
 	p := &pipe{
 		in: in, out: out, clock: clk, bufSize: mtu,
-		rng:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		model:     model{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))},
 		delayed:   newRing(maxQueued),
 		express:   newRing(maxQueued),
 		maxQueued: maxQueued,
 		alarm:     a,
 	}
 	p.setImpairment(imp)
+	p.model.reset(p.cfg.Load())
 	return p, nil
 }
 
 // setImpairment makes imp the impairment of the packets read from now on. Safe from any
 // goroutine: the reader picks it up with its next packet. Packets already queued keep the
 // departure time they were given.
-func (p *pipe) setImpairment(imp netem.Impairment) { p.cfg.Store(&imp) }
+func (p *pipe) setImpairment(imp netem.Impairment) { p.cfg.Store(newConfig(imp)) }
 
-// load returns the impairment for the packet just read, noticing a change.
-func (p *pipe) load() *netem.Impairment {
-	imp := p.cfg.Load()
-	if imp != p.imp {
-		p.imp = imp
+// load returns the configuration for the packet just read; a new one resets the model.
+func (p *pipe) load() *config {
+	cfg := p.cfg.Load()
+	if cfg != p.model.cfg {
+		p.model.reset(cfg)
 		p.direct = false
 	}
-	return imp
+	return cfg
 }
 
 // passthrough reports whether the packet just read can be written at once without the lock:
 // the impairment is zero and no packet of an earlier one is still queued ahead of it. Once true
 // it stays true until the impairment changes, because only the reader queues packets.
-func (p *pipe) passthrough(imp *netem.Impairment) bool {
-	if p.direct || !imp.IsZero() {
+func (p *pipe) passthrough(cfg *config) bool {
+	if p.direct || !cfg.zero {
 		return p.direct
 	}
 	p.mu.Lock()
 	p.direct = p.delayed.len() == 0 && p.express.len() == 0 && !p.writing
 	p.mu.Unlock()
 	return p.direct
-}
-
-// hit draws an event of probability f, exactly f/10⁹.
-func (p *pipe) hit(f netem.Fraction) bool {
-	return f > 0 && p.rng.Uint64N(uint64(netem.FractionOne)) < uint64(f)
 }
 
 func (p *pipe) get() *packet {
@@ -157,43 +153,69 @@ func (p *pipe) readLoop() {
 		cur.n = n
 		p.stats.packets.Add(1)
 		p.stats.bytes.Add(uint64(n))
-		imp := p.load()
-		if p.passthrough(imp) {
+		cfg := p.load()
+		if p.passthrough(cfg) {
 			p.write(cur)
 			continue
 		}
-		now := p.clock.now()
-		if p.hit(imp.Loss) {
-			p.stats.lost.Add(1)
-			continue
-		}
-		var dup *packet
-		if p.hit(imp.Duplicate) {
-			// netem queues an unaltered copy that gets its own delay.
-			dup = p.get()
-			dup.n = copy(dup.buf, cur.buf[:n])
-			p.stats.duplicated.Add(1)
-		}
-		if p.hit(imp.Corrupt) {
-			bit := p.rng.IntN(n * 8)
-			cur.buf[bit/8] ^= 1 << (bit % 8)
-			p.stats.corrupted.Add(1)
-		}
-		if p.schedule(cur, imp, now) {
+		if p.enqueue(cur, cfg, p.clock.now(), true) {
 			cur = p.get()
-		}
-		if dup != nil && !p.schedule(dup, imp, now) {
-			p.put(dup)
 		}
 	}
 }
 
-// schedule gives pkt, read at now, its departure time: the serial link's rate first (a packet
-// leaves the link len·8/rate after the one before it, as with netem's rate), then the delay with
-// its jitter, never before the delayed packet ahead of it; a reordered packet skips the delay. It
-// writes a packet due at once with nothing ahead of it, and queues the others unless the queue is
-// full. It reports whether it kept pkt.
-func (p *pipe) schedule(pkt *packet, imp *netem.Impairment, now int64) bool {
+// enqueue decides the fate of pkt, read at now, in netem_enqueue's order: the duplication draw,
+// the loss draw (a duplicated packet that is lost goes out once), the corruption of the original
+// (the copy is taken before it), the copy's own pass through everything but duplication, then
+// the reorder draw and, for a packet not reordered, the delay. It reports whether it kept pkt.
+func (p *pipe) enqueue(pkt *packet, cfg *config, now int64, mayDuplicate bool) bool {
+	m := &p.model
+	count := 1
+	if mayDuplicate && m.duplicate() {
+		count++
+	}
+	lost, bad := m.lose()
+	if bad {
+		p.stats.badState.Add(1)
+	}
+	if lost {
+		count--
+	}
+	if count == 0 {
+		p.stats.lost.Add(1)
+		if bad {
+			p.stats.lostInBad.Add(1)
+		}
+		return false
+	}
+	var dup *packet
+	if count > 1 {
+		dup = p.get()
+		dup.n = copy(dup.buf, pkt.buf[:pkt.n])
+		p.stats.duplicated.Add(1)
+	}
+	if m.corrupt() {
+		bit := m.rng.IntN(pkt.n * 8)
+		pkt.buf[bit/8] ^= 1 << (bit % 8)
+		p.stats.corrupted.Add(1)
+	}
+	if dup != nil && !p.enqueue(dup, cfg, now, false) {
+		p.put(dup)
+	}
+	express := m.reorder()
+	var delay int64
+	if !express {
+		delay = int64(cfg.imp.Delay) + m.jitter()
+	}
+	return p.schedule(pkt, cfg, now, express, delay)
+}
+
+// schedule gives pkt, read at now, its departure time. A packet not reordered (express) waits for
+// the serial link's rate first (it leaves the link len·8/rate after the one before it, as with
+// netem's rate), then for delay, never leaving before the delayed packet ahead of it; a reordered
+// one leaves at once, skipping the rate as in netem. It writes a packet due at once with nothing
+// ahead of it, and queues the others unless the queue is full. It reports whether it kept pkt.
+func (p *pipe) schedule(pkt *packet, cfg *config, now int64, express bool, delay int64) bool {
 	p.mu.Lock()
 	if p.delayed.len()+p.express.len() >= p.maxQueued {
 		p.mu.Unlock()
@@ -201,21 +223,16 @@ func (p *pipe) schedule(pkt *packet, imp *netem.Impairment, now int64) bool {
 		return false
 	}
 	due := now
-	if rate := imp.RateBitsPerSecond; rate > 0 {
-		cost := int64(pkt.n)*8*int64(time.Second) + p.carry
-		p.linkFree = max(now, p.linkFree) + cost/rate
-		p.carry = cost % rate
-		due = p.linkFree
-	}
-	express := p.hit(imp.Reorder)
 	if express {
 		p.stats.reordered.Add(1)
 	} else {
-		d := int64(imp.Delay)
-		if imp.Jitter > 0 {
-			d += int64(p.rng.NormFloat64() * float64(imp.Jitter))
+		if rate := cfg.imp.RateBitsPerSecond; rate > 0 {
+			cost := int64(pkt.n)*8*int64(time.Second) + p.carry
+			p.linkFree = max(now, p.linkFree) + cost/rate
+			p.carry = cost % rate
+			due = p.linkFree
 		}
-		due = max(due+max(d, 0), p.lastDue)
+		due = max(due+max(delay, 0), p.lastDue)
 		p.lastDue = due
 	}
 	pkt.due = due
@@ -331,6 +348,7 @@ func (p *pipe) snapshot() DirectionStats {
 		Delivered: c.delivered.Load(), DeliveredBytes: c.deliveredBytes.Load(),
 		Lost: c.lost.Load(), QueueDrops: c.queueDrops.Load(),
 		Duplicated: c.duplicated.Load(), Corrupted: c.corrupted.Load(), Reordered: c.reordered.Load(),
+		BadState: c.badState.Load(), LostInBad: c.lostInBad.Load(),
 		WriteErrors: c.writeErrors.Load(),
 		Late:        c.late.Load(), MaxLate: time.Duration(c.maxLate.Load()),
 	}
