@@ -27,6 +27,10 @@ type Options struct {
 	// names; empty: its defaults), where the broker can (Mosquitto): Go's client always offers
 	// all three, so only the server enforces spec.tls.cipherSuites' TLS 1.3 choice.
 	TLS13Suites string
+	// WebSocket adds MQTT-over-WebSocket listeners at WebSocketPath (default /mqtt): ws, and
+	// wss with TLS, where the broker has them apart from its MQTT listeners.
+	WebSocket     bool
+	WebSocketPath string
 	// Host is the address to listen on (default 127.0.0.1); also put in the certificate.
 	Host string
 	// Port pins the plain listener's port (0: a free one).
@@ -141,6 +145,10 @@ func (p *Process) WaitMQTT(ctx context.Context, o Options, timeout time.Duration
 type Listeners struct {
 	Addr    string // host:port of the plain MQTT listener
 	TLSAddr string // host:port of the MQTTS listener, when TLS
+	// WSAddr and WSSAddr are host:port of the MQTT-over-WebSocket listeners (ws, and wss when
+	// TLS), when Options.WebSocket; WebSocketPath is their HTTP path.
+	WSAddr, WSSAddr string
+	WebSocketPath   string
 	// CA is the PEM CA certificate clients trust, when TLS.
 	CA      []byte
 	Version string

@@ -27,6 +27,11 @@ type Config struct {
 	// spec.tls.cipherSuites is enforced, as Go's client always offers all three.
 	CiphersTLS13 string
 
+	// WSPort and WSSPort are the MQTT-over-WebSocket listeners (0: none), WSS with TLSPort's
+	// files. Mosquitto serves MQTT at any HTTP path, and its libwebsockets takes no TLS version
+	// (the client's offer decides it).
+	WSPort, WSSPort int
+
 	// MaxInflight is Mosquitto's window of unacknowledged QoS 1/2 messages towards each
 	// subscriber (max_inflight_messages); msgbench uses the benchmark's mqtt.inflight.
 	MaxInflight int
@@ -111,6 +116,15 @@ func (c Config) Render() (string, error) {
 		if c.CiphersTLS13 != "" {
 			fmt.Fprintf(&b, "ciphers_tls1.3 %s\n", c.CiphersTLS13)
 		}
+	}
+	if c.WSPort > 0 {
+		b.WriteString("\nlistener " + listenerAddress(c.WSPort, c.BindAddress) + "\n")
+		b.WriteString("protocol websockets\nmax_connections -1\n")
+	}
+	if c.WSSPort > 0 {
+		b.WriteString("\nlistener " + listenerAddress(c.WSSPort, c.BindAddress) + "\n")
+		b.WriteString("protocol websockets\nmax_connections -1\n")
+		fmt.Fprintf(&b, "cafile %s\ncertfile %s\nkeyfile %s\n", c.CAFile, c.CertFile, c.KeyFile)
 	}
 	return b.String(), nil
 }

@@ -83,7 +83,7 @@ func start(ctx context.Context, bin string, o Options) (*Process, error) {
 		_ = p.Stop()
 		return nil, err
 	}
-	ports, err := brokerproc.Ports(o, 2) // mqtt, mqtts
+	ports, err := brokerproc.Ports(o, 4) // mqtt, mqtts, ws, wss
 	if err != nil {
 		return fail(err)
 	}
@@ -99,6 +99,14 @@ func start(ctx context.Context, bin string, o Options) (*Process, error) {
 		p.TLSAddr = net.JoinHostPort(o.Host, strconv.Itoa(cfg.TLSPort))
 		p.CA = b.CACert
 	}
+	if o.WebSocket {
+		cfg.WSPort = ports[2]
+		p.WSAddr, p.WebSocketPath = net.JoinHostPort(o.Host, strconv.Itoa(cfg.WSPort)), o.WebSocketPath
+		if o.TLS {
+			cfg.WSSPort = ports[3]
+			p.WSSAddr = net.JoinHostPort(o.Host, strconv.Itoa(cfg.WSSPort))
+		}
+	}
 	conf, err := cfg.Render()
 	if err != nil {
 		return fail(err)
@@ -112,7 +120,7 @@ func start(ctx context.Context, bin string, o Options) (*Process, error) {
 	}
 	// Ready when every listener accepts a connection (10 s in all).
 	deadline := time.Now().Add(10 * time.Second)
-	for _, a := range []string{p.Addr, p.TLSAddr} {
+	for _, a := range []string{p.Addr, p.TLSAddr, p.WSAddr, p.WSSAddr} {
 		if a == "" {
 			continue
 		}

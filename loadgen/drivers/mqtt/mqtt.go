@@ -20,6 +20,9 @@ import (
 
 func init() {
 	drivers.Register(string(v1alpha1.ProtocolMQTT), func(cfg drivers.Config) (drivers.Driver, error) {
+		if cfg.Spec.MQTT.WebSocket() {
+			return New(cfg, WebSocketTransport(cfg))
+		}
 		return New(cfg, TCPTransport(cfg))
 	})
 }
