@@ -42,7 +42,9 @@ func (t *ClientTLS) For(id string) *tls.Config {
 		t.per = map[string]*tls.Config{}
 	}
 	c := t.base.Clone()
-	c.ClientSessionCache = tls.NewLRUClientSessionCache(sessionsPerClient)
+	if c.ClientSessionCache == nil { // a cache the caller set is kept: it chose to share it
+		c.ClientSessionCache = tls.NewLRUClientSessionCache(sessionsPerClient)
+	}
 	t.per[id] = c
 	return c
 }
