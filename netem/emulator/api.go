@@ -1,6 +1,10 @@
 package emulator
 
-import "time"
+import (
+	"time"
+
+	"github.com/msgbench/msgbench/netem"
+)
 
 // DefaultQueuePackets bounds the packets one direction holds (waiting for the rate or for their
 // delay), like netem's default limit of 1000; more are dropped and counted as QueueDrops.
@@ -12,6 +16,9 @@ type Options struct {
 	Seed uint64
 	// QueuePackets bounds the packets each direction holds; 0 means DefaultQueuePackets.
 	QueuePackets int
+	// Radio keeps per-device cellular radio states (idle, paging, power saving) and holds each
+	// device's packets while its radio is not connected; nil: none.
+	Radio *netem.Radio
 }
 
 // DirectionStats counts what one direction of a link did with the packets its sender wrote.
@@ -45,4 +52,20 @@ type Stats struct {
 	Up DirectionStats
 	// Down is server → device.
 	Down DirectionStats
+	// Radio counts what the radio states did; zero without Options.Radio.
+	Radio RadioStats
+}
+
+// RadioStats counts the radio states' work over both directions.
+type RadioStats struct {
+	// Devices are the device-side flows seen (address family, protocol and port).
+	Devices uint64
+	// Promotions are idle (or asleep) → connected transitions; Pagings those a downlink packet
+	// started by paging the device; PSMWakeups those out of power saving mode.
+	Promotions, Pagings, PSMWakeups uint64
+	// HeldPackets waited for their device's radio; HoldTime is their total wait, MaxHold the
+	// longest (packets still held when the link closed are not in HoldTime).
+	HeldPackets uint64
+	HoldTime    time.Duration
+	MaxHold     time.Duration
 }

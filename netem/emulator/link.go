@@ -40,6 +40,7 @@ type Link struct {
 	device, server *Namespace
 	tuns           []*os.File
 	up, down       *pipe
+	radio          *radio         // nil without Options.Radio
 	spawner        *spawn.Spawner // its thread forks the link's children; Close stops it
 	wg             sync.WaitGroup
 
@@ -121,6 +122,9 @@ func Start(config netem.Link, opts Options) (_ *Link, err error) {
 	if l.down, err = newPipe(l.tuns[1], l.tuns[0], config.Down, mtu, opts.QueuePackets, clk, opts.Seed+1); err != nil {
 		return nil, err
 	}
+	if opts.Radio != nil {
+		l.radio = newRadio(*opts.Radio, opts.Seed+2, clk, l.up, l.down)
+	}
 	for _, p := range []*pipe{l.up, l.down} {
 		l.wg.Add(2)
 		go func() { defer l.wg.Done(); p.readLoop() }()
@@ -163,7 +167,13 @@ func (l *Link) Device() *Namespace { return l.device }
 func (l *Link) Server() *Namespace { return l.server }
 
 // Stats returns the forwarder's counters so far.
-func (l *Link) Stats() Stats { return Stats{Up: l.up.snapshot(), Down: l.down.snapshot()} }
+func (l *Link) Stats() Stats {
+	st := Stats{Up: l.up.snapshot(), Down: l.down.snapshot()}
+	if l.radio != nil {
+		st.Radio = l.radio.snapshot()
+	}
+	return st
+}
 
 // Env is the environment that tells a process where the other side is:
 // MSGBENCH_SERVER_ADDR and MSGBENCH_DEVICE_ADDR (IPv4), and MSGBENCH_SERVER_ADDR6 and

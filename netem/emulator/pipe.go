@@ -55,6 +55,8 @@ type pipe struct {
 
 	stats counters
 	err   error // why the reader stopped, when not because of Close
+
+	radio *radioSide // holds packets of devices whose radio is not connected (radio.go); nil: none
 }
 
 // counters are the pipe's statistics; each field has one writer goroutine.
@@ -145,6 +147,9 @@ func (p *pipe) readLoop() {
 	for {
 		n, err := p.in.Read(cur.buf)
 		if err != nil {
+			if p.readTimedOut(err) {
+				continue
+			}
 			if !errors.Is(err, os.ErrClosed) {
 				p.err = err // Close reads it after this goroutine has ended
 			}
@@ -154,11 +159,11 @@ func (p *pipe) readLoop() {
 		p.stats.packets.Add(1)
 		p.stats.bytes.Add(uint64(n))
 		cfg := p.load()
-		if p.passthrough(cfg) {
+		if p.radio == nil && p.passthrough(cfg) {
 			p.write(cur)
 			continue
 		}
-		if p.enqueue(cur, cfg, p.clock.now(), true) {
+		if p.admit(cur, cfg, p.clock.now()) {
 			cur = p.get()
 		}
 	}
