@@ -93,6 +93,9 @@ func Check(spec *v1alpha1.MessagingBenchmarkSpec, o Options) error {
 		if err := checkTimeline(spec); err != nil {
 			return err
 		}
+		if _, err := netem.ResolveRadio(spec.Network); err != nil {
+			return err
+		}
 		if err := emulator.CheckPrivileges(); err != nil {
 			return fmt.Errorf("spec.network: %w", err)
 		}

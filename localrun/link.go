@@ -23,10 +23,14 @@ func (r *runner) startLink() error {
 	if err != nil {
 		return err
 	}
+	radio, err := netem.ResolveRadio(r.spec.Network)
+	if err != nil {
+		return err
+	}
 	if err := emulator.CheckPrivileges(); err != nil {
 		return err
 	}
-	l, err := emulator.Start(link, emulator.Options{})
+	l, err := emulator.Start(link, emulator.Options{Radio: radio})
 	if err != nil {
 		return err
 	}
@@ -34,6 +38,10 @@ func (r *runner) startLink() error {
 		st := l.Stats()
 		r.logf("link: up %d packets (%d lost, %d queue drops), down %d packets (%d lost, %d queue drops)",
 			st.Up.Packets, st.Up.Lost, st.Up.QueueDrops, st.Down.Packets, st.Down.Lost, st.Down.QueueDrops)
+		if radio != nil {
+			r.logf("link: radio %d devices, %d promotions (%d pagings, %d PSM wake-ups), %d packets held %s in all",
+				st.Radio.Devices, st.Radio.Promotions, st.Radio.Pagings, st.Radio.PSMWakeups, st.Radio.HeldPackets, st.Radio.HoldTime.Round(time.Millisecond))
+		}
 		if st.Up.MaxLate > time.Millisecond || st.Down.MaxLate > time.Millisecond {
 			r.logf("link: the machine was too busy for exact delays (up to %s late)", max(st.Up.MaxLate, st.Down.MaxLate))
 		}
@@ -60,6 +68,7 @@ func (r *runner) startLink() error {
 			return linkCaveats(l.Stats(), lossiest(link, steps), res)
 		},
 		timeline: steps,
+		radio:    radioResult(radio, l.Stats),
 		setLink:  l.SetConfig,
 	}
 	r.logf("network: %s, clients in %s, servers in %s at %s", r.spec.Network.Profile, device.Name(), server.Name(), r.net.serverHost)
@@ -92,4 +101,21 @@ func linkCaveats(st emulator.Stats, link netem.Link, res *results.Result) []resu
 		}
 	}
 	return cs
+}
+
+// radioResult is the result's network.radio: the radio numbers applied and what the radio states
+// did to the run's packets. Nil without spec.network.radio.
+func radioResult(radio *netem.Radio, stats func() emulator.Stats) func() map[string]any {
+	if radio == nil {
+		return nil
+	}
+	return func() map[string]any {
+		st := stats().Radio
+		m := netem.DescribeRadio(*radio)
+		m["devices"], m["promotions"], m["pagings"], m["psmWakeups"] = st.Devices, st.Promotions, st.Pagings, st.PSMWakeups
+		m["heldPackets"] = st.HeldPackets
+		m["holdMillis"] = float64(st.HoldTime) / float64(time.Millisecond)
+		m["maxHoldMillis"] = float64(st.MaxHold) / float64(time.Millisecond)
+		return m
+	}
 }

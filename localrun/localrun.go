@@ -193,6 +193,9 @@ func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
 	if len(r.net.timeline) > 0 {
 		merged.SetNetworkTimeline(*marks)
 	}
+	if r.net.radio != nil {
+		merged.SetNetworkRadio(r.net.radio())
+	}
 	// In-process workers share one process: its CPU was counted by each of them.
 	merged.Resources.LoadgenCPUSeconds = parts[0].Resources.LoadgenCPUSeconds
 	for _, p := range parts[1:] {

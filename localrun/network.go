@@ -30,7 +30,9 @@ type network struct {
 	caveats func(res *results.Result) []results.Caveat
 	// timeline holds spec.network.timeline's steps, which setLink applies while the run measures.
 	timeline []netem.Step
-	setLink  func(netem.Link) error
+	// radio is the result's network.radio so far (nil: no radio states).
+	radio   func() map[string]any
+	setLink func(netem.Link) error
 }
 
 // pathCaveats are the conditions of the path between clients and servers that bend a run's

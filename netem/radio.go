@@ -157,3 +157,12 @@ func (r Radio) Decide(d *RadioDevice, up bool, now time.Duration) (release time.
 	d.LastActive = d.Until
 	return d.Until, ev
 }
+
+// DescribeRadio is a result's network.radio numbers, in the manifest's units ("0s" psmAfter:
+// no power saving mode).
+func DescribeRadio(r Radio) map[string]any {
+	return map[string]any{
+		"inactivityTimer": FormatDuration(r.InactivityTimer), "promotionDelay": FormatDuration(r.PromotionDelay),
+		"pagingCycle": FormatDuration(r.PagingCycle), "psmAfter": FormatDuration(r.PSMAfter),
+	}
+}

@@ -119,6 +119,19 @@ func (r *Result) SetNetworkTimeline(marks []NetworkStepMark) {
 	r.Network = n
 }
 
+// SetNetworkRadio records network.radio: spec.network.radio's numbers as the local emulator
+// applied them and what the radio states did (promotions, pagings, PSM wake-ups, hold time).
+func (r *Result) SetNetworkRadio(radio map[string]any) {
+	n := map[string]any{}
+	if old, ok := r.Network.(map[string]any); ok {
+		for k, v := range old { // a copy: the workers' results may share the map
+			n[k] = v
+		}
+	}
+	n["radio"] = radio
+	r.Network = n
+}
+
 // NetworkTimeline returns network.timeline (nil without one), also from a result read back
 // from JSON.
 func (r *Result) NetworkTimeline() []NetworkStepMark {

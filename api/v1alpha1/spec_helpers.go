@@ -70,9 +70,9 @@ func (s *MessagingBenchmarkSpec) ClientTLSVersion() string {
 }
 
 // Impaired reports whether spec.network asks for an emulated link: a profile other than none,
-// or a timeline, whose steps may impair a link that starts unimpaired.
+// or a timeline, whose steps may impair a link that starts unimpaired, or radio states.
 func (s *MessagingBenchmarkSpec) Impaired() bool {
-	return (s.Network.Profile != "" && s.Network.Profile != ProfileNone) || len(s.Network.Timeline) > 0
+	return (s.Network.Profile != "" && s.Network.Profile != ProfileNone) || len(s.Network.Timeline) > 0 || s.Network.Radio != nil
 }
 
 // The fields below are pointers because their CRD default is not Go's zero value while the zero
