@@ -78,6 +78,9 @@ func (r *Reconciler) collect(ctx context.Context, st *run) (bool, error) {
 			merged.Network = netem.Describe(mb.Spec.Network.Profile, link, "Chaos Mesh NetworkChaos")
 		}
 	}
+	if marks := timelineMarks(mb); marks != nil {
+		merged.SetNetworkTimeline(marks)
+	}
 	if n := mb.Annotations[suite.AnnotationConcurrent]; n != "" {
 		merged.AddCaveat(results.Caveat{Type: results.CaveatConcurrentRuns, Message: fmt.Sprintf(
 			"up to %s runs of suite %s measured at once (its spec.concurrency): another run may have shared this run's nodes", n, mb.Labels[v1alpha1.LabelSuite])})

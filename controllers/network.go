@@ -14,6 +14,7 @@ import (
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/netem"
+	"github.com/msgbench/msgbench/results"
 )
 
 // applyNetworkChaos creates the benchmark's NetworkChaos objects — once the worker and broker
@@ -22,6 +23,9 @@ import (
 // sch_netem, say) fails the run; no confirmation within InjectionTimeout fails it too.
 func (r *Reconciler) applyNetworkChaos(ctx context.Context, st *run) (bool, error) {
 	mb := st.mb
+	if len(mb.Status.NetworkTimeline) > 0 {
+		return true, nil // a timeline step's objects have replaced spec.network's (networkTimeline)
+	}
 	objs, err := netem.NetworkChaos(mb)
 	if err != nil {
 		return false, fail("spec.network: %v", err)
@@ -69,9 +73,16 @@ func (r *Reconciler) applyNetworkChaos(ctx context.Context, st *run) (bool, erro
 	return true, nil
 }
 
-// deleteNetworkChaos removes the benchmark's NetworkChaos objects.
+// deleteNetworkChaos removes the benchmark's NetworkChaos objects: spec.network's and every
+// timeline step's.
 func (r *Reconciler) deleteNetworkChaos(ctx context.Context, st *run) error {
-	for _, dir := range []string{"up", "down"} {
+	names := []string{"up", "down"}
+	if steps, err := netem.ResolveTimeline(st.mb.Spec.Network); err == nil {
+		for k := range steps {
+			names = append(names, netem.StepChaosSuffix(k, "up"), netem.StepChaosSuffix(k, "down"))
+		}
+	}
+	for _, dir := range names {
 		o := &unstructured.Unstructured{}
 		o.SetGroupVersionKind(netem.NetworkChaosGVK)
 		o.SetNamespace(st.mb.Namespace)
@@ -81,4 +92,111 @@ func (r *Reconciler) deleteNetworkChaos(ctx context.Context, st *run) error {
 		}
 	}
 	return nil
+}
+
+// networkTimeline keeps the NetworkChaos of spec.network.timeline's current step in place while
+// the workers measure. The steps' times count from the measured window's start: the workers'
+// agreed start (status.startTime) plus the warm-up. At a step's time the operator creates the
+// step's objects, then deletes the link's before (spec.network's, or the previous step's), so
+// the pods never go unimpaired in between; status.networkTimeline records each step applied,
+// and when. It never holds the run up; it asks to be woken at the next step's time.
+func (r *Reconciler) networkTimeline(ctx context.Context, st *run) (bool, error) {
+	mb := st.mb
+	if len(mb.Spec.Network.Timeline) == 0 || mb.Status.StartTime == nil {
+		return true, nil
+	}
+	steps, err := netem.ResolveTimeline(mb.Spec.Network)
+	if err != nil {
+		return false, fail("%v", err)
+	}
+	window := mb.Status.StartTime.Add(mb.Spec.Workload.Warmup.Duration)
+	now := r.Now()
+	cur := netem.CurrentStep(steps, now.Sub(window))
+	if cur+1 < len(steps) {
+		st.wakeAt(window.Add(steps[cur+1].At))
+	}
+	if cur < 0 {
+		return true, nil
+	}
+	objs, err := netem.TimelineNetworkChaos(mb, steps, cur)
+	if err != nil {
+		return false, fail("%v", err)
+	}
+	keep := map[string]bool{}
+	for _, o := range objs {
+		o.SetOwnerReferences(resources.OwnerReferences(mb))
+		if err := r.apply(ctx, o); err != nil {
+			return false, err
+		}
+		keep[o.GetName()] = true
+	}
+	if !recorded(mb.Status.NetworkTimeline, steps[cur]) {
+		s := v1alpha1.NetworkStepStatus{At: metav1.Duration{Duration: steps[cur].At}, Description: steps[cur].Description,
+			AppliedTime: metav1.NewMicroTime(r.Now())}
+		if i := steps[cur].Index; i >= 0 {
+			s.Step = ptr(int32(i))
+		}
+		mb.Status.NetworkTimeline = append(mb.Status.NetworkTimeline, s)
+		r.setCondition(st, v1alpha1.ConditionNetworkImpaired, metav1.ConditionTrue, "TimelineStep",
+			fmt.Sprintf("%s (%s) applied %.3fs into the measured window (planned %s)", steps[cur].Path(), steps[cur].Description,
+				now.Sub(window).Seconds(), steps[cur].At))
+	}
+	// Then the link before goes: every other NetworkChaos of the benchmark.
+	var list unstructured.UnstructuredList
+	list.SetGroupVersionKind(netem.NetworkChaosGVK)
+	if err := r.List(ctx, &list, client.InNamespace(mb.Namespace),
+		client.MatchingLabels{v1alpha1.LabelBenchmark: v1alpha1.LabelValue(mb.Name), v1alpha1.LabelComponent: v1alpha1.ComponentNetwork}); err != nil {
+		return false, err
+	}
+	for i := range list.Items {
+		o := &list.Items[i]
+		if keep[o.GetName()] || o.GetDeletionTimestamp() != nil {
+			continue
+		}
+		if err := r.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
+			return false, err
+		}
+	}
+	// Chaos Mesh's own error on a step's object fails the run, as it does for spec.network's.
+	for _, o := range objs {
+		cur := &unstructured.Unstructured{}
+		cur.SetGroupVersionKind(netem.NetworkChaosGVK)
+		if err := r.Get(ctx, client.ObjectKeyFromObject(o), cur); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		if state, msg := netem.ChaosInjection(cur); state == netem.InjectionFailed {
+			return false, fail("Chaos Mesh could not inject %s: %s", o.GetName(), msg)
+		}
+	}
+	return true, nil
+}
+
+// recorded reports whether status already lists step s.
+func recorded(applied []v1alpha1.NetworkStepStatus, s netem.Step) bool {
+	for _, a := range applied {
+		if a.At.Duration == s.At {
+			return true
+		}
+	}
+	return false
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// timelineMarks is status.networkTimeline as the result's network.timeline: each step's time
+// in seconds since the measured window began, as applied and as planned.
+func timelineMarks(mb *v1alpha1.MessagingBenchmark) []results.NetworkStepMark {
+	if len(mb.Status.NetworkTimeline) == 0 || mb.Status.StartTime == nil {
+		return nil
+	}
+	window := mb.Status.StartTime.Add(mb.Spec.Workload.Warmup.Duration)
+	marks := make([]results.NetworkStepMark, 0, len(mb.Status.NetworkTimeline))
+	for _, s := range mb.Status.NetworkTimeline {
+		m := results.NetworkStepMark{At: s.AppliedTime.Sub(window).Seconds(), Planned: s.At.Seconds(), Description: s.Description}
+		if s.Step != nil {
+			m.Step = ptr(int(*s.Step))
+		}
+		marks = append(marks, m)
+	}
+	return marks
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -193,4 +194,160 @@ func TestWithoutChaosMeshOrStrimzi(t *testing.T) {
 	if mb.Status.Phase != v1alpha1.PhaseFailed || !strings.Contains(mb.Status.Message, "Strimzi is not installed") {
 		t.Errorf("kafka: phase %s message %q", mb.Status.Phase, mb.Status.Message)
 	}
+}
+
+// TestNetworkTimelineSteps: a benchmark on LTE with a 1 s outage 500 ms into its measured window
+// gets the outage's NetworkChaos objects (100 % loss each way, accepted unchanged by the
+// NetworkChaos CRD of the suite's API server, Chaos Mesh's own with MSGBENCH_THIRD_PARTY_CRDS)
+// at the outage's time, after which LTE's objects go; at its end they give way to LTE's link
+// again. The status and the result record each step at or after its planned time, and cleanup
+// removes every object.
+func TestNetworkTimelineSteps(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns)
+	startKubelet(t, ns, nil)
+	startFakeChaosMesh(t, ns, "injected.yaml")
+	type seen struct {
+		first, gone time.Time
+		spec        map[string]any
+	}
+	objs := map[string]*seen{}
+	var mu sync.Mutex
+	ctx, cancel := context.WithCancel(context.Background())
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for ctx.Err() == nil {
+			var list unstructured.UnstructuredList
+			list.SetGroupVersionKind(netem.NetworkChaosGVK)
+			if env.Client.List(ctx, &list, client.InNamespace(ns)) == nil {
+				now := time.Now()
+				present := map[string]bool{}
+				mu.Lock()
+				for _, o := range list.Items {
+					present[o.GetName()] = true
+					if objs[o.GetName()] == nil {
+						spec, _ := o.Object["spec"].(map[string]any)
+						objs[o.GetName()] = &seen{first: now, spec: spec}
+					}
+				}
+				for name, s := range objs {
+					if !present[name] && s.gone.IsZero() {
+						s.gone = now
+					}
+				}
+				mu.Unlock()
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	createBenchmark(t, ns, "handover", `
+protocol: mqtt
+qos: 1
+workload: {publishers: 1, subscribers: 1, topics: 1, payloadBytes: 64, rate: 20, duration: 3s, warmup: 500ms}
+network:
+  profile: lte
+  timeline:
+  - {at: 500ms, for: 1s, outage: true}`)
+	mb := waitFinished(t, ns, "handover", 60*time.Second)
+	// Cleanup follows the phase: wait until the watcher has seen every object go.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		mu.Lock()
+		left := len(objs) == 0
+		for _, s := range objs {
+			left = left || s.gone.IsZero()
+		}
+		mu.Unlock()
+		if !left {
+			break
+		}
+	}
+	cancel()
+	<-watched
+	if mb.Status.Phase != v1alpha1.PhaseSucceeded {
+		t.Fatalf("phase %s: %s", mb.Status.Phase, mb.Status.Message)
+	}
+	window := mb.Status.StartTime.Add(500 * time.Millisecond)
+	steps, err := netem.ResolveTimeline(mb.Spec.Network)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// What the API server holds is what the builder made (nothing pruned), and an outage loses
+	// everything both ways.
+	mu.Lock()
+	defer mu.Unlock()
+	for k := range steps {
+		want, err := netem.TimelineNetworkChaos(mb, steps, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want) != 2 {
+			t.Fatalf("step %d: %d objects, want up and down", k, len(want))
+		}
+		for _, w := range want {
+			s := objs[w.GetName()]
+			if s == nil {
+				t.Fatalf("%s never appeared; seen %v", w.GetName(), keys(objs))
+			}
+			if !equality.Semantic.DeepEqual(s.spec, w.Object["spec"]) {
+				t.Errorf("%s: the API server holds\n%v\nthe builder made\n%v", w.GetName(), s.spec, w.Object["spec"])
+			}
+			if at := window.Add(steps[k].At); s.first.Before(at) || s.first.After(at.Add(2*time.Second)) {
+				t.Errorf("%s appeared %v after the window began, step planned at %v", w.GetName(), s.first.Sub(window), steps[k].At)
+			}
+			if s.gone.IsZero() {
+				t.Errorf("%s was not removed", w.GetName())
+			}
+		}
+	}
+	if l := objs["handover-net-s0-up"].spec["loss"]; !equality.Semantic.DeepEqual(l, map[string]any{"loss": "100", "correlation": "0"}) {
+		t.Errorf("outage up loss %v", l)
+	}
+	// LTE's link went once the outage was in place, and the outage once LTE was back.
+	for _, pair := range [][2]string{{"handover-net-up", "handover-net-s0-up"}, {"handover-net-down", "handover-net-s0-down"},
+		{"handover-net-s0-up", "handover-net-s1-up"}, {"handover-net-s0-down", "handover-net-s1-down"}} {
+		old, nu := objs[pair[0]], objs[pair[1]]
+		if old == nil || nu == nil || old.gone.Before(nu.first) {
+			t.Errorf("%s was removed before %s appeared", pair[0], pair[1])
+		}
+	}
+
+	// status.networkTimeline and the result's network.timeline mark each step.
+	if len(mb.Status.NetworkTimeline) != 2 {
+		t.Fatalf("status.networkTimeline %+v", mb.Status.NetworkTimeline)
+	}
+	marks := resultConfigMap(t, ns, mb).NetworkTimeline()
+	if len(marks) != 2 {
+		t.Fatalf("result network.timeline %+v", marks)
+	}
+	for i, want := range []struct {
+		planned float64
+		step    *int32
+		desc    string
+	}{{0.5, ptrTo(int32(0)), "outage"}, {1.5, nil, "end of timeline[0]: back to spec.network"}} {
+		s := mb.Status.NetworkTimeline[i]
+		if s.At.Seconds() != want.planned || s.Description != want.desc || (s.Step == nil) != (want.step == nil) {
+			t.Errorf("status step %d = %+v", i, s)
+		}
+		if late := s.AppliedTime.Sub(window.Add(s.At.Duration)); late < 0 || late > 2*time.Second {
+			t.Errorf("status step %d applied %v after its time", i, late)
+		}
+		m := marks[i]
+		t.Logf("step %d (%s): planned %.3fs, applied %.3fs into the measured window", i, m.Description, m.Planned, m.At)
+		if m.Planned != want.planned || m.Description != want.desc || m.At < m.Planned || m.At > m.Planned+2 {
+			t.Errorf("result mark %d = %+v", i, m)
+		}
+	}
+	if c := condition(mb, v1alpha1.ConditionNetworkImpaired); c.Status != "True" {
+		t.Errorf("NetworkImpaired %+v", c)
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
 }

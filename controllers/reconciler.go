@@ -182,6 +182,15 @@ type run struct {
 	// requeue asks for a new reconcile at once (after a status write that must precede the next action).
 	requeue bool
 	token   string // the control token
+	// wake is when a step wants to act next (a network timeline step), zero if none.
+	wake time.Time
+}
+
+// wakeAt asks for a reconcile at t (the earliest asked for wins).
+func (st *run) wakeAt(t time.Time) {
+	if st.wake.IsZero() || t.Before(st.wake) {
+		st.wake = t
+	}
 }
 
 // step is one stage of a run: it observes, acts idempotently and reports whether it finished.
@@ -205,7 +214,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var err error
 	// The network comes after the worker pods exist (Chaos Mesh selects pods when it creates its
 	// objects) and before they connect, so that every connection sees the emulated link.
-	for _, s := range []step{r.common, r.broker, r.gateway, r.workers, r.network, r.connect, r.start, r.wait, r.collect} {
+	for _, s := range []step{r.common, r.broker, r.gateway, r.workers, r.network, r.connect, r.start, r.networkTimeline, r.wait, r.collect} {
 		var done bool
 		if done, err = s(ctx, st); err != nil || !done {
 			break
@@ -241,6 +250,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	after := r.Poll
 	if left := time.Until(r.deadline(&mb)); left < after {
 		after = max(left, 10*time.Millisecond)
+	}
+	if !st.wake.IsZero() {
+		after = max(min(after, st.wake.Sub(r.Now())), time.Millisecond)
 	}
 	return ctrl.Result{RequeueAfter: after}, nil
 }

@@ -241,3 +241,15 @@ func linkFields(l v1alpha1.LinkSpec) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// CurrentStep is the index in steps of the step in force at elapsed since the measured window
+// began: the last one whose At has come; -1 before the first (spec.network's link).
+func CurrentStep(steps []Step, elapsed time.Duration) int {
+	cur := -1
+	for k, s := range steps {
+		if s.At <= elapsed {
+			cur = k
+		}
+	}
+	return cur
+}
