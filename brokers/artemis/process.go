@@ -155,6 +155,12 @@ func start(ctx context.Context, java, home string, o Options) (*Process, error) 
 	if err := p.WaitMQTT(ctx, o, 60*time.Second, p.Addr, p.TLSAddr, p.CA); err != nil {
 		return fail(err)
 	}
+	if o.WebSocket { // the MQTT acceptors also take the WebSocket upgrade (Netty's protocol detection)
+		p.WSAddr, p.WSSAddr, p.WebSocketPath = p.Addr, p.TLSAddr, o.WSPath()
+		if err := p.WaitWebSocket(ctx, o, 30*time.Second, p.Listeners, p.WebSocketPath); err != nil {
+			return fail(err)
+		}
+	}
 	p.StartTime = time.Since(began)
 	return p, nil
 }

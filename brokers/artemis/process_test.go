@@ -69,7 +69,7 @@ func needBroker(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		p, err := artemis.Start(ctx, artemis.Options{TLS: true, TLSVersion: "1.3", MaxInflight: 20})
+		p, err := artemis.Start(ctx, artemis.Options{TLS: true, TLSVersion: "1.3", MaxInflight: 20, WebSocket: true})
 		if err != nil {
 			startErr = err
 			return

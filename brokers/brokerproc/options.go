@@ -14,6 +14,7 @@ import (
 
 	"github.com/msgbench/msgbench/internal/certs"
 	"github.com/msgbench/msgbench/internal/mqtt"
+	"github.com/msgbench/msgbench/internal/wsconn"
 )
 
 // Options of a local MQTT broker (brokers/mosquitto, rabbitmq, artemis alias it): one value a
@@ -59,6 +60,14 @@ type Options struct {
 // DialContext dials a listener of the broker: from its network namespace when it runs in one.
 func (o Options) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	if o.Dial != nil {
+// WSPath is WebSocketPath, /mqtt when unset.
+func (o Options) WSPath() string {
+	if o.WebSocketPath == "" {
+		return "/mqtt"
+	}
+	return o.WebSocketPath
+}
+
 		return o.Dial(ctx, network, addr)
 	}
 	var d net.Dialer
@@ -144,6 +153,35 @@ func (p *Process) WaitMQTT(ctx context.Context, o Options, timeout time.Duration
 // Listeners is where a local MQTT broker serves, and which broker it is.
 type Listeners struct {
 	Addr    string // host:port of the plain MQTT listener
+// WaitWebSocket waits like WaitMQTT for the broker's MQTT-over-WebSocket listeners (wss trusting
+// only ca), each to answer an MQTT CONNECT through the upgrade at path: a WebSocket plugin starts
+// after the broker's MQTT listener.
+func (p *Process) WaitWebSocket(ctx context.Context, o Options, timeout time.Duration, l Listeners, path string) error {
+	deadline := time.Now().Add(timeout)
+	var wss *tls.Config
+	if l.WSSAddr != "" {
+		var err error
+		if wss, err = certs.ClientTLS(l.CA, o.Host, o.TLSVersion); err != nil {
+			return err
+		}
+	}
+	for addr, cfg := range map[string]*tls.Config{l.WSAddr: nil, l.WSSAddr: wss} {
+		if addr == "" {
+			continue
+		}
+		dial := wsconn.Dialer(o.Dial, cfg, path)
+		err := p.WaitReady(ctx, time.Until(deadline), 100*time.Millisecond, "answer an MQTT CONNECT over WebSocket on "+addr+path, func(ctx context.Context) error {
+			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			return mqtt.Probe(pctx, dial, addr, nil)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 	TLSAddr string // host:port of the MQTTS listener, when TLS
 	// WSAddr and WSSAddr are host:port of the MQTT-over-WebSocket listeners (ws, and wss when
 	// TLS), when Options.WebSocket; WebSocketPath is their HTTP path.

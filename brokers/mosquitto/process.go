@@ -101,7 +101,7 @@ func start(ctx context.Context, bin string, o Options) (*Process, error) {
 	}
 	if o.WebSocket {
 		cfg.WSPort = ports[2]
-		p.WSAddr, p.WebSocketPath = net.JoinHostPort(o.Host, strconv.Itoa(cfg.WSPort)), o.WebSocketPath
+		p.WSAddr, p.WebSocketPath = net.JoinHostPort(o.Host, strconv.Itoa(cfg.WSPort)), o.WSPath()
 		if o.TLS {
 			cfg.WSSPort = ports[3]
 			p.WSSAddr = net.JoinHostPort(o.Host, strconv.Itoa(cfg.WSSPort))

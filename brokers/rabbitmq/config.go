@@ -34,6 +34,12 @@ type Config struct {
 	KeyFile    string
 	TLSVersion string
 
+	// WSPort and WSSPort are the MQTT-over-WebSocket listeners of the rabbitmq_web_mqtt plugin
+	// (0: none; the plugin is enabled only with one), WSS with TLSPort's files, at WebSocketPath
+	// (the plugin's default is /ws).
+	WSPort, WSSPort int
+	WebSocketPath   string
+
 	// MaxInflight is the benchmark's mqtt.inflight; it becomes mqtt.prefetch, the most
 	// unacknowledged QoS 1 messages RabbitMQ sends each subscriber (default 10, which would
 	// cap a subscriber below the publishers' window).
@@ -56,6 +62,9 @@ var managedKeys = []struct{ key, why string }{
 	{"mqtt.listeners", "msgbench opens the listeners the benchmark needs"},
 	{"mqtt.listeners.", "msgbench opens the listeners the benchmark needs"},
 	{"ssl_options.", "TLS files and versions come from spec.tls"},
+	{"web_mqtt.tcp.", "msgbench opens the listeners the benchmark needs"},
+	{"web_mqtt.ssl.", "msgbench opens the listeners the benchmark needs"},
+	{"web_mqtt.ws_path", "set spec.mqtt.webSocketPath"},
 	{"mqtt.allow_anonymous", "the benchmark's clients log in anonymously"},
 	{"mqtt.vhost", "the benchmark's clients use the default vhost"},
 	{"mqtt.default_user", "the benchmark's clients log in anonymously as guest"},
@@ -142,11 +151,30 @@ func (c Config) Render() (map[string]string, error) {
 		line("", "ssl_options.keyfile = %s", c.KeyFile)
 		line("clients present no certificate", "ssl_options.verify = verify_none")
 		line("", "ssl_options.fail_if_no_peer_cert = false")
-		version := "tlsv1.3"
-		if c.TLSVersion == "1.2" {
-			version = "tlsv1.2"
+		line("", "ssl_options.versions.1 = %s", tlsVersion(c.TLSVersion))
+	}
+	if c.WSPort > 0 {
+		line("MQTT over WebSocket (rabbitmq_web_mqtt)", "web_mqtt.tcp.port = %d", c.WSPort)
+		if c.BindAddress != "" {
+			line("", "web_mqtt.tcp.ip = %s", c.BindAddress)
 		}
-		line("", "ssl_options.versions.1 = %s", version)
+	}
+	if c.WSSPort > 0 {
+		line("", "web_mqtt.ssl.port = %d", c.WSSPort)
+		if c.BindAddress != "" {
+			line("", "web_mqtt.ssl.ip = %s", c.BindAddress)
+		}
+		line("", "web_mqtt.ssl.cacertfile = %s", c.CAFile)
+		line("", "web_mqtt.ssl.certfile = %s", c.CertFile)
+		line("", "web_mqtt.ssl.keyfile = %s", c.KeyFile)
+		line("", "web_mqtt.ssl.versions.1 = %s", tlsVersion(c.TLSVersion))
+	}
+	if c.WSPort > 0 || c.WSSPort > 0 {
+		path := c.WebSocketPath
+		if path == "" {
+			path = "/mqtt"
+		}
+		line("", "web_mqtt.ws_path = %s", path)
 	}
 	line("the benchmark's clients connect without credentials, as the guest user, from other pods",
 		"mqtt.allow_anonymous = true")
@@ -174,11 +202,20 @@ func (c Config) Render() (map[string]string, error) {
 	for _, k := range slices.Sorted(maps.Keys(c.Extra)) {
 		fmt.Fprintf(&b, "%s = %s\n", k, c.Extra[k])
 	}
-	return map[string]string{
-		ConfFile: b.String(),
-		// Only the MQTT plugin: no management UI or Prometheus endpoint using the broker's CPU.
-		PluginsFile: "[rabbitmq_mqtt].\n",
-	}, nil
+	// Only the MQTT plugins: no management UI or Prometheus endpoint using the broker's CPU.
+	plugins := "[rabbitmq_mqtt].\n"
+	if c.WSPort > 0 || c.WSSPort > 0 {
+		plugins = "[rabbitmq_mqtt,rabbitmq_web_mqtt].\n"
+	}
+	return map[string]string{ConfFile: b.String(), PluginsFile: plugins}, nil
+}
+
+// tlsVersion is spec.tls.version in rabbitmq.conf's terms.
+func tlsVersion(v string) string {
+	if v == "1.2" {
+		return "tlsv1.2"
+	}
+	return "tlsv1.3"
 }
 
 // listenerAddress is a listener in rabbitmq.conf's form: a port, or address:port (IPv6

@@ -156,8 +156,8 @@ func start(ctx context.Context, bin, epmdBin string, o Options) (*Process, error
 		_ = p.Stop()
 		return nil, err
 	}
-	// mqtt, mqtts, Erlang distribution, epmd
-	ports, err := brokerproc.Ports(o, 4)
+	// mqtt, mqtts, Erlang distribution, epmd, ws, wss
+	ports, err := brokerproc.Ports(o, 6)
 	if err != nil {
 		return fail(err)
 	}
@@ -173,6 +173,14 @@ func start(ctx context.Context, bin, epmdBin string, o Options) (*Process, error
 		cfg.TLSPort, cfg.TLSVersion = ports[1], o.TLSVersion
 		p.TLSAddr = net.JoinHostPort(o.Host, strconv.Itoa(cfg.TLSPort))
 		p.CA = b.CACert
+	}
+	if o.WebSocket {
+		cfg.WSPort, cfg.WebSocketPath = ports[4], o.WSPath()
+		p.WSAddr, p.WebSocketPath = net.JoinHostPort(o.Host, strconv.Itoa(cfg.WSPort)), o.WSPath()
+		if o.TLS {
+			cfg.WSSPort = ports[5]
+			p.WSSAddr = net.JoinHostPort(o.Host, strconv.Itoa(cfg.WSSPort))
+		}
 	}
 	files, err := cfg.Render()
 	if err != nil {
@@ -217,6 +225,9 @@ func start(ctx context.Context, bin, epmdBin string, o Options) (*Process, error
 		return fail(err)
 	}
 	if err := p.WaitMQTT(ctx, o, readyTimeout, p.Addr, p.TLSAddr, p.CA); err != nil {
+		return fail(err)
+	}
+	if err := p.WaitWebSocket(ctx, o, readyTimeout, p.Listeners, p.WebSocketPath); err != nil {
 		return fail(err)
 	}
 	return p, nil

@@ -13,6 +13,7 @@ import (
 	"context"
 	crand "crypto/rand"
 	"crypto/sha1"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -439,4 +440,34 @@ func (c *Conn) Close() error {
 		c.wmu.Unlock()
 	}
 	return c.Conn.Close()
+}
+
+// Dialer returns a dial function that opens WebSocket connections to path: dial (nil: a
+// net.Dialer) connects, TLS goes on top when tlsConfig is set (wss), then the upgrade. It fits
+// where a dial function is expected (mqtt.Probe).
+func Dialer(dial func(ctx context.Context, network, address string) (net.Conn, error), tlsConfig *tls.Config, path string) func(ctx context.Context, network, address string) (net.Conn, error) {
+	if dial == nil {
+		var d net.Dialer
+		dial = d.DialContext
+	}
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		nc, err := dial(ctx, network, address)
+		if err != nil {
+			return nil, err
+		}
+		if tlsConfig != nil {
+			tc := tls.Client(nc, tlsConfig)
+			if err := tc.HandshakeContext(ctx); err != nil {
+				_ = nc.Close()
+				return nil, fmt.Errorf("TLS handshake with %s: %w", address, err)
+			}
+			nc = tc
+		}
+		c, err := Client(ctx, nc, address, path)
+		if err != nil {
+			_ = nc.Close()
+			return nil, err
+		}
+		return c, nil
+	}
 }
