@@ -57,9 +57,6 @@ type Options struct {
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
-// DialContext dials a listener of the broker: from its network namespace when it runs in one.
-func (o Options) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	if o.Dial != nil {
 // WSPath is WebSocketPath, /mqtt when unset.
 func (o Options) WSPath() string {
 	if o.WebSocketPath == "" {
@@ -68,6 +65,9 @@ func (o Options) WSPath() string {
 	return o.WebSocketPath
 }
 
+// DialContext dials a listener of the broker: from its network namespace when it runs in one.
+func (o Options) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	if o.Dial != nil {
 		return o.Dial(ctx, network, addr)
 	}
 	var d net.Dialer
@@ -150,9 +150,6 @@ func (p *Process) WaitMQTT(ctx context.Context, o Options, timeout time.Duration
 	return nil
 }
 
-// Listeners is where a local MQTT broker serves, and which broker it is.
-type Listeners struct {
-	Addr    string // host:port of the plain MQTT listener
 // WaitWebSocket waits like WaitMQTT for the broker's MQTT-over-WebSocket listeners (wss trusting
 // only ca), each to answer an MQTT CONNECT through the upgrade at path: a WebSocket plugin starts
 // after the broker's MQTT listener.
@@ -182,6 +179,9 @@ func (p *Process) WaitWebSocket(ctx context.Context, o Options, timeout time.Dur
 	return nil
 }
 
+// Listeners is where a local MQTT broker serves, and which broker it is.
+type Listeners struct {
+	Addr    string // host:port of the plain MQTT listener
 	TLSAddr string // host:port of the MQTTS listener, when TLS
 	// WSAddr and WSSAddr are host:port of the MQTT-over-WebSocket listeners (ws, and wss when
 	// TLS), when Options.WebSocket; WebSocketPath is their HTTP path.
