@@ -55,6 +55,9 @@ func (r *runner) startBroker(ctx context.Context) error {
 
 func (r *runner) startMosquitto(ctx context.Context) error {
 	if _, err := mosquitto.Binary(); err != nil {
+		if r.spec.MQTT.WebSocket() {
+			return fmt.Errorf("spec.mqtt.transport websocket: %w (the embedded broker serves MQTT over TCP only)", err)
+		}
 		if r.o.NoEmbedded {
 			return fmt.Errorf("%w; the embedded broker is disabled (--no-embedded-broker)", err)
 		}
@@ -68,6 +71,7 @@ func (r *runner) startMosquitto(ctx context.Context) error {
 		return portError(err, r.o.BrokerPort)
 	}
 	r.adopt(p, "mosquitto "+p.Version, p.Addr, p.TLSAddr, p.CA)
+	r.adoptWebSocket(p.Listeners)
 	return nil
 }
 
@@ -77,10 +81,12 @@ func (r *runner) startMosquitto(ctx context.Context) error {
 func (r *runner) brokerOptions() brokerproc.Options {
 	return brokerproc.Options{
 		Host: r.net.serverHost, Port: r.o.BrokerPort, TLS: r.spec.BrokerTLS(), TLSVersion: r.spec.ClientTLSVersion(), TLS13Suites: devicetls.ServerTLS13(r.spec),
-		Bundle: r.bundle, MaxInflight: int(r.spec.MQTT.Inflight), Extra: r.spec.Broker.Config, Start: r.net.start, Dial: r.net.serverDial,
+		TLS12Ciphers: devicetls.ServerTLS12(r.spec),
+		Bundle:       r.bundle, MaxInflight: int(r.spec.MQTT.Inflight), Extra: r.spec.Broker.Config, Start: r.net.start, Dial: r.net.serverDial,
 		Listen: func(ctx context.Context, _, address string) (net.Listener, error) {
 			return r.net.listenTCP(ctx, address)
 		},
+		WebSocket: r.spec.MQTT.WebSocket(), WebSocketPath: r.spec.MQTT.WebSocketPathOrDefault(),
 	}
 }
 
@@ -102,6 +108,19 @@ func (r *runner) adopt(p localBroker, name, addr, tlsAddr string, ca []byte) {
 	r.usage = p.Usage
 	r.env.Broker = name
 	r.logf("broker: %s on %s (pid %d)", name, r.broker, p.PID())
+}
+
+// adoptWebSocket points the clients at the broker's MQTT-over-WebSocket listener (wss with TLS)
+// when spec.mqtt.transport is websocket.
+func (r *runner) adoptWebSocket(l brokerproc.Listeners) {
+	if !r.spec.MQTT.WebSocket() {
+		return
+	}
+	r.broker = l.WSAddr
+	if r.spec.BrokerTLS() {
+		r.broker = l.WSSAddr
+	}
+	r.logf("broker: MQTT over WebSocket at %s%s", r.broker, l.WebSocketPath)
 }
 
 // checkPort refuses a pinned --broker-port that is busy before a broker's own bind error races
@@ -128,6 +147,7 @@ func (r *runner) startRabbitMQ(ctx context.Context) error {
 		return portError(err, r.o.BrokerPort)
 	}
 	r.adopt(p, "rabbitmq "+p.Version, p.Addr, p.TLSAddr, p.CA)
+	r.adoptWebSocket(p.Listeners)
 	return nil
 }
 
@@ -141,6 +161,7 @@ func (r *runner) startArtemis(ctx context.Context) error {
 		return portError(err, r.o.BrokerPort)
 	}
 	r.adopt(p, "artemis "+p.Version, p.Addr, p.TLSAddr, p.CA)
+	r.adoptWebSocket(p.Listeners)
 	return nil
 }
 

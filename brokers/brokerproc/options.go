@@ -28,6 +28,9 @@ type Options struct {
 	// names; empty: its defaults), where the broker can (Mosquitto): Go's client always offers
 	// all three, so only the server enforces spec.tls.cipherSuites' TLS 1.3 choice.
 	TLS13Suites string
+	// TLS12Ciphers is the same for TLS 1.2, in OpenSSL's names (colon-separated): the client
+	// restricts its offer itself, but the server's default list may lack a suite it offers.
+	TLS12Ciphers string
 	// WebSocket adds MQTT-over-WebSocket listeners at WebSocketPath (default /mqtt): ws, and
 	// wss with TLS, where the broker has them apart from its MQTT listeners.
 	WebSocket     bool

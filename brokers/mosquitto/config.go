@@ -26,6 +26,9 @@ type Config struct {
 	// colon-separated IANA names; empty: OpenSSL's default): the one place a TLS 1.3 choice of
 	// spec.tls.cipherSuites is enforced, as Go's client always offers all three.
 	CiphersTLS13 string
+	// Ciphers is the listener's TLS 1.2 cipher list (OpenSSL names; empty: Mosquitto's default,
+	// which lacks the CHACHA20-POLY1305 suites).
+	Ciphers string
 
 	// WSPort and WSSPort are the MQTT-over-WebSocket listeners (0: none), WSS with TLSPort's
 	// files. Mosquitto serves MQTT at any HTTP path, and its libwebsockets takes no TLS version
@@ -115,6 +118,9 @@ func (c Config) Render() (string, error) {
 		}
 		if c.CiphersTLS13 != "" {
 			fmt.Fprintf(&b, "ciphers_tls1.3 %s\n", c.CiphersTLS13)
+		}
+		if c.Ciphers != "" {
+			fmt.Fprintf(&b, "ciphers %s\n", c.Ciphers)
 		}
 	}
 	if c.WSPort > 0 {

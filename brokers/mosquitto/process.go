@@ -95,7 +95,7 @@ func start(ctx context.Context, bin string, o Options) (*Process, error) {
 		if b, cfg.CAFile, cfg.CertFile, cfg.KeyFile, err = p.WriteTLS(o, "msgbench-mosquitto"); err != nil {
 			return fail(err)
 		}
-		cfg.TLSPort, cfg.TLSVersion, cfg.CiphersTLS13 = ports[1], o.TLSVersion, o.TLS13Suites
+		cfg.TLSPort, cfg.TLSVersion, cfg.CiphersTLS13, cfg.Ciphers = ports[1], o.TLSVersion, o.TLS13Suites, o.TLS12Ciphers
 		p.TLSAddr = net.JoinHostPort(o.Host, strconv.Itoa(cfg.TLSPort))
 		p.CA = b.CACert
 	}

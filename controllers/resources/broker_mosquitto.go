@@ -21,6 +21,7 @@ func mosquittoPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap,
 		c.CAFile, c.CertFile, c.KeyFile = "/etc/mosquitto/certs/ca.crt", "/etc/mosquitto/certs/tls.crt", "/etc/mosquitto/certs/tls.key"
 		c.TLSVersion = string(mb.Spec.TLS.Version)
 		c.CiphersTLS13 = devicetls.ServerTLS13(&mb.Spec) // the server enforces a TLS 1.3 suite choice
+		c.Ciphers = devicetls.ServerTLS12(&mb.Spec)
 		mounts, volumes = withCerts(mb, "/etc/mosquitto/certs", mounts, volumes)
 	}
 	conf, err := c.Render()

@@ -98,6 +98,10 @@ func Check(spec *v1alpha1.MessagingBenchmarkSpec) error {
 			return fmt.Errorf("spec.tls.groups[%d]: x25519mlkem768 exists only in TLS 1.3; spec.tls.version is 1.2", i)
 		}
 	}
+	if len(t.Groups) > 0 && version == string(v1alpha1.TLS12) && generatedCert(spec) && !slices.Contains(t.Groups, v1alpha1.GroupP256) {
+		return fmt.Errorf("spec.tls.groups: in TLS 1.2 the groups also name the curves a client accepts in the server's ECDSA certificate, " +
+			"and the one msgbench generates is P-256: add p256, or set spec.tls.secretRef")
+	}
 	var tls12, tls13 []string
 	for i, name := range t.CipherSuites {
 		field := fmt.Sprintf("spec.tls.cipherSuites[%d]", i)
@@ -126,11 +130,17 @@ func Check(spec *v1alpha1.MessagingBenchmarkSpec) error {
 			"msgbench can enforce a TLS 1.3 suite only on the Mosquitto broker it runs (ciphers_tls1.3, protocol mqtt), " +
 			"not on a Go server (the msgbench gateways, the embedded broker) nor another broker (docs/tls.md)")
 	}
-	if len(tls12) > 0 && t.SecretRef == nil && spec.Broker.Type != v1alpha1.BrokerExternal &&
+	if len(tls12) > 0 && generatedCert(spec) &&
 		!slices.ContainsFunc(tls12, func(s string) bool { return strings.Contains(s, "_ECDSA_") }) {
 		return fmt.Errorf("spec.tls.cipherSuites: the certificate msgbench generates has an ECDSA key, so a TLS 1.2 suite must be an ECDHE_ECDSA one; add one or set spec.tls.secretRef to an RSA certificate")
 	}
 	return nil
+}
+
+// generatedCert reports whether the server's certificate is the one msgbench generates (ECDSA
+// P-256): no spec.tls.secretRef and not an external broker.
+func generatedCert(spec *v1alpha1.MessagingBenchmarkSpec) bool {
+	return spec.TLS.SecretRef == nil && spec.Broker.Type != v1alpha1.BrokerExternal
 }
 
 // Secure12 names the TLS 1.2 suites Go offers and msgbench accepts.
@@ -187,6 +197,36 @@ func ServerTLS13(spec *v1alpha1.MessagingBenchmarkSpec) string {
 	}
 	if len(out) == len(TLS13Suites) {
 		return ""
+	}
+	return strings.Join(out, ":")
+}
+
+// openSSLNames are OpenSSL's names of the TLS 1.2 suites Go offers.
+var openSSLNames = map[string]string{
+	"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA":          "ECDHE-ECDSA-AES128-SHA",
+	"TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA":          "ECDHE-ECDSA-AES256-SHA",
+	"TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA":            "ECDHE-RSA-AES128-SHA",
+	"TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA":            "ECDHE-RSA-AES256-SHA",
+	"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256":       "ECDHE-ECDSA-AES128-GCM-SHA256",
+	"TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384":       "ECDHE-ECDSA-AES256-GCM-SHA384",
+	"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256":         "ECDHE-RSA-AES128-GCM-SHA256",
+	"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384":         "ECDHE-RSA-AES256-GCM-SHA384",
+	"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256":   "ECDHE-RSA-CHACHA20-POLY1305",
+	"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-ECDSA-CHACHA20-POLY1305",
+}
+
+// ServerTLS12 is the TLS 1.2 cipher list for an OpenSSL server (Mosquitto's ciphers) in
+// OpenSSL's names, or "" when the spec lists no TLS 1.2 suite: the client restricts what it
+// offers, and the server must accept it.
+func ServerTLS12(spec *v1alpha1.MessagingBenchmarkSpec) string {
+	if spec.TLS == nil {
+		return ""
+	}
+	var out []string
+	for _, name := range spec.TLS.CipherSuites {
+		if n, ok := openSSLNames[name]; ok {
+			out = append(out, n)
+		}
 	}
 	return strings.Join(out, ":")
 }
