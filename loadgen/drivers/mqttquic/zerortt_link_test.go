@@ -14,7 +14,7 @@ import (
 
 type nopHandler struct{}
 
-func (nopHandler) Message([]byte)       {}
+func (nopHandler) Message([]byte)        {}
 func (nopHandler) Completed(int64, bool) {}
 
 // TestZeroRTTConnectThroughLink connects through a link of 100 ms each way (RTT 200 ms, the delay
