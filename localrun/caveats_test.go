@@ -37,6 +37,7 @@ func TestPathCaveats(t *testing.T) {
 		{"loopback, UDP", loopback().pathCaveats(&results.Result{}), nil},
 		{"lossless link, retransmits", linkCaveats(emulator.Stats{}, lossless, withRetransmits(4)), []string{results.CaveatRetransmits}},
 		{"lossy link, retransmits", linkCaveats(emulator.Stats{}, lossy, withRetransmits(40)), nil},
+		{"lossless link holding packets for radios, retransmits", linkCaveats(emulator.Stats{Radio: emulator.RadioStats{HeldPackets: 9}}, lossless, withRetransmits(4)), nil},
 		{"late emulator", linkCaveats(busy, lossy, withRetransmits(40)), []string{results.CaveatEmulatorLate}},
 	} {
 		if got := types(c.got); len(got) != len(c.want) || (len(got) > 0 && got[0] != c.want[0]) {

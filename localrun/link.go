@@ -96,6 +96,9 @@ func linkCaveats(st emulator.Stats, link netem.Link, res *results.Result) []resu
 	}
 	if res.Wire.Retransmits != nil {
 		lossless := link.Up.Loss == 0 && link.Down.Loss == 0 && link.Up.Corrupt == 0 && link.Down.Corrupt == 0
+		// A packet held for its device's radio longer than the sender's retransmission timer
+		// (a SYN's first is 1 s) is retransmitted as if lost: radio states explain retransmits.
+		lossless = lossless && st.Radio.HeldPackets == 0
 		if c := results.RetransmitCaveat(*res.Wire.Retransmits, lossless, int64(st.Up.QueueDrops+st.Down.QueueDrops)); c != nil {
 			cs = append(cs, *c)
 		}

@@ -1,0 +1,82 @@
+package localrun
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/msgbench/msgbench/internal/manifest"
+	"github.com/msgbench/msgbench/netem/emulator"
+	"github.com/msgbench/msgbench/results"
+)
+
+// TestRadioStatesShowInLatency runs low-rate publishers on NB-IoT twice, without and with radio
+// states. Each publisher sends every 4 s and its radio goes idle 1 s after its last packet (the
+// PUBACK, some 1.6 s after the publish), so with radio states every publish first waits for the
+// 1 s promotion: end-to-end latency grows by about that, the
+// first message by at least it (each publisher's connection opens from idle too), and the
+// result's network.radio counts the promotions.
+func TestRadioStatesShowInLatency(t *testing.T) {
+	if err := emulator.CheckPrivileges(); err != nil {
+		t.Skipf("needs root: %v", err)
+	}
+	run := func(radio bool) *results.Result {
+		t.Helper()
+		doc := `
+apiVersion: msgbench.io/v1alpha1
+kind: MessagingBenchmark
+metadata: {name: radio-latency}
+spec:
+  protocol: mqtt
+  qos: 1
+  network: {profile: nb-iot}
+  workload: {publishers: 4, subscribers: 4, topics: 4, payloadBytes: 32, rate: 1, warmup: 3s, duration: 8s}
+`
+		var sets []string
+		if radio {
+			sets = append(sets, "network.radio.inactivityTimer=1s")
+		}
+		mb, err := manifest.Parse([]byte(doc), sets...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(context.Background(), mb, Options{Logf: t.Logf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	base, radio := run(false), run(true)
+	ms := func(us int64) time.Duration { return time.Duration(us) * time.Microsecond }
+	b, r := base.Latency, radio.Latency
+	if b.EndToEnd == nil || r.EndToEnd == nil || b.FirstMessage == nil || r.FirstMessage == nil {
+		t.Fatalf("latencies missing: %+v, %+v", b, r)
+	}
+	t.Logf("end-to-end p50 %v → %v, min %v → %v; first message min %v → %v",
+		ms(b.EndToEnd.P50Micros), ms(r.EndToEnd.P50Micros), ms(b.EndToEnd.MinMicros), ms(r.EndToEnd.MinMicros),
+		ms(b.FirstMessage.MinMicros), ms(r.FirstMessage.MinMicros))
+	// Every publish waits 1 s for its promotion; a busy machine or a paging wait only adds.
+	if d := ms(r.EndToEnd.MinMicros - b.EndToEnd.MinMicros); d < 900*time.Millisecond {
+		t.Errorf("end-to-end minimum grew by %v with radio states, want the 1 s promotion", d)
+	}
+	if d := ms(r.EndToEnd.P50Micros - b.EndToEnd.P50Micros); d < 900*time.Millisecond {
+		t.Errorf("end-to-end median grew by %v with radio states, want the 1 s promotion", d)
+	}
+	if d := ms(r.FirstMessage.MinMicros - b.FirstMessage.MinMicros); d < 900*time.Millisecond {
+		t.Errorf("first-message minimum grew by %v with radio states, want at least the 1 s promotion", d)
+	}
+	if _, ok := base.Network.(map[string]any)["radio"]; ok {
+		t.Errorf("network.radio without spec.network.radio")
+	}
+	nr, _ := radio.Network.(map[string]any)["radio"].(map[string]any)
+	if nr == nil || nr["inactivityTimer"] != "1000ms" || nr["promotionDelay"] != "1000ms" || nr["pagingCycle"] != "2560ms" {
+		t.Fatalf("network.radio %v, want nb-iot's numbers with the 1 s timer", nr)
+	}
+	// Every publish and every connection.
+	if p, _ := nr["promotions"].(uint64); p < 8 {
+		t.Errorf("network.radio counts %v promotions, want at least 8", nr["promotions"])
+	}
+	if h, _ := nr["holdMillis"].(float64); h < 8000 {
+		t.Errorf("network.radio holdMillis %v, want at least 8 promotions of 1 s", nr["holdMillis"])
+	}
+}
