@@ -26,6 +26,9 @@ func (r *Reconciler) applyNetworkChaos(ctx context.Context, st *run) (bool, erro
 	if len(mb.Status.NetworkTimeline) > 0 {
 		return true, nil // a timeline step's objects have replaced spec.network's (networkTimeline)
 	}
+	if err := checkTimeline(mb); err != nil {
+		return false, err
+	}
 	objs, err := netem.NetworkChaos(mb)
 	if err != nil {
 		return false, fail("spec.network: %v", err)
@@ -169,6 +172,29 @@ func (r *Reconciler) networkTimeline(ctx context.Context, st *run) (bool, error)
 		}
 	}
 	return true, nil
+}
+
+// checkTimeline refuses, before the workers connect, a timeline that cannot resolve, whose steps
+// Chaos Mesh cannot apply, or with a step at or after the end of workload.duration (it would
+// never apply).
+func checkTimeline(mb *v1alpha1.MessagingBenchmark) error {
+	steps, err := netem.ResolveTimeline(mb.Spec.Network)
+	if err != nil {
+		return fail("%v", err)
+	}
+	var window time.Duration
+	if mb.Spec.Workload.Messages == 0 {
+		window = mb.Spec.Workload.Duration.Duration
+	}
+	if err := netem.CheckTimelineWithin(steps, window); err != nil {
+		return fail("%v", err)
+	}
+	for k := range steps {
+		if _, err := netem.TimelineNetworkChaos(mb, steps, k); err != nil {
+			return fail("%v", err)
+		}
+	}
+	return nil
 }
 
 // recorded reports whether status already lists step s.

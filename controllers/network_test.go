@@ -351,3 +351,24 @@ func keys[V any](m map[string]V) []string {
 	}
 	return ks
 }
+
+// TestNetworkTimelineRefusedBeforeTheRun: a step Chaos Mesh could never apply — here one that
+// begins when workload.duration has already ended — fails the run before the workers connect,
+// naming the step, and no NetworkChaos is created.
+func TestNetworkTimelineRefusedBeforeTheRun(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, ns)
+	startKubelet(t, ns, nil)
+	startFakeChaosMesh(t, ns, "injected.yaml")
+	createBenchmark(t, ns, "late", quickWorkload+"network: {profile: lte, timeline: [{at: 2s, outage: true}]}")
+	mb := waitFinished(t, ns, "late", 60*time.Second)
+	if mb.Status.Phase != v1alpha1.PhaseFailed || mb.Status.StartTime != nil ||
+		!strings.Contains(mb.Status.Message, "spec.network.timeline[0].at: 2s is not before the end of the measured window (spec.workload.duration 2s)") {
+		t.Errorf("phase %s, started %v, message %q", mb.Status.Phase, mb.Status.StartTime, mb.Status.Message)
+	}
+	var list unstructured.UnstructuredList
+	list.SetGroupVersionKind(netem.NetworkChaosGVK)
+	if err := env.Client.List(context.Background(), &list, client.InNamespace(ns)); err != nil || len(list.Items) != 0 {
+		t.Errorf("%d NetworkChaos objects (%v)", len(list.Items), err)
+	}
+}
