@@ -40,8 +40,12 @@ func (r *Reconciler) network(ctx context.Context, st *run) (bool, error) {
 		return false, err
 	}
 	if !ok {
-		msg := fmt.Sprintf("spec.network.profile %s asks for network impairment, but Chaos Mesh is not installed "+
-			"(no chaos-mesh.org/v1alpha1 NetworkChaos CRD): install Chaos Mesh, or set spec.network.profile to none", mb.Spec.Network.Profile)
+		what := "spec.network.profile " + string(mb.Spec.Network.Profile)
+		if len(mb.Spec.Network.Timeline) > 0 {
+			what = "spec.network.timeline"
+		}
+		msg := fmt.Sprintf("%s asks for network impairment, but Chaos Mesh is not installed "+
+			"(no chaos-mesh.org/v1alpha1 NetworkChaos CRD): install Chaos Mesh, or set spec.network.profile to none", what)
 		r.setCondition(st, v1alpha1.ConditionNetworkImpaired, metav1.ConditionFalse, "ChaosMeshNotInstalled", msg)
 		return false, fail("%s", msg)
 	}
