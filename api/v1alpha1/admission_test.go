@@ -103,6 +103,18 @@ func TestSamplesAreAcceptedWithDefaults(t *testing.T) {
 		}
 		names[obj.GetName()] = rel
 		obj.SetNamespace(ns)
+		if field := testenv.LocalOnly(path); field != "" {
+			// Refused here by design, by a Kubernetes-only rule naming the field; msgbench run
+			// runs it (TestEverySampleRunsLocally).
+			err := env.Client.Create(ctx, obj)
+			if err == nil || !strings.Contains(err.Error(), field+": ") || !strings.Contains(err.Error(), "on Kubernetes, "+field) {
+				t.Errorf("%s is local-only (%s): want the API server's \"on Kubernetes, %s\" refusal, got %v", rel, field, field, err)
+			}
+			if _, err := manifest.ReadFile(path); err != nil {
+				t.Errorf("%s: msgbench run refuses it: %v", rel, err)
+			}
+			continue
+		}
 		if err := env.Client.Create(ctx, obj); err != nil {
 			t.Errorf("%s rejected: %v", rel, err)
 			continue
