@@ -152,3 +152,25 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkDecisions times the random decisions alone for one packet (duplication, loss,
+// corruption, reordering, jitter), without queues or system calls.
+// Run: go test -run '^$' -bench Decisions ./netem/emulator/
+func BenchmarkDecisions(b *testing.B) {
+	for _, c := range impairedBenchConfigs {
+		b.Run(c.name, func(b *testing.B) {
+			m := newModel(c.imp, 1)
+			b.ReportAllocs()
+			var sink int64
+			for range b.N {
+				_ = m.duplicate()
+				_, _ = m.lose()
+				_ = m.corrupt()
+				if !m.reorder() {
+					sink += m.jitter()
+				}
+			}
+			_ = sink
+		})
+	}
+}
