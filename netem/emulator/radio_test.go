@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -290,4 +291,41 @@ func TestDeviceOf(t *testing.T) {
 			t.Errorf("%s: %+v %v, want %+v %v", c.name, got, ok, c.want, c.ok)
 		}
 	}
+}
+
+// BenchmarkRadioAddedLatency is BenchmarkAddedLatency's emulated-link round trip with radio
+// states on and every device connected (a timer of an hour): what keying each packet on its
+// device and passing the hold stage costs.
+// Run: go test -run '^$' -bench AddedLatency -benchtime 20000x ./netem/emulator/ (all paths, this one last)
+func BenchmarkRadioAddedLatency(b *testing.B) {
+	l := startLink(b, netem.Link{}, Options{Radio: &netem.Radio{InactivityTimer: time.Hour}})
+	addr := serverAddr(b, l, false, 7)
+	udpEcho(b, l, addr)
+	c, err := l.Device().DialContext(context.Background(), "udp", addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = c.Close() }()
+	buf := make([]byte, 64-28)
+	for range 1000 {
+		_, _ = c.Write(buf)
+		_, _ = c.Read(buf)
+	}
+	rtts := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		if _, err := c.Write(buf); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Read(buf); err != nil {
+			b.Fatal(err)
+		}
+		rtts = append(rtts, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(rtts)
+	us := func(q float64) float64 { return float64(rtts[int(q*float64(len(rtts)-1))]) / 1e3 }
+	b.ReportMetric(us(0.50), "p50-µs")
+	b.ReportMetric(us(0.99), "p99-µs")
 }
