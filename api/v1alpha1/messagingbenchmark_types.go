@@ -51,6 +51,11 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.workload.publishers == 0 || self.workload.publishers >= self.workers.replicas",message="spec.workload.publishers: every worker needs at least one publisher, so publishers must be at least spec.workers.replicas",fieldPath=".workload.publishers",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.workload.topics >= self.workers.replicas",message="spec.workload.topics: each topic lives in one worker (one clock for end-to-end latency), so topics must be at least spec.workers.replicas",fieldPath=".workload.topics",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="!(self.protocol in ['mqtt-quic', 'http']) || !has(self.tls) || self.tls.version != '1.2' || (self.protocol == 'http' && self.http.version != '3')",message="spec.tls.version: QUIC (mqtt-quic, HTTP/3) always uses TLS 1.3",fieldPath=".tls.version",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.quic) || !self.quic.zeroRTT || (self.protocol == 'mqtt-quic' || (self.protocol == 'http' && self.http.version == '3'))",message="spec.quic.zeroRTT: 0-RTT is a QUIC feature: protocol mqtt-quic, or http with http.version \"3\"",fieldPath=".quic.zeroRTT",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.tls) || self.tls.enabled || (self.protocol == 'mqtt-quic' || (self.protocol == 'http' && self.http.version == '3')) || ((!has(self.tls.groups) || size(self.tls.groups) == 0) && (!has(self.tls.cipherSuites) || size(self.tls.cipherSuites) == 0) && !(has(self.tls.resumption) && self.tls.resumption))",message="spec.tls.enabled: groups, cipherSuites and resumption apply to TLS: set spec.tls.enabled (QUIC protocols always use TLS 1.3)",fieldPath=".tls.enabled",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.tls) || !has(self.tls.cipherSuites) || !(self.tls.cipherSuites.filter(s, s in ['TLS_AES_128_GCM_SHA256', 'TLS_AES_256_GCM_SHA384', 'TLS_CHACHA20_POLY1305_SHA256']).size() in [1, 2]) || (self.protocol == 'mqtt' && self.broker.type == 'mosquitto' && (!has(self.mqtt.transport) || self.mqtt.transport == 'tcp'))",message="spec.tls.cipherSuites: Go's TLS 1.3 client always offers all three TLS 1.3 suites and the server picks one; msgbench enforces a TLS 1.3 choice only on the Mosquitto broker it runs (protocol mqtt over tcp, ciphers_tls1.3), not on the msgbench gateways, another broker or an external one (docs/tls.md)",fieldPath=".tls.cipherSuites",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.tls) || !has(self.tls.cipherSuites) || has(self.tls.secretRef) || self.broker.type == 'external' || !self.tls.cipherSuites.exists(s, s in ['TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256', 'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384', 'TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256', 'TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA', 'TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA', 'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256', 'TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384', 'TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256', 'TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA', 'TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA']) || self.tls.cipherSuites.exists(s, s.startsWith('TLS_ECDHE_ECDSA_'))",message="spec.tls.cipherSuites: the certificate msgbench generates has an ECDSA key, so a TLS 1.2 suite must be an ECDHE_ECDSA one; add one or set spec.tls.secretRef to an RSA certificate",fieldPath=".tls.cipherSuites",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.tls) || !has(self.tls.groups) || size(self.tls.groups) == 0 || self.tls.version != '1.2' || (self.protocol == 'mqtt-quic' || (self.protocol == 'http' && self.http.version == '3')) || has(self.tls.secretRef) || self.broker.type == 'external' || 'p256' in self.tls.groups",message="spec.tls.groups: in TLS 1.2 the groups also name the curves a client accepts in the server's ECDSA certificate, and the one msgbench generates is P-256: add p256, or set spec.tls.secretRef",fieldPath=".tls.groups",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.protocol != 'mqtt-sn' || !has(self.tls) || !self.tls.enabled",message="spec.tls.enabled: MQTT-SN runs over plain UDP; msgbench has no DTLS transport",fieldPath=".tls.enabled",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.protocol != 'mqtt-sn' || self.mqttsn.topicIdType != 'short' || self.workload.topics <= 3844",message="spec.workload.topics: short topic ids are two characters from [0-9A-Za-z], so at most 3844 topics",fieldPath=".workload.topics",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.protocol != 'kafka' || self.workload.topicPrefix.matches('^[a-zA-Z0-9._-]*$')",message="spec.workload.topicPrefix: Kafka topic names allow only letters, digits, '.', '_' and '-'",fieldPath=".workload.topicPrefix",reason="FieldValueInvalid"
@@ -69,7 +74,9 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.broker.type != 'vernemq' || has(self.broker.image) || (has(self.broker.config) && 'accept_eula' in self.broker.config && self.broker.config['accept_eula'] == 'yes')",message="spec.broker.config.accept_eula: the official VerneMQ images hold binaries under the VerneMQ EULA (commercial use needs a paid subscription); set accept_eula: \"yes\" if it applies to you and you accept it, or set spec.broker.image to a VerneMQ you built from source",fieldPath=".broker.config",reason="FieldValueRequired"
 // +kubebuilder:validation:XValidation:rule="self.broker.type != 'vernemq' || !has(self.broker.config) || !('accept_eula' in self.broker.config) || self.broker.config['accept_eula'] == 'yes'",message="spec.broker.config.accept_eula: the only value is \"yes\"",fieldPath=".broker.config",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.broker.type != 'artemis' || !has(self.broker.config) || !self.broker.config.exists(k, k in ['acceptors', 'connectors', 'acceptor.protocols', 'acceptor.host', 'acceptor.port', 'acceptor.enabledProtocols', 'acceptor.needClientAuth', 'acceptor.wantClientAuth', 'security-enabled', 'security-settings', 'address-settings', 'paging-directory', 'bindings-directory', 'journal-directory', 'large-messages-directory', 'node-manager-lock-directory', 'journal-retention-directory', 'ha-policy', 'cluster-connections', 'broadcast-groups', 'discovery-groups', 'cluster-user', 'cluster-password'] || ['acceptor.ssl', 'acceptor.keyStore', 'acceptor.trustStore'].exists(p, k.startsWith(p)))",message="spec.broker.config: a key is managed by msgbench: the acceptors (acceptors, connectors, acceptor.protocols, acceptor.host, acceptor.port), TLS (acceptor.ssl*, acceptor.keyStore*, acceptor.trustStore*, acceptor.enabledProtocols, acceptor.needClientAuth, acceptor.wantClientAuth), security (security-enabled, security-settings), the storage directories, address-settings (use address-setting.<element>) and clustering (ha-policy, cluster-connections, broadcast-groups, discovery-groups, cluster-user, cluster-password) follow from the spec",fieldPath=".broker.config",reason="FieldValueForbidden"
-// +kubebuilder:validation:XValidation:rule="self.broker.type != 'rabbitmq' || !has(self.broker.config) || !self.broker.config.exists(k, ['listeners', 'listeners.', 'mqtt.listeners', 'mqtt.listeners.', 'ssl_options.', 'mqtt.allow_anonymous', 'mqtt.vhost', 'mqtt.default_user', 'mqtt.default_pass', 'anonymous_login_user', 'anonymous_login_pass', 'loopback_users', 'loopback_users.', 'default_user', 'default_pass', 'default_vhost', 'default_permissions.', 'mqtt.prefetch', 'cluster_formation.', 'log.file', 'log.dir'].exists(p, k == p || (p.endsWith('.') && k.startsWith(p))))",message="spec.broker.config: a key is managed by msgbench: listeners (listeners.*, mqtt.listeners.*), TLS (ssl_options.*), anonymous login as guest on the default vhost (mqtt.allow_anonymous, mqtt.vhost, mqtt.default_user/pass, anonymous_login_user/pass, loopback_users, default_user/pass/vhost, default_permissions.*), mqtt.prefetch (set spec.mqtt.inflight), cluster_formation.* (one node) and log.file/log.dir (logs go to the console) follow from the spec",fieldPath=".broker.config",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="self.broker.type != 'rabbitmq' || !has(self.broker.config) || !self.broker.config.exists(k, ['listeners', 'listeners.', 'mqtt.listeners', 'mqtt.listeners.', 'ssl_options.', 'mqtt.allow_anonymous', 'mqtt.vhost', 'mqtt.default_user', 'mqtt.default_pass', 'anonymous_login_user', 'anonymous_login_pass', 'loopback_users', 'loopback_users.', 'default_user', 'default_pass', 'default_vhost', 'default_permissions.', 'mqtt.prefetch', 'cluster_formation.', 'log.file', 'log.dir', 'web_mqtt.tcp.', 'web_mqtt.ssl.', 'web_mqtt.ws_path'].exists(p, k == p || (p.endsWith('.') && k.startsWith(p))))",message="spec.broker.config: a key is managed by msgbench: listeners (listeners.*, mqtt.listeners.*, web_mqtt.tcp.*, web_mqtt.ssl.*, web_mqtt.ws_path), TLS (ssl_options.*), anonymous login as guest on the default vhost (mqtt.allow_anonymous, mqtt.vhost, mqtt.default_user/pass, anonymous_login_user/pass, loopback_users, default_user/pass/vhost, default_permissions.*), mqtt.prefetch (set spec.mqtt.inflight), cluster_formation.* (one node) and log.file/log.dir (logs go to the console) follow from the spec",fieldPath=".broker.config",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="!has(self.mqtt) || !has(self.mqtt.transport) || self.mqtt.transport == 'tcp' || (self.protocol == 'mqtt' && self.broker.type != 'kafka')",message="spec.mqtt.transport: websocket carries MQTT between the clients and an MQTT broker: it needs protocol mqtt (not mqtt-sn, http, mqtt-quic or kafka, nor a Kafka broker)",fieldPath=".mqtt.transport",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.broker.type != 'vernemq' || !has(self.mqtt) || !has(self.mqtt.transport) || self.mqtt.transport == 'tcp' || !has(self.mqtt.webSocketPath) || self.mqtt.webSocketPath == '/mqtt'",message="spec.mqtt.webSocketPath: VerneMQ serves MQTT over WebSocket at /mqtt only",fieldPath=".mqtt.webSocketPath",reason="FieldValueInvalid"
 type MessagingBenchmarkSpec struct {
 	// protocol is the messaging protocol under test: mqtt (MQTT over TCP, MQTTS with tls.enabled),
 	// mqtt-sn (MQTT-SN 1.2 over UDP through the msgbench gateway), http (HTTP/1.1, 2 or 3
@@ -190,6 +197,9 @@ const (
 )
 
 // TLSSpec encrypts client connections.
+// +kubebuilder:validation:XValidation:rule="!has(self.cipherSuites) || !has(self.version) || self.version != '1.2' || !self.cipherSuites.exists(s, s in ['TLS_AES_128_GCM_SHA256', 'TLS_AES_256_GCM_SHA384', 'TLS_CHACHA20_POLY1305_SHA256'])",message="spec.tls.cipherSuites: a TLS 1.3 suite (TLS_AES_*, TLS_CHACHA20_*) with spec.tls.version 1.2",fieldPath=".cipherSuites",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.cipherSuites) || (has(self.version) && self.version == '1.2') || !self.cipherSuites.exists(s, s in ['TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256', 'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384', 'TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256', 'TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA', 'TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA', 'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256', 'TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384', 'TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256', 'TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA', 'TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA'])",message="spec.tls.cipherSuites: a TLS 1.2 suite (TLS_ECDHE_*) with TLS 1.3 (spec.tls.version, whose default is 1.3); set version \"1.2\"",fieldPath=".cipherSuites",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.groups) || !has(self.version) || self.version != '1.2' || !('x25519mlkem768' in self.groups)",message="spec.tls.groups: x25519mlkem768 exists only in TLS 1.3; spec.tls.version is 1.2",fieldPath=".groups",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="!has(self.secretRef) || self.enabled",message="spec.tls.secretRef: set spec.tls.enabled to true to use a certificate",fieldPath=".secretRef",reason="FieldValueInvalid"
 type TLSSpec struct {
 	// enabled turns TLS on (MQTTS on port 8883, HTTPS, Kafka SSL).
@@ -210,28 +220,37 @@ type TLSSpec struct {
 	SecretRef *LocalSecretReference `json:"secretRef,omitempty"`
 
 	// groups are the key-exchange groups the clients offer, most preferred first: x25519, p256,
-	// p384, p521 (classical) or x25519mlkem768 (hybrid post-quantum, TLS 1.3 only). Unset: Go's
-	// default (x25519mlkem768, x25519, p256, p384), which a classical device does not send. The
-	// result records the group each connection negotiated.
+	// p384, p521 (classical) or x25519mlkem768 (hybrid post-quantum, TLS 1.3 only); the server
+	// picks one. Unset: Go 1.26's default, which offers an X25519MLKEM768 key share (1.2 KB) next
+	// to an X25519 one, as a classical device does not. With TLS 1.2 the list must include p256
+	// when msgbench generates the (ECDSA P-256) certificate. The result records the group
+	// negotiated (docs/tls.md).
 	// +kubebuilder:validation:MaxItems=5
 	// +listType=set
 	// +optional
 	Groups []TLSGroup `json:"groups,omitempty"`
 
 	// cipherSuites are the suites the connection may use, by their IANA names
-	// (TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, TLS_AES_128_GCM_SHA256, …); docs/tls.md lists
-	// which apply where, and why the AES-CCM suites of small devices cannot be offered. Unset:
-	// Go's defaults. The result records the suite negotiated.
+	// (TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, TLS_AES_128_GCM_SHA256, …), all of the TLS
+	// version in use. TLS 1.2 suites restrict what the clients offer. Go's TLS 1.3 client always
+	// offers all three TLS 1.3 suites, so a TLS 1.3 choice is enforced by the server, which only
+	// the Mosquitto broker msgbench runs can do. The AES-CCM suites of small devices cannot be
+	// offered: Go implements none. Unset: Go's defaults (TLS 1.2: the AES-GCM suites). The result
+	// records the suite negotiated (docs/tls.md).
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:Pattern=`^TLS_[A-Z0-9_]+$`
+	// +kubebuilder:validation:items:XValidation:rule="!self.contains('_CCM')",messageExpression="self + ' is an AES-CCM suite, which many small devices use, but the Go crypto/tls of the msgbench clients implements no AES-CCM suite, so they cannot offer it (docs/tls.md)'",reason="FieldValueInvalid"
+	// +kubebuilder:validation:items:XValidation:rule="self.contains('_CCM') || self in ['TLS_AES_128_GCM_SHA256', 'TLS_AES_256_GCM_SHA384', 'TLS_CHACHA20_POLY1305_SHA256'] || self in ['TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256', 'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384', 'TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256', 'TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA', 'TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA', 'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256', 'TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384', 'TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256', 'TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA', 'TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA']",messageExpression="self + ' is not a suite Go crypto/tls offers, or one it lists as insecure (no forward secrecy, RC4, 3DES, CBC with SHA-256); docs/tls.md lists the suites'",reason="FieldValueInvalid"
 	// +kubebuilder:validation:items:MaxLength=64
 	// +listType=set
 	// +optional
 	CipherSuites []string `json:"cipherSuites,omitempty"`
 
 	// resumption lets clients resume their TLS session (a session ticket, TLS 1.2 or 1.3) when
-	// they reconnect, as a device that keeps its ticket does; the result counts the resumed
-	// handshakes.
+	// they reconnect, as a device that keeps its ticket does: each client keeps its own tickets,
+	// never another device's. The result counts the resumed handshakes. Clients of a run
+	// reconnect only with http.keepAlive false (a connection per message), when the HTTP gateway
+	// closed an idle connection, and for Kafka's extra connections (docs/tls.md).
 	// +optional
 	Resumption bool `json:"resumption,omitempty"`
 }
@@ -252,8 +271,9 @@ const (
 // QUICSpec holds QUIC settings (protocol mqtt-quic, and http version 3).
 type QUICSpec struct {
 	// zeroRTT lets a client that reconnects send its first request in 0-RTT packets, resuming the
-	// TLS session of its previous connection. Each client's first connection still takes a full
-	// handshake; the result counts the connections that used 0-RTT.
+	// TLS session of its previous connection: an MQTT CONNECT, or an HTTP/3 subscriber's GET (a
+	// POST is not idempotent and waits for the handshake). Each client's first connection still
+	// takes a full handshake; the result counts the connections that used 0-RTT (docs/tls.md).
 	// +optional
 	ZeroRTT bool `json:"zeroRTT,omitempty"`
 }
