@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/msgbench/msgbench/internal/metricserver"
 	"github.com/msgbench/msgbench/internal/mqtt"
 	"github.com/msgbench/msgbench/internal/proc"
+	"github.com/msgbench/msgbench/internal/wsconn"
 	"github.com/msgbench/msgbench/loadgen"
 )
 
@@ -60,9 +62,19 @@ It needs no privilege and no Kubernetes API access.`,
 	fl.StringVar(&listen, "listen", ":9464", "host:port to serve /usage and /metrics on")
 	fl.StringVarP(&file, "file", "f", "", "the benchmark's manifest (its name and namespace label the metrics)")
 	fl.StringVar(&component, "component", "broker", "what the other processes are, for the metrics' component label")
-	fl.StringVar(&readyMQTT, "ready-mqtt", "", "host:port of an MQTT broker: /readyz answers 200 only while it accepts an MQTT CONNECT (the broker pod's readiness)")
+	fl.StringVar(&readyMQTT, "ready-mqtt", "", "host:port of an MQTT broker, or ws://host:port/path of its MQTT-over-WebSocket endpoint: /readyz answers 200 only while it accepts an MQTT CONNECT (the broker pod's readiness)")
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
+}
+
+// probeReady probes an MQTT broker at host:port, or through the WebSocket upgrade at
+// ws://host:port/path.
+func probeReady(ctx context.Context, addr string) error {
+	if rest, ok := strings.CutPrefix(addr, "ws://"); ok {
+		host, path, _ := strings.Cut(rest, "/")
+		return mqtt.Probe(ctx, wsconn.Dialer(nil, nil, "/"+path), host, nil)
+	}
+	return mqtt.Probe(ctx, nil, addr, nil)
 }
 
 // readyHandler answers 200 when the broker at addr completes an MQTT CONNECT/CONNACK within 2 s
@@ -72,7 +84,7 @@ func readyHandler(addr string) http.Handler {
 		if addr != "" {
 			ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 			defer cancel()
-			if err := mqtt.Probe(ctx, nil, addr, nil); err != nil {
+			if err := probeReady(ctx, addr); err != nil {
 				http.Error(w, err.Error(), http.StatusServiceUnavailable)
 				return
 			}

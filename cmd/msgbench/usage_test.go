@@ -14,7 +14,7 @@ import (
 // The broker pod is ready only while its broker answers an MQTT CONNECT: a real Mosquitto passes,
 // a port nobody serves MQTT on does not, and the reason reaches the kubelet's event.
 func TestUsageReadyzNeedsAnMQTTBroker(t *testing.T) {
-	b, err := mosquitto.Start(context.Background(), mosquitto.Options{})
+	b, err := mosquitto.Start(context.Background(), mosquitto.Options{WebSocket: true})
 	if err != nil {
 		t.Skipf("mosquitto: %v", err)
 	}
@@ -27,6 +27,15 @@ func TestUsageReadyzNeedsAnMQTTBroker(t *testing.T) {
 	}
 	if code, body := get(readyHandler(b.Addr)); code != http.StatusOK {
 		t.Fatalf("Mosquitto at %s: /readyz %d %s", b.Addr, code, body)
+	}
+
+	// Over WebSocket (spec.mqtt.transport websocket): the CONNECT goes through the upgrade; the
+	// plain MQTT port is not a WebSocket endpoint.
+	if code, body := get(readyHandler("ws://" + b.WSAddr + "/mqtt")); code != http.StatusOK {
+		t.Fatalf("Mosquitto over WebSocket at %s: /readyz %d %s", b.WSAddr, code, body)
+	}
+	if code, body := get(readyHandler("ws://" + b.Addr + "/mqtt")); code != http.StatusServiceUnavailable || !strings.Contains(body, "websocket upgrade") {
+		t.Fatalf("ws:// on the MQTT port: /readyz %d %q, want 503 naming the upgrade", code, body)
 	}
 
 	// A listener that accepts TCP and never answers MQTT: a broker whose port opened early.

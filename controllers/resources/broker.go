@@ -165,6 +165,12 @@ func mqttPorts(mb *v1alpha1.MessagingBenchmark) []corev1.ContainerPort {
 	case BrokerTLS(mb):
 		ports = append(ports, corev1.ContainerPort{Name: "mqtts", ContainerPort: MQTTSPort, Protocol: corev1.ProtocolTCP})
 	}
+	if brokerWebSocket(mb) && mb.Spec.Broker.Type != v1alpha1.BrokerArtemis { // Artemis: on mqtt and mqtts
+		ports = append(ports, corev1.ContainerPort{Name: "ws", ContainerPort: wsPort(mb), Protocol: corev1.ProtocolTCP})
+		if BrokerTLS(mb) {
+			ports = append(ports, corev1.ContainerPort{Name: "wss", ContainerPort: wssPort(mb), Protocol: corev1.ProtocolTCP})
+		}
+	}
 	return ports
 }
 
@@ -200,7 +206,7 @@ func brokerDeployment(mb *v1alpha1.MessagingBenchmark, cfg Config, bp brokerPod)
 		ShareProcessNamespace:        ptr.To(true),
 		SecurityContext:              bp.Security,
 		InitContainers:               bp.InitContainers,
-		Containers:                   []corev1.Container{c, usageSidecar(cfg)},
+		Containers:                   []corev1.Container{c, usageSidecar(cfg, readyAddress(mb))},
 		Volumes:                      volumes,
 	}
 	return &appsv1.Deployment{
@@ -221,13 +227,13 @@ func brokerDeployment(mb *v1alpha1.MessagingBenchmark, cfg Config, bp brokerPod)
 // readiness is an MQTT CONNECT/CONNACK with the broker on 127.0.0.1: a pod is ready when its
 // broker serves MQTT, not when a port opens (JVM and Erlang brokers open ports early), and this
 // works with any broker image, shell or not.
-func usageSidecar(cfg Config) corev1.Container {
+func usageSidecar(cfg Config, ready string) corev1.Container {
 	c := corev1.Container{
 		Name:            "usage",
 		Image:           cfg.MsgbenchImage,
 		ImagePullPolicy: cfg.ImagePullPolicy,
 		Args: []string{"usage", "--listen", fmt.Sprintf(":%d", MetricsPort), "-f", "/etc/msgbench/benchmark.yaml", "--component", "broker",
-			"--ready-mqtt", fmt.Sprintf("127.0.0.1:%d", MQTTPort)},
+			"--ready-mqtt", ready},
 		Ports: []corev1.ContainerPort{metricsContainerPort()},
 		ReadinessProbe: &corev1.Probe{
 			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromString("metrics")}},

@@ -110,6 +110,11 @@ func emqxConf(mb *v1alpha1.MessagingBenchmark) (string, error) {
 	listener("tcp.default", fmt.Sprintf("0.0.0.0:%d", MQTTPort))
 	set("listeners.ws.default.enable", "false")
 	set("listeners.wss.default.enable", "false")
+	if brokerWebSocket(mb) {
+		set("listeners.ws.default.enable", "true")
+		listener("ws.default", fmt.Sprintf("0.0.0.0:%d", wsPort(mb)))
+		set("listeners.ws.default.websocket.mqtt_path", strconv.Quote(wsPath(mb)))
+	}
 	quic := mb.Spec.Protocol == v1alpha1.ProtocolMQTTQUIC && mb.Spec.GatewayMode() == ""
 	tlsOpts := func(name string) {
 		set("listeners."+name+".ssl_options.cacertfile", strconv.Quote(emqxCertDir+"/ca.crt"))
@@ -129,6 +134,13 @@ func emqxConf(mb *v1alpha1.MessagingBenchmark) (string, error) {
 		listener("ssl.default", fmt.Sprintf("0.0.0.0:%d", MQTTSPort))
 		tlsOpts("ssl.default")
 		set("listeners.ssl.default.ssl_options.versions", fmt.Sprintf(`["tlsv%s"]`, mb.Spec.ClientTLSVersion()))
+		if brokerWebSocket(mb) {
+			set("listeners.wss.default.enable", "true")
+			listener("wss.default", fmt.Sprintf("0.0.0.0:%d", wssPort(mb)))
+			set("listeners.wss.default.websocket.mqtt_path", strconv.Quote(wsPath(mb)))
+			tlsOpts("wss.default")
+			set("listeners.wss.default.ssl_options.versions", fmt.Sprintf(`["tlsv%s"]`, mb.Spec.ClientTLSVersion()))
+		}
 	default:
 		set("listeners.ssl.default.enable", "false")
 	}

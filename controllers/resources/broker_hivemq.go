@@ -119,12 +119,33 @@ func hiveMQConf(mb *v1alpha1.MessagingBenchmark) (string, error) {
 	b.WriteString("     from the spec, spec.broker.config keys are merged in. -->\n<hivemq>\n")
 	b.WriteString("  <listeners>\n")
 	fmt.Fprintf(&b, "    <tcp-listener>\n      <port>%d</port>\n      <bind-address>0.0.0.0</bind-address>\n    </tcp-listener>\n", MQTTPort)
-	if BrokerTLS(mb) {
-		fmt.Fprintf(&b, "    <tls-tcp-listener>\n      <port>%d</port>\n      <bind-address>0.0.0.0</bind-address>\n      <tls>\n", MQTTSPort)
+	tls := func() {
+		b.WriteString("      <tls>\n")
 		fmt.Fprintf(&b, "        <keystore>\n          <path>%s/broker.p12</path>\n          <password>%s</password>\n          <private-key-password>%s</private-key-password>\n        </keystore>\n",
 			hiveMQKeystoreDir, hiveMQKeystorePassword, hiveMQKeystorePassword)
 		fmt.Fprintf(&b, "        <protocols>\n          <protocol>TLSv%s</protocol>\n        </protocols>\n", mb.Spec.ClientTLSVersion())
-		b.WriteString("        <client-authentication-mode>NONE</client-authentication-mode>\n      </tls>\n    </tls-tcp-listener>\n")
+		b.WriteString("        <client-authentication-mode>NONE</client-authentication-mode>\n      </tls>\n")
+	}
+	if BrokerTLS(mb) {
+		fmt.Fprintf(&b, "    <tls-tcp-listener>\n      <port>%d</port>\n      <bind-address>0.0.0.0</bind-address>\n", MQTTSPort)
+		tls()
+		b.WriteString("    </tls-tcp-listener>\n")
+	}
+	if brokerWebSocket(mb) {
+		// Subprotocol mqtt (MQTT §6), no extensions: msgbench counts the bytes uncompressed.
+		ws := func(port int32) {
+			fmt.Fprintf(&b, "      <port>%d</port>\n      <bind-address>0.0.0.0</bind-address>\n      <path>%s</path>\n", port, wsPath(mb))
+			b.WriteString("      <subprotocols>\n        <subprotocol>mqtt</subprotocol>\n      </subprotocols>\n      <allow-extensions>false</allow-extensions>\n")
+		}
+		b.WriteString("    <websocket-listener>\n")
+		ws(wsPort(mb))
+		b.WriteString("    </websocket-listener>\n")
+		if BrokerTLS(mb) {
+			b.WriteString("    <tls-websocket-listener>\n")
+			ws(wssPort(mb))
+			tls()
+			b.WriteString("    </tls-websocket-listener>\n")
+		}
 	}
 	b.WriteString("  </listeners>\n")
 	t.writeXML(&b, 1)

@@ -24,6 +24,12 @@ func mosquittoPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap,
 		c.Ciphers = devicetls.ServerTLS12(&mb.Spec)
 		mounts, volumes = withCerts(mb, "/etc/mosquitto/certs", mounts, volumes)
 	}
+	if brokerWebSocket(mb) { // Mosquitto serves MQTT at any path
+		c.WSPort = int(wsPort(mb))
+		if BrokerTLS(mb) {
+			c.WSSPort = int(wssPort(mb))
+		}
+	}
 	conf, err := c.Render()
 	if err != nil {
 		return nil, brokerPod{}, err

@@ -80,6 +80,12 @@ func nanoMQConf(mb *v1alpha1.MessagingBenchmark) (string, error) {
 		set("listeners.ssl.verify_peer", "false")
 		set("listeners.ssl.fail_if_no_peer_cert", "false")
 	}
+	if brokerWebSocket(mb) { // the path is part of the bind URL; wss uses listeners.ssl's files
+		set("listeners.ws.bind", strconv.Quote(fmt.Sprintf("0.0.0.0:%d%s", wsPort(mb), wsPath(mb))))
+		if BrokerTLS(mb) {
+			set("listeners.wss.bind", strconv.Quote(fmt.Sprintf("0.0.0.0:%d%s", wssPort(mb), wsPath(mb))))
+		}
+	}
 	set("auth.allow_anonymous", "true")
 	set("auth.no_match", "allow")
 	set("auth.deny_action", "ignore")
@@ -90,7 +96,11 @@ func nanoMQConf(mb *v1alpha1.MessagingBenchmark) (string, error) {
 	}
 	var b strings.Builder
 	b.WriteString("# nanomq.conf rendered by msgbench for one benchmark run: listeners and limits follow from\n")
-	b.WriteString("# the spec, spec.broker.config keys are merged in. No HTTP server, no WebSocket listener.\n")
+	if brokerWebSocket(mb) {
+		b.WriteString("# the spec, spec.broker.config keys are merged in. No HTTP server.\n")
+	} else {
+		b.WriteString("# the spec, spec.broker.config keys are merged in. No HTTP server, no WebSocket listener.\n")
+	}
 	t.writeHOCON(&b, 0)
 	return b.String(), nil
 }

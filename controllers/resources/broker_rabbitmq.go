@@ -43,6 +43,12 @@ func rabbitMQPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap, 
 		c.TLSVersion = string(mb.Spec.TLS.Version)
 		mounts, volumes = withCerts(mb, rabbitMQCertDir, mounts, volumes)
 	}
+	if brokerWebSocket(mb) {
+		c.WSPort, c.WebSocketPath = int(wsPort(mb)), wsPath(mb)
+		if BrokerTLS(mb) {
+			c.WSSPort = int(wssPort(mb))
+		}
+	}
 	files, err := c.Render()
 	if err != nil {
 		return nil, brokerPod{}, err

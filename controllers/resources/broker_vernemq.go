@@ -158,6 +158,20 @@ func verneMQConf(mb *v1alpha1.MessagingBenchmark, image string) (string, error) 
 		c["listener.ssl.tls_version"] = "tlsv" + mb.Spec.ClientTLSVersion()
 		c["listener.ssl.require_certificate"] = "off"
 	}
+	if brokerWebSocket(mb) {
+		if wsPath(mb) != "/mqtt" { // the API refuses it too
+			return "", fmt.Errorf("spec.mqtt.webSocketPath: VerneMQ serves MQTT over WebSocket at /mqtt only, not %s", wsPath(mb))
+		}
+		c["listener.ws.default"] = fmt.Sprintf("0.0.0.0:%d", wsPort(mb))
+		if BrokerTLS(mb) {
+			c["listener.wss.default"] = fmt.Sprintf("0.0.0.0:%d", wssPort(mb))
+			c["listener.wss.cafile"] = verneMQCertDir + "/ca.crt"
+			c["listener.wss.certfile"] = verneMQCertDir + "/tls.crt"
+			c["listener.wss.keyfile"] = verneMQCertDir + "/tls.key"
+			c["listener.wss.tls_version"] = "tlsv" + mb.Spec.ClientTLSVersion()
+			c["listener.wss.require_certificate"] = "off"
+		}
+	}
 	maps.Copy(c, mb.Spec.Broker.Config) // allowed keys, accept_eula among them
 	var b strings.Builder
 	b.WriteString("## vernemq.conf rendered by msgbench for one benchmark run: listeners and limits follow from\n")

@@ -199,6 +199,12 @@ func BrokerAddress(mb *v1alpha1.MessagingBenchmark) string {
 	case BrokerTLS(mb):
 		port = MQTTSPort
 	}
+	if brokerWebSocket(mb) {
+		port = int(wsPort(mb))
+		if BrokerTLS(mb) {
+			port = int(wssPort(mb))
+		}
+	}
 	return fmt.Sprintf("%s.%s.svc:%d", NamesOf(mb).Broker, mb.Namespace, port)
 }
 
