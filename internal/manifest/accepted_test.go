@@ -55,7 +55,8 @@ var (
 		{"broker.type=vernemq", `broker.config.accept_eula="yes"`}}
 	// the protocol's own enums
 	variants = map[string][]option{
-		"mqtt":      {{`mqtt.version="3.1.1"`}, {`mqtt.version="5"`}},
+		"mqtt": {{`mqtt.version="3.1.1"`}, {`mqtt.version="5"`, "mqtt.transport=tcp"},
+			{`mqtt.version="3.1.1"`, "mqtt.transport=websocket"}, {`mqtt.version="5"`, "mqtt.transport=websocket", `mqtt.webSocketPath="/ws/mqtt"`}},
 		"mqtt-quic": {{`mqtt.version="3.1.1"`}, {`mqtt.version="5"`}},
 		"http":      {{`http.version="1.1"`}, {`http.version="2"`}, {`http.version="3"`}, {`http.version="1.1"`, "http.keepAlive=false"}},
 		"mqtt-sn": {
