@@ -53,10 +53,10 @@ func suite(name string) (id uint16, tls13, insecure, ok bool) {
 
 // enforcedTLS13 reports whether a TLS 1.3 suite choice can be enforced: only by the server, and
 // the only server msgbench runs that can restrict TLS 1.3 suites is Mosquitto (OpenSSL's
-// ciphers_tls1.3), reached directly by protocol mqtt. Go servers (the gateways, the embedded
+// ciphers_tls1.3), reached directly by protocol mqtt over TCP. Go servers (the gateways, the embedded
 // broker) ignore tls.Config.CipherSuites for TLS 1.3.
 func enforcedTLS13(spec *v1alpha1.MessagingBenchmarkSpec) bool {
-	return spec.Protocol == v1alpha1.ProtocolMQTT && spec.GatewayMode() == "" &&
+	return spec.Protocol == v1alpha1.ProtocolMQTT && spec.GatewayMode() == "" && spec.MQTT.Transport != v1alpha1.TransportWebSocket &&
 		(spec.Broker.Type == v1alpha1.BrokerMosquitto || spec.Broker.Type == "")
 }
 

@@ -39,7 +39,7 @@ func TestTLSResumptionOnReconnect(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer b.Stop()
+			defer func() { _ = b.Stop() }()
 			proxy, err := roundtrip.NewTCPProxy(b.TLSAddr, link)
 			if err != nil {
 				t.Fatal(err)
