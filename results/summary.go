@@ -76,6 +76,10 @@ func WriteSummary(w io.Writer, r *Result) error {
 	if len(wire) > 0 {
 		row("wire", strings.Join(wire, ", "))
 	}
+	if e := r.Environment; r.Wire.TLSHandshakes != nil { // what was negotiated, and how often resumed
+		row("tls", fmt.Sprintf("%s, %s, %s; %d handshakes, %d resumed, %d with 0-RTT", e.TLSVersion, e.TLSGroup, e.TLSCipherSuite,
+			*r.Wire.TLSHandshakes, derefInt(r.Wire.TLSResumed), derefInt(r.Wire.ZeroRTT)))
+	}
 	res := fmt.Sprintf("load generator %.2f CPU-s, peak RSS %s", r.Resources.LoadgenCPUSeconds, bytesHuman(float64(r.Resources.LoadgenMaxRSSBytes)))
 	for _, c := range []struct {
 		name string
