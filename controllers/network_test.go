@@ -352,18 +352,19 @@ func keys[V any](m map[string]V) []string {
 	return ks
 }
 
-// TestNetworkTimelineRefusedBeforeTheRun: a step Chaos Mesh could never apply — here one that
-// begins when workload.duration has already ended — fails the run before the workers connect,
-// naming the step, and no NetworkChaos is created.
+// TestNetworkTimelineRefusedBeforeTheRun: a step the API server lets through but the link cannot
+// take — reordering without a delay, which tc refuses too — fails the run before the workers
+// connect, naming the step's field, and no NetworkChaos is created. (A step at or after
+// workload.duration is the API server's to refuse: api/v1alpha1/testdata/invalid.yaml.)
 func TestNetworkTimelineRefusedBeforeTheRun(t *testing.T) {
 	ns := newNamespace(t)
 	startOperator(t, ns)
 	startKubelet(t, ns, nil)
 	startFakeChaosMesh(t, ns, "injected.yaml")
-	createBenchmark(t, ns, "late", quickWorkload+"network: {profile: lte, timeline: [{at: 2s, outage: true}]}")
-	mb := waitFinished(t, ns, "late", 60*time.Second)
+	createBenchmark(t, ns, "noreorder", quickWorkload+`network: {profile: lte, timeline: [{at: 1s, profile: custom, reorderPercent: "5"}]}`)
+	mb := waitFinished(t, ns, "noreorder", 60*time.Second)
 	if mb.Status.Phase != v1alpha1.PhaseFailed || mb.Status.StartTime != nil ||
-		!strings.Contains(mb.Status.Message, "spec.network.timeline[0].at: 2s is not before the end of the measured window (spec.workload.duration 2s)") {
+		!strings.Contains(mb.Status.Message, "spec.network.timeline[0].up.reorderPercent: reordering needs a delay") {
 		t.Errorf("phase %s, started %v, message %q", mb.Status.Phase, mb.Status.StartTime, mb.Status.Message)
 	}
 	var list unstructured.UnstructuredList
