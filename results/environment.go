@@ -15,6 +15,9 @@ func ProtocolLabel(s *v1alpha1.MessagingBenchmarkSpec) string {
 	}
 	switch s.Protocol {
 	case v1alpha1.ProtocolMQTT:
+		if s.MQTT.WebSocket() {
+			return mqtt + " over WebSocket"
+		}
 		return mqtt
 	case v1alpha1.ProtocolMQTTQUIC:
 		return mqtt + " over QUIC"
