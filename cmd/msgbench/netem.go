@@ -27,12 +27,19 @@ import (
 type netemFlags struct {
 	profile, direction   string
 	link, up, down       linkFlags
+	radio                radioFlags
 	mtu                  int32
 	seed                 uint64
 	queue                int
 	serverCommand        string
 	serverPort           int
 	serverWait, killWait time.Duration
+}
+
+// radioFlags turn on spec.network.radio: on with the profile's numbers, or any number set.
+type radioFlags struct {
+	on                                   bool
+	inactivity, promotion, paging, sleep string
 }
 
 // linkFlags are the impairment flags of one scope: both directions, up or down.
@@ -79,6 +86,11 @@ capabilities CAP_NET_ADMIN and CAP_SYS_ADMIN). See docs/netem.md.`,
 	f.link.register(run, "", "both directions")
 	f.up.register(run, "up-", "device → server only")
 	f.down.register(run, "down-", "server → device only")
+	fl.BoolVar(&f.radio.on, "radio", false, "per-device radio states (idle, paging, power saving) with the profile's numbers (nb-iot, lte-m, lte, 5g-sa); see docs/network-profiles.md#radio-states")
+	fl.StringVar(&f.radio.inactivity, "radio-inactivity", "", "radio states: connected → idle after this long without a packet (implies --radio)")
+	fl.StringVar(&f.radio.promotion, "radio-promotion", "", "radio states: idle → connected takes this long (implies --radio)")
+	fl.StringVar(&f.radio.paging, "radio-paging", "", "radio states: an idle device hears paging once per this cycle; 0s: at once (implies --radio)")
+	fl.StringVar(&f.radio.sleep, "radio-psm", "", "radio states: power saving mode after this long idle; downlink then waits for an uplink (implies --radio)")
 	fl.StringVar(&f.direction, "direction", "both", "impair only to (device → server), from (server → device) or both")
 	fl.Int32Var(&f.mtu, "mtu", 0, "link MTU in bytes (default: the profile's, else 1500)")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of the random impairments, for repeatable runs (default: random)")
@@ -156,6 +168,9 @@ func (f netemFlags) networkSpec() (v1alpha1.NetworkSpec, error) {
 	if f.mtu != 0 {
 		spec.MTUBytes = &f.mtu
 	}
+	if spec.Radio, err = f.radio.spec(); err != nil {
+		return spec, err
+	}
 	if spec.Profile == "" {
 		spec.Profile = v1alpha1.ProfileCustom
 		if !bothSet && !upSet && !downSet && f.mtu == 0 {
@@ -170,7 +185,35 @@ var flagNames = strings.NewReplacer(
 	"spec.network.up.", "--up-", "spec.network.down.", "--down-", "spec.network.", "--",
 	"lossPercent", "loss", "duplicatePercent", "duplicate", "corruptPercent", "corrupt",
 	"reorderPercent", "reorder", "bandwidth", "rate", "mtuBytes", "mtu",
+	"radio.inactivityTimer", "radio-inactivity", "radio.promotionDelay", "radio-promotion",
+	"radio.pagingCycle", "radio-paging", "radio.psmAfter", "radio-psm",
 )
+
+// spec is spec.network.radio as the flags give it; nil without radio flags.
+func (r radioFlags) spec() (*v1alpha1.RadioSpec, error) {
+	var s v1alpha1.RadioSpec
+	on := r.on
+	for _, d := range []struct {
+		value, name string
+		into        **metav1.Duration
+	}{{r.inactivity, "radio-inactivity", &s.InactivityTimer}, {r.promotion, "radio-promotion", &s.PromotionDelay},
+		{r.paging, "radio-paging", &s.PagingCycle}, {r.sleep, "radio-psm", &s.PSMAfter}} {
+		if d.value == "" {
+			continue
+		}
+		// Not netem.ParseDuration, which stops at a delay's 1 h: paging cycles and PSM go
+		// further; netem.ResolveRadio checks the bounds.
+		v, err := time.ParseDuration(d.value)
+		if err != nil {
+			return nil, fmt.Errorf("--%s: %q is not a duration (e.g. 20s, 2.56s)", d.name, d.value)
+		}
+		*d.into, on = &metav1.Duration{Duration: v}, true
+	}
+	if !on {
+		return nil, nil
+	}
+	return &s, nil
+}
 
 // runNetem runs args on the device side of the link the flags describe and returns its exit
 // code. The link and every process it started are gone when it returns.
@@ -186,7 +229,11 @@ func runNetem(ctx context.Context, f netemFlags, args []string, stdin io.Reader,
 	if err != nil {
 		return 0, errors.New(flagNames.Replace(err.Error()))
 	}
-	link, err := emulator.Start(config, emulator.Options{Seed: f.seed, QueuePackets: f.queue})
+	radio, err := netem.ResolveRadio(spec)
+	if err != nil {
+		return 0, errors.New(flagNames.Replace(err.Error()))
+	}
+	link, err := emulator.Start(config, emulator.Options{Seed: f.seed, QueuePackets: f.queue, Radio: radio})
 	if err != nil {
 		return 0, err
 	}
@@ -356,6 +403,10 @@ func printStats(w io.Writer, link *emulator.Link) {
 			d.s.Lost, d.s.QueueDrops, d.s.Duplicated, d.s.Corrupted, d.s.Reordered, d.s.Late, d.s.MaxLate.Round(time.Microsecond))
 	}
 	_ = tw.Flush()
+	if r := st.Radio; r.Devices > 0 {
+		fmt.Fprintf(w, "radio: %d devices, %d promotions (%d pagings, %d PSM wake-ups), %d packets held %v in all (at most %v)\n",
+			r.Devices, r.Promotions, r.Pagings, r.PSMWakeups, r.HeldPackets, r.HoldTime.Round(time.Millisecond), r.MaxHold.Round(time.Millisecond))
+	}
 }
 
 // lockedWriter serialises writes to a writer several goroutines share.
