@@ -214,7 +214,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var err error
 	// The network comes after the worker pods exist (Chaos Mesh selects pods when it creates its
 	// objects) and before they connect, so that every connection sees the emulated link.
-	for _, s := range []step{r.common, r.broker, r.gateway, r.workers, r.network, r.connect, r.start, r.networkTimeline, r.wait, r.collect} {
+	for _, s := range []step{r.common, r.broker, r.gateway, r.workers, r.network, r.networkTimeline, r.connect, r.start, r.wait, r.collect} {
 		var done bool
 		if done, err = s(ctx, st); err != nil || !done {
 			break
