@@ -73,6 +73,12 @@ spec:
 			t.Errorf("step %q took effect at %.3fs, planned %.3fs", m.Description, m.At, m.Planned)
 		}
 	}
+	// The per-second timeline marks the outage in the interval it began: (1 s, 2 s].
+	for _, p := range res.Timeline {
+		if (p.Network == "outage") != (p.T == 2) {
+			t.Errorf("timeline point t=%v marked %q", p.T, p.Network)
+		}
+	}
 	if n, _ := res.Network.(map[string]any); n == nil || n["emulator"] == nil {
 		t.Errorf("network %v: the emulator should be described", res.Network)
 	}

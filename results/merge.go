@@ -176,9 +176,6 @@ func Merge(parts []*Result) (*Result, error) {
 		m.OutOfOrder = Int64(ooo)
 	}
 	m.Message = strings.Join(messages, "; ")
-	if marks := mergeNetworkTimelines(parts); marks != nil {
-		m.SetNetworkTimeline(marks)
-	}
 	idx := make([]int, 0, len(timeline))
 	for j := range timeline {
 		idx = append(idx, j)
@@ -186,6 +183,9 @@ func Merge(parts []*Result) (*Result, error) {
 	sort.Ints(idx)
 	for _, j := range idx {
 		m.Timeline = append(m.Timeline, *timeline[j])
+	}
+	if marks := mergeNetworkTimelines(parts); marks != nil {
+		m.SetNetworkTimeline(marks)
 	}
 	sort.Slice(m.Workers, func(a, b int) bool { return m.Workers[a].Index < m.Workers[b].Index })
 	if err := m.Finalize(hists); err != nil {

@@ -12,14 +12,15 @@ import (
 func TestNetworkTimelineMerge(t *testing.T) {
 	zero, one := 0, 1
 	shared := map[string]any{"profile": "none"}
-	a := &Result{Name: "b", Phase: "Succeeded", Network: shared}
+	points := func() []TimelinePoint { return []TimelinePoint{{T: 1}, {T: 2}, {T: 3}, {T: 4}} }
+	a := &Result{Name: "b", Phase: "Succeeded", Network: shared, Timeline: points()}
 	a.SetNetworkTimeline([]NetworkStepMark{
 		{At: 3.01, Planned: 3, Step: &one, Description: "profile lte"},
 		{At: 1.002, Planned: 1, Step: &zero, Description: "outage"},
 	})
-	b := &Result{Name: "b", Phase: "Succeeded", Network: shared}
+	b := &Result{Name: "b", Phase: "Succeeded", Network: shared, Timeline: points()}
 	b.SetNetworkTimeline([]NetworkStepMark{{At: 1.004, Planned: 1, Step: &zero, Description: "outage"}})
-	c := &Result{Name: "b", Phase: "Succeeded", Network: shared}
+	c := &Result{Name: "b", Phase: "Succeeded", Network: shared, Timeline: points()}
 	if _, ok := shared["timeline"]; ok {
 		t.Fatal("SetNetworkTimeline changed the shared network map")
 	}
@@ -33,6 +34,14 @@ func TestNetworkTimelineMerge(t *testing.T) {
 	}
 	if got := m.NetworkTimeline(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("merged timeline = %+v, want %+v", got, want)
+	}
+	// Each step marks the interval it took effect in: (1, 2] and (3, 4].
+	var marked []string
+	for _, p := range m.Timeline {
+		marked = append(marked, p.Network)
+	}
+	if !reflect.DeepEqual(marked, []string{"", "outage", "", "profile lte"}) {
+		t.Errorf("timeline marks %q", marked)
 	}
 	data, err := json.Marshal(m)
 	if err != nil {

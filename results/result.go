@@ -105,7 +105,8 @@ type NetworkStepMark struct {
 }
 
 // SetNetworkTimeline records the steps as they took effect under the result's network (which
-// it creates when the run's base link was unimpaired), sorted by planned time.
+// it creates when the run's base link was unimpaired), sorted by planned time, and marks each
+// on the timeline point of the interval it took effect in.
 func (r *Result) SetNetworkTimeline(marks []NetworkStepMark) {
 	n := map[string]any{}
 	if old, ok := r.Network.(map[string]any); ok {
@@ -117,6 +118,23 @@ func (r *Result) SetNetworkTimeline(marks []NetworkStepMark) {
 	sort.SliceStable(marks, func(a, b int) bool { return marks[a].Planned < marks[b].Planned })
 	n["timeline"] = marks
 	r.Network = n
+	for i := range r.Timeline {
+		r.Timeline[i].Network = ""
+	}
+	for _, mk := range marks {
+		prev := 0.0
+		for i := range r.Timeline {
+			p := &r.Timeline[i]
+			if (mk.At > prev || i == 0) && mk.At <= p.T {
+				if p.Network != "" {
+					p.Network += "; "
+				}
+				p.Network += mk.Description
+				break
+			}
+			prev = p.T
+		}
+	}
 }
 
 // SetNetworkRadio records network.radio: spec.network.radio's numbers as the local emulator
@@ -300,6 +318,9 @@ type TimelinePoint struct {
 	Sent     int64   `json:"sent"`
 	Received int64   `json:"received"`
 	Errors   int64   `json:"errors"`
+	// Network names the spec.network.timeline steps that took effect in this interval
+	// ("outage"; several joined by "; "), empty otherwise.
+	Network string `json:"network,omitempty"`
 }
 
 // WorkerSummary is one worker's share.
