@@ -71,9 +71,18 @@ type radio struct {
 	rng     *rand.Rand // paging phases
 	clock   clock
 	devices map[deviceKey]*radioDevice
+	swept   int           // len(devices) after the last sweep
 	sides   [2]*radioSide // up, down
 	stats   RadioStats
 }
+
+// sweepFloor is the number of devices below which the radio never sweeps.
+const sweepFloor = 1024
+
+// forgetAsleep is how long a device sleeps (PSM) before it may be forgotten: it would then be
+// paged like a new device instead of waiting for its uplink, so only long after any client's
+// keep-alive or any TCP flow's last retransmission.
+const forgetAsleep = time.Hour
 
 // radioSide is one direction's part: its pipe, its releases and its reader's deadline. All
 // fields are guarded by radio.mu.
@@ -144,6 +153,9 @@ func (s *radioSide) hold(pkt *packet, now int64) (held, kept bool) {
 	defer r.mu.Unlock()
 	dev := r.devices[key]
 	if dev == nil {
+		if len(r.devices) >= max(sweepFloor, 2*r.swept) {
+			r.sweep(time.Duration(now))
+		}
 		dev = &radioDevice{}
 		if r.cfg.PagingCycle > 0 {
 			dev.Phase = time.Duration(r.rng.Int64N(int64(r.cfg.PagingCycle)))
@@ -175,6 +187,21 @@ func (s *radioSide) hold(pkt *packet, now int64) (held, kept bool) {
 	s.held++
 	r.stats.HeldPackets++
 	return true, true
+}
+
+// sweep forgets the devices a new device would stand for: nothing held, idle, and (with PSM)
+// asleep for long. Every connection is a device, so a run that opens one per message (HTTP
+// without keep-alive) would otherwise keep them all. A forgotten device comes back with a new
+// paging phase, which is as random as its old one.
+func (r *radio) sweep(now time.Duration) {
+	for k, d := range r.devices {
+		quiet := now - d.LastActive
+		idle := len(d.held[0]) == 0 && len(d.held[1]) == 0 && d.Until <= now && quiet >= r.cfg.InactivityTimer
+		if idle && (r.cfg.PSMAfter == 0 || quiet >= r.cfg.InactivityTimer+r.cfg.PSMAfter+forgetAsleep) {
+			delete(r.devices, k)
+		}
+	}
+	r.swept = len(r.devices)
 }
 
 func (r *radio) count(ev netem.RadioEvents) {

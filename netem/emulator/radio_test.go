@@ -329,3 +329,50 @@ func BenchmarkRadioAddedLatency(b *testing.B) {
 	b.ReportMetric(us(0.50), "p50-µs")
 	b.ReportMetric(us(0.99), "p99-µs")
 }
+
+// TestRadioSweepForgetsOnlyWhatANewDeviceStandsFor: idle devices go; connected ones, those
+// holding packets or being promoted, and (with PSM) those not asleep for long stay.
+func TestRadioSweepForgetsOnlyWhatANewDeviceStandsFor(t *testing.T) {
+	now := 100 * time.Hour
+	dev := func(lastActive, until time.Duration, held bool) *radioDevice {
+		d := &radioDevice{RadioDevice: netem.RadioDevice{Seen: true, LastActive: lastActive, Until: until}}
+		if held {
+			d.held[1] = []heldPacket{{}}
+		}
+		return d
+	}
+	for _, c := range []struct {
+		psm  time.Duration
+		devs map[string]*radioDevice
+		kept []string
+	}{
+		{0, map[string]*radioDevice{
+			"idle":      dev(now-11*time.Second, 0, false),
+			"connected": dev(now-9*time.Second, 0, false),
+			"promoting": dev(now-time.Minute, now+time.Second, false),
+			"holding":   dev(now-time.Minute, netem.Never, true),
+		}, []string{"connected", "holding", "promoting"}},
+		{time.Minute, map[string]*radioDevice{
+			"asleep an hour":  dev(now-10*time.Second-time.Minute-time.Hour, 0, false),
+			"asleep a minute": dev(now-2*time.Minute, 0, false),
+			"idle":            dev(now-11*time.Second, 0, false),
+		}, []string{"asleep a minute", "idle"}},
+	} {
+		r := &radio{cfg: netem.Radio{InactivityTimer: 10 * time.Second, PSMAfter: c.psm}, devices: map[deviceKey]*radioDevice{}}
+		names := map[deviceKey]string{}
+		port := uint16(1)
+		for name, d := range c.devs {
+			r.devices[deviceKey{port: port}], names[deviceKey{port: port}] = d, name
+			port++
+		}
+		r.sweep(now)
+		var kept []string
+		for k := range r.devices {
+			kept = append(kept, names[k])
+		}
+		slices.Sort(kept)
+		if !slices.Equal(kept, c.kept) || r.swept != len(c.kept) {
+			t.Errorf("psmAfter %v: kept %v (swept %d), want %v", c.psm, kept, r.swept, c.kept)
+		}
+	}
+}
