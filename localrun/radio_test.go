@@ -69,7 +69,7 @@ spec:
 		t.Errorf("network.radio without spec.network.radio")
 	}
 	nr, _ := radio.Network.(map[string]any)["radio"].(map[string]any)
-	if nr == nil || nr["inactivityTimer"] != "1000ms" || nr["promotionDelay"] != "1000ms" || nr["pagingCycle"] != "2560ms" {
+	if nr == nil || nr["inactivityTimer"] != "1s" || nr["promotionDelay"] != "1s" || nr["pagingCycle"] != "2.56s" {
 		t.Fatalf("network.radio %v, want nb-iot's numbers with the 1 s timer", nr)
 	}
 	// Every publish and every connection.

@@ -158,11 +158,11 @@ func (r Radio) Decide(d *RadioDevice, up bool, now time.Duration) (release time.
 	return d.Until, ev
 }
 
-// DescribeRadio is a result's network.radio numbers, in the manifest's units ("0s" psmAfter:
-// no power saving mode).
+// DescribeRadio is a result's network.radio numbers as durations a manifest takes ("20s",
+// "2.56s", "260ms"; psmAfter "0s": no power saving mode).
 func DescribeRadio(r Radio) map[string]any {
 	return map[string]any{
-		"inactivityTimer": FormatDuration(r.InactivityTimer), "promotionDelay": FormatDuration(r.PromotionDelay),
-		"pagingCycle": FormatDuration(r.PagingCycle), "psmAfter": FormatDuration(r.PSMAfter),
+		"inactivityTimer": r.InactivityTimer.String(), "promotionDelay": r.PromotionDelay.String(),
+		"pagingCycle": r.PagingCycle.String(), "psmAfter": r.PSMAfter.String(),
 	}
 }

@@ -172,3 +172,13 @@ func TestResolveRadio(t *testing.T) {
 		}
 	}
 }
+
+func TestDescribeRadio(t *testing.T) {
+	got := DescribeRadio(Radio{InactivityTimer: 11600 * ms, PromotionDelay: 260 * ms, PagingCycle: 2560 * ms})
+	want := map[string]any{"inactivityTimer": "11.6s", "promotionDelay": "260ms", "pagingCycle": "2.56s", "psmAfter": "0s"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+}

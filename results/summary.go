@@ -248,7 +248,26 @@ func networkSummary(n any) string {
 	} else if mtu, ok := m["mtuBytes"].(int); ok && mtu > 0 {
 		parts = append(parts, fmt.Sprintf("MTU %d", mtu))
 	}
+	if r, ok := m["radio"].(map[string]any); ok {
+		parts = append(parts, fmt.Sprintf("radio: idle after %s, promotion %s, paging every %s; %g promotions (%g pagings, %g PSM wake-ups), %g packets held %.1f s in all",
+			str(r["inactivityTimer"]), str(r["promotionDelay"]), str(r["pagingCycle"]),
+			number(r["promotions"]), number(r["pagings"]), number(r["psmWakeups"]), number(r["heldPackets"]), number(r["holdMillis"])/1000))
+	}
 	return strings.Join(parts, "; ")
+}
+
+// number is a count or measure of a result's network map: uint64 as the run made it, float64
+// as JSON reads it back.
+func number(v any) float64 {
+	switch n := v.(type) {
+	case uint64:
+		return float64(n)
+	case float64:
+		return n
+	case int:
+		return float64(n)
+	}
+	return 0
 }
 
 func str(v any) string {
