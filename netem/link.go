@@ -69,6 +69,14 @@ func (i Impairment) IsZero() bool {
 	return i == Impairment{}
 }
 
+// MayLose reports whether the loss model can drop packets: Loss, or a Gilbert-Elliott model
+// with a loss probability in a state it can be in. Use it, not Loss > 0, to ask whether a link
+// loses packets.
+func (i Impairment) MayLose() bool {
+	g := i.GilbertElliott
+	return i.Loss > 0 || g.Enabled() && (g.LossInGood > 0 || g.P > 0 && g.LossInBad > 0)
+}
+
 // HasNetem reports whether any of the netem parameters (everything but the rate) is set.
 func (i Impairment) HasNetem() bool {
 	i.RateBitsPerSecond = 0

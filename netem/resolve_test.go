@@ -191,6 +191,25 @@ func TestImpairmentIsZero(t *testing.T) {
 	}
 }
 
+func TestImpairmentMayLose(t *testing.T) {
+	for _, c := range []struct {
+		imp  Impairment
+		want bool
+	}{
+		{Impairment{}, false},
+		{Impairment{Loss: 1}, true},
+		{Impairment{Corrupt: FractionOne, Duplicate: 1}, false},
+		{Impairment{GilbertElliott: GilbertElliott{P: 1, R: 1, LossInBad: FractionOne}}, true},
+		{Impairment{GilbertElliott: GilbertElliott{P: 0, R: 1, LossInBad: FractionOne}}, false}, // never turns bad
+		{Impairment{GilbertElliott: GilbertElliott{P: 0, R: 1, LossInGood: 1}}, true},
+		{Impairment{GilbertElliott: GilbertElliott{P: 1, R: 1}}, false}, // loses in no state
+	} {
+		if got := c.imp.MayLose(); got != c.want {
+			t.Errorf("%+v.MayLose() = %v, want %v", c.imp, got, c.want)
+		}
+	}
+}
+
 func TestGilbertElliottStationaryLoss(t *testing.T) {
 	g := GilbertElliott{P: 10_000_000, R: 250_000_000, LossInBad: FractionOne}
 	if got, want := g.StationaryLoss(), 0.01/0.26; got < want-1e-12 || got > want+1e-12 {
