@@ -24,8 +24,14 @@ func TestPathCaveats(t *testing.T) {
 		return &results.Result{Wire: results.Wire{Retransmits: results.Int64(n)}}
 	}
 	lossless := netem.Link{Up: netem.Impairment{Delay: 20 * time.Millisecond}, Down: netem.Impairment{Delay: 20 * time.Millisecond}}
-	lossy := lossless
-	lossy.Up.Loss, _ = netem.ParsePercent("2")
+	lossyLink := lossless
+	lossyLink.Up.Loss, _ = netem.ParsePercent("2")
+	bursty := lossless
+	bursty.Down.GilbertElliott = netem.GilbertElliott{P: netem.FractionOne / 100, R: netem.FractionOne / 4, LossInBad: netem.FractionOne}
+	outageLater := []netem.Step{{Link: netem.Link{Up: netem.Impairment{Loss: netem.FractionOne}, Down: netem.Impairment{Loss: netem.FractionOne}}}}
+	caveats := func(st emulator.Stats, l netem.Link, res *results.Result, steps ...netem.Step) []results.Caveat {
+		return linkCaveats(st, l, lossy(l, steps), res)
+	}
 	busy := emulator.Stats{Up: emulator.DirectionStats{Packets: 100, Late: 7, MaxLate: 30 * time.Millisecond}}
 	for _, c := range []struct {
 		name string
@@ -35,17 +41,19 @@ func TestPathCaveats(t *testing.T) {
 		{"loopback, no retransmits", loopback().pathCaveats(withRetransmits(0)), nil},
 		{"loopback, retransmits", loopback().pathCaveats(withRetransmits(4)), []string{results.CaveatRetransmits}},
 		{"loopback, UDP", loopback().pathCaveats(&results.Result{}), nil},
-		{"lossless link, retransmits", linkCaveats(emulator.Stats{}, lossless, withRetransmits(4)), []string{results.CaveatRetransmits}},
-		{"lossy link, retransmits", linkCaveats(emulator.Stats{}, lossy, withRetransmits(40)), nil},
-		{"lossless link holding packets for radios, retransmits", linkCaveats(emulator.Stats{Radio: emulator.RadioStats{HeldPackets: 9}}, lossless, withRetransmits(4)), nil},
-		{"late emulator", linkCaveats(busy, lossy, withRetransmits(40)), []string{results.CaveatEmulatorLate}},
+		{"lossless link, retransmits", caveats(emulator.Stats{}, lossless, withRetransmits(4)), []string{results.CaveatRetransmits}},
+		{"lossy link, retransmits", caveats(emulator.Stats{}, lossyLink, withRetransmits(40)), nil},
+		{"bursty (Gilbert-Elliott) link, retransmits", caveats(emulator.Stats{}, bursty, withRetransmits(40)), nil},
+		{"outage step later, retransmits", caveats(emulator.Stats{}, lossless, withRetransmits(40), outageLater...), nil},
+		{"lossless link holding packets for radios, retransmits", caveats(emulator.Stats{Radio: emulator.RadioStats{HeldPackets: 9}}, lossless, withRetransmits(4)), nil},
+		{"late emulator", caveats(busy, lossyLink, withRetransmits(40)), []string{results.CaveatEmulatorLate}},
 	} {
 		if got := types(c.got); len(got) != len(c.want) || (len(got) > 0 && got[0] != c.want[0]) {
 			t.Errorf("%s: caveats %v, want %v", c.name, got, c.want)
 		}
 	}
 	drops := emulator.Stats{Down: emulator.DirectionStats{QueueDrops: 12}}
-	if cs := linkCaveats(drops, lossless, withRetransmits(4)); len(cs) != 1 || !strings.Contains(cs[0].Message, "dropped 12 packets") {
+	if cs := caveats(drops, lossless, withRetransmits(4)); len(cs) != 1 || !strings.Contains(cs[0].Message, "dropped 12 packets") {
 		t.Errorf("queue drops not named: %+v", cs)
 	}
 }

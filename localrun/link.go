@@ -65,7 +65,7 @@ func (r *runner) startLink() error {
 		serverDial: server.DialContext,
 		link:       netem.Describe(r.spec.Network.Profile, link, "msgbench user-space link "+l.Name()),
 		caveats: func(res *results.Result) []results.Caveat {
-			return linkCaveats(l.Stats(), lossiest(link, steps), res)
+			return linkCaveats(l.Stats(), link, lossy(link, steps), res)
 		},
 		timeline: steps,
 		radio:    radioResult(radio, l.Stats),
@@ -75,27 +75,33 @@ func (r *runner) startLink() error {
 	return nil
 }
 
-// lossiest is the base link, with the loss and corruption of the timeline's lossiest step when
-// that loses more: a run whose link lost packets at some point expects retransmits.
-func lossiest(base netem.Link, steps []netem.Step) netem.Link {
-	l := base
+// lossy reports whether the link could drop or corrupt packets at any point of the run: the base
+// link or any timeline step. Such a run expects retransmits.
+func lossy(base netem.Link, steps []netem.Step) bool {
+	links := []netem.Link{base}
 	for _, s := range steps {
-		l.Up.Loss, l.Down.Loss = max(l.Up.Loss, s.Link.Up.Loss), max(l.Down.Loss, s.Link.Down.Loss)
-		l.Up.Corrupt, l.Down.Corrupt = max(l.Up.Corrupt, s.Link.Up.Corrupt), max(l.Down.Corrupt, s.Link.Down.Corrupt)
+		links = append(links, s.Link)
 	}
-	return l
+	for _, l := range links {
+		for _, d := range []netem.Impairment{l.Up, l.Down} {
+			if d.MayLose() || d.Corrupt > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // linkCaveats are what the emulated link's counters say about a run: the emulator running late
 // (the machine too busy for exact delays) and TCP retransmits on a link that loses nothing.
-func linkCaveats(st emulator.Stats, link netem.Link, res *results.Result) []results.Caveat {
+func linkCaveats(st emulator.Stats, link netem.Link, lossy bool, res *results.Result) []results.Caveat {
 	var cs []results.Caveat
 	late := max(st.Up.MaxLate, st.Down.MaxLate)
 	if c := results.EmulatorLateCaveat(late, st.Up.Late+st.Down.Late, st.Up.Packets+st.Down.Packets, link.Up.Delay+link.Down.Delay); c != nil {
 		cs = append(cs, *c)
 	}
 	if res.Wire.Retransmits != nil {
-		lossless := link.Up.Loss == 0 && link.Down.Loss == 0 && link.Up.Corrupt == 0 && link.Down.Corrupt == 0
+		lossless := !lossy
 		// A packet held for its device's radio longer than the sender's retransmission timer
 		// (a SYN's first is 1 s) is retransmitted as if lost: radio states explain retransmits.
 		lossless = lossless && st.Radio.HeldPackets == 0
