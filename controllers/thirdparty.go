@@ -40,12 +40,12 @@ func (r *Reconciler) network(ctx context.Context, st *run) (bool, error) {
 		return false, err
 	}
 	if !ok {
-		what := "spec.network.profile " + string(mb.Spec.Network.Profile)
+		what, instead := "spec.network.profile "+string(mb.Spec.Network.Profile), "set spec.network.profile to none"
 		if len(mb.Spec.Network.Timeline) > 0 {
-			what = "spec.network.timeline"
+			what, instead = "spec.network.timeline", "remove spec.network.timeline and set spec.network.profile to none"
 		}
 		msg := fmt.Sprintf("%s asks for network impairment, but Chaos Mesh is not installed "+
-			"(no chaos-mesh.org/v1alpha1 NetworkChaos CRD): install Chaos Mesh, or set spec.network.profile to none", what)
+			"(no chaos-mesh.org/v1alpha1 NetworkChaos CRD): install Chaos Mesh, or %s", what, instead)
 		r.setCondition(st, v1alpha1.ConditionNetworkImpaired, metav1.ConditionFalse, "ChaosMeshNotInstalled", msg)
 		return false, fail("%s", msg)
 	}
