@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // WriteSummary prints the headline figures of r as an aligned table for a terminal.
@@ -26,6 +27,9 @@ func WriteSummary(w io.Writer, r *Result) error {
 	}
 	if n := networkSummary(r.Network); n != "" {
 		row("network", n)
+	}
+	if st := stepsSummary(r.NetworkTimeline()); st != "" {
+		row("network steps", st)
 	}
 	if e := environmentSummary(r.Environment); e != "" {
 		row("environment", e)
@@ -224,16 +228,20 @@ func networkSummary(n any) string {
 			continue
 		}
 		var f []string
-		if v := str(dm["delay"]); v != "" && v != "0s" {
+		if v := str(dm["delay"]); !zeroDuration(v) {
 			f = append(f, v)
 		}
-		if v := str(dm["jitter"]); v != "" && v != "0s" {
+		if v := str(dm["jitter"]); !zeroDuration(v) {
 			f = append(f, "± "+v)
 		}
 		for _, k := range []struct{ key, what string }{{"lossPercent", "loss"}, {"duplicatePercent", "duplicates"}, {"corruptPercent", "corrupt"}, {"reorderPercent", "reorder"}} {
 			if v := str(dm[k.key]); v != "" && v != "0" {
 				f = append(f, v+"% "+k.what)
 			}
+		}
+		if ge, ok := dm["gilbertElliott"].(map[string]any); ok {
+			f = append(f, fmt.Sprintf("Gilbert-Elliott loss %.3g%% on average (p %s%%, r %s%%)",
+				number(ge["stationaryLossPercent"]), str(ge["goodToBadPercent"]), str(ge["badToGoodPercent"])))
 		}
 		if v := str(dm["bandwidth"]); v != "" && v != "0" && v != "0bit" {
 			f = append(f, v)
@@ -252,6 +260,22 @@ func networkSummary(n any) string {
 		parts = append(parts, fmt.Sprintf("radio: idle after %s, promotion %s, paging every %s; %g promotions (%g pagings, %g PSM wake-ups), %g packets held %.1f s in all",
 			str(r["inactivityTimer"]), str(r["promotionDelay"]), str(r["pagingCycle"]),
 			number(r["promotions"]), number(r["pagings"]), number(r["psmWakeups"]), number(r["heldPackets"]), number(r["holdMillis"])/1000))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// zeroDuration reports whether a result's duration text is empty or zero ("0s", "0ms").
+func zeroDuration(v string) bool {
+	d, err := time.ParseDuration(v)
+	return v == "" || err == nil && d == 0
+}
+
+// stepsSummary lists spec.network.timeline's steps as they took effect: "1.00 s outage; 1.80 s
+// end of timeline[0]: back to spec.network". Empty without a timeline.
+func stepsSummary(marks []NetworkStepMark) string {
+	parts := make([]string, 0, len(marks))
+	for _, m := range marks {
+		parts = append(parts, fmt.Sprintf("%.2f s %s", m.At, m.Description))
 	}
 	return strings.Join(parts, "; ")
 }
