@@ -79,6 +79,11 @@ func TestEverySampleRunsLocally(t *testing.T) {
 	}
 	out := t.TempDir()
 	ran := 0
+	// The samples the API server refuses by design must run here.
+	localOnly := map[string]bool{}
+	for name := range testenv.LocalOnlySamples {
+		localOnly[name] = true
+	}
 	for _, f := range files {
 		if data, err := os.ReadFile(f); err == nil && manifest.Kind(data) == "MessagingBenchmarkSuite" {
 			continue // a suite beside the samples (broker-comparison.yaml): TestSuiteSamples
@@ -154,6 +159,10 @@ func TestEverySampleRunsLocally(t *testing.T) {
 			}
 		})
 		ran++
+		delete(localOnly, filepath.Base(f))
+	}
+	for name := range localOnly {
+		t.Errorf("%s is local-only (internal/testenv.LocalOnlySamples) but did not run here", name)
 	}
 	if ran < 5 {
 		t.Errorf("only %d samples ran", ran)
