@@ -142,55 +142,67 @@ func TestWebSocketDeliveryExact(t *testing.T) {
 }
 
 // TestWebSocketWireAccounting: the driver's byte counts equal what a real socket between it and
-// Mosquitto carried, both ways, at CONNACK and after 100 acknowledged publishes; what the
-// client sent is exactly the upgrade request, then each MQTT packet in a 6-byte frame header
-// (2 + the 4-byte mask key).
+// Mosquitto carried, both ways, at CONNACK and after 100 acknowledged publishes, over ws and wss.
+// Over ws what the client sent is exactly the upgrade request, then each MQTT packet in a 6-byte
+// frame header (2 + the 4-byte mask key); over wss each publish adds a 22-byte TLS 1.3 record too.
 func TestWebSocketWireAccounting(t *testing.T) {
-	b, _ := wsBroker(t)
-	relay := startRelay(t, b.WSAddr)
-	spec := wsSpec(v1alpha1.MQTT311, 1)
-	drv, err := drivers.New(string(v1alpha1.ProtocolMQTT), drivers.Config{Spec: spec, Address: relay.addr, Now: nanotime()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	const id, topic = "wsacct", "ws/acct"
-	var h counter
-	s, err := drv.Connect(ctx, drivers.Client{ID: id, Role: drivers.Publisher, Topic: topic}, &h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	b, tlsCfg := wsBroker(t)
+	for _, tc := range []struct {
+		name   string
+		addr   string
+		tls    *tls.Config
+		record int64 // TLS bytes around each record
+	}{{"ws", b.WSAddr, nil, 0}, {"wss", b.WSSAddr, tlsCfg, 22}} {
+		t.Run(tc.name, func(t *testing.T) {
+			relay := startRelay(t, tc.addr)
+			spec := wsSpec(v1alpha1.MQTT311, 1)
+			drv, err := drivers.New(string(v1alpha1.ProtocolMQTT), drivers.Config{Spec: spec, Address: relay.addr, TLS: tc.tls, Now: nanotime()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			const id, topic = "wsacct", "ws/acct"
+			var h counter
+			s, err := drv.Connect(ctx, drivers.Client{ID: id, Role: drivers.Publisher, Topic: topic}, &h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
 
-	// At CONNACK: the upgrade request (a 24-character key), CONNECT (fixed header 2, variable
-	// header 10, client id 2+len) in one frame.
-	upgrade := len(wsconn.UpgradeRequest(relay.addr, "/mqtt", "0123456789012345678901=="))
-	wantSent := int64(upgrade + 6 + 2 + 10 + 2 + len(id))
-	c := s.Counters()
-	relay.equal(t, c)
-	if c.BytesSent != wantSent {
-		t.Errorf("bytes sent until CONNACK %d, want %d (upgrade %d + framed CONNECT)", c.BytesSent, wantSent, upgrade)
-	}
-	if s.ConnectBytes() != c.BytesSent+c.BytesReceived {
-		t.Errorf("ConnectBytes %d, want the %d bytes the socket carried", s.ConnectBytes(), c.BytesSent+c.BytesReceived)
-	}
+			c := s.Counters()
+			relay.equal(t, c)
+			if s.ConnectBytes() != c.BytesSent+c.BytesReceived {
+				t.Errorf("ConnectBytes %d, want the %d bytes the socket carried", s.ConnectBytes(), c.BytesSent+c.BytesReceived)
+			}
+			if tc.tls == nil {
+				// At CONNACK: the upgrade request (a 24-character key), CONNECT (fixed header 2,
+				// variable header 10, client id 2+len) in one frame.
+				upgrade := len(wsconn.UpgradeRequest(relay.addr, "/mqtt", "0123456789012345678901=="))
+				if want := int64(upgrade + 6 + 2 + 10 + 2 + len(id)); c.BytesSent != want {
+					t.Errorf("bytes sent until CONNACK %d, want %d (upgrade %d + framed CONNECT)", c.BytesSent, want, upgrade)
+				}
+			}
 
-	const n = 100
-	payload := make([]byte, 16)
-	for range n {
-		if err := s.Publish(payload, true); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.Drain(ctx); err != nil {
-		t.Fatal(err)
-	}
-	after := s.Counters()
-	relay.equal(t, after)
-	// QoS 1 PUBLISH: fixed header 2, topic 2+len, packet id 2, payload; one frame each.
-	if per := (after.BytesSent - c.BytesSent) / n; per != int64(6+2+2+len(topic)+2+16) || (after.BytesSent-c.BytesSent)%n != 0 {
-		t.Errorf("%d bytes sent for %d publishes, want %d each", after.BytesSent-c.BytesSent, n, 6+2+2+len(topic)+2+16)
+			const n = 100
+			payload := make([]byte, 16)
+			for range n {
+				if err := s.Publish(payload, true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Drain(ctx); err != nil {
+				t.Fatal(err)
+			}
+			after := s.Counters()
+			relay.equal(t, after)
+			// QoS 1 PUBLISH: fixed header 2, topic 2+len, packet id 2, payload; one frame (and one
+			// TLS record) each.
+			want := int64(6+2+2+len(topic)+2+16) + tc.record
+			if d := after.BytesSent - c.BytesSent; d != n*want {
+				t.Errorf("%d bytes sent for %d publishes, want %d each", d, n, want)
+			}
+		})
 	}
 }
 
