@@ -45,6 +45,7 @@ type radioFlags struct {
 // linkFlags are the impairment flags of one scope: both directions, up or down.
 type linkFlags struct {
 	delay, jitter, loss, duplicate, corrupt, reorder, rate string
+	gemodel, correlation                                   string
 }
 
 func newNetemCommand() *cobra.Command {
@@ -112,6 +113,50 @@ func (l *linkFlags) register(cmd *cobra.Command, prefix, scope string) {
 	fl.StringVar(&l.corrupt, prefix+"corrupt", "", "percent of packets with one bit flipped, "+scope)
 	fl.StringVar(&l.reorder, prefix+"reorder", "", "percent of packets sent at once, ahead of delayed ones, "+scope)
 	fl.StringVar(&l.rate, prefix+"rate", "", "link rate in bit units, "+scope+" (e.g. 250kbit, 15mbit; 0bit lifts a profile's limit)")
+	fl.StringVar(&l.gemodel, prefix+"gemodel", "", "Gilbert-Elliott burst loss instead of --"+prefix+"loss, "+scope+": P,R[,1-H[,1-K]] in percent, as tc's \"loss gemodel\" (e.g. 1,25)")
+	fl.StringVar(&l.correlation, prefix+"correlation", "", "netem's correlation with the previous packet, "+scope+": KIND=PERCENT,… with KIND delay, loss, duplicate, corrupt or reorder (e.g. loss=25,delay=50)")
+}
+
+// geSpec parses --gemodel's P,R[,1-H[,1-K]].
+func geSpec(v string) (*v1alpha1.GilbertElliottSpec, error) {
+	f := strings.Split(v, ",")
+	if len(f) < 2 || len(f) > 4 {
+		return nil, fmt.Errorf("%q: want P,R[,1-H[,1-K]] (percent), e.g. 1,25", v)
+	}
+	for i, x := range f {
+		if _, err := netem.ParsePercent(strings.TrimSpace(x)); err != nil {
+			return nil, fmt.Errorf("%q: value %d: %w", v, i+1, err)
+		}
+		f[i] = strings.TrimSpace(x)
+	}
+	g := &v1alpha1.GilbertElliottSpec{GoodToBadPercent: f[0], BadToGoodPercent: f[1]}
+	if len(f) > 2 {
+		g.LossInBadPercent = &f[2]
+	}
+	if len(f) > 3 {
+		g.LossInGoodPercent = &f[3]
+	}
+	return g, nil
+}
+
+// correlationSpec parses --correlation's KIND=PERCENT,….
+func correlationSpec(v string) (*v1alpha1.CorrelationSpec, error) {
+	c := &v1alpha1.CorrelationSpec{}
+	for _, kv := range strings.Split(v, ",") {
+		k, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok {
+			return nil, fmt.Errorf("%q: want KIND=PERCENT, e.g. loss=25", kv)
+		}
+		if _, err := netem.ParsePercent(val); err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		into := map[string]**string{"delay": &c.DelayPercent, "loss": &c.LossPercent, "duplicate": &c.DuplicatePercent, "corrupt": &c.CorruptPercent, "reorder": &c.ReorderPercent}[k]
+		if into == nil {
+			return nil, fmt.Errorf("%q: KIND is one of delay, loss, duplicate, corrupt, reorder", k)
+		}
+		*into = &val
+	}
+	return c, nil
 }
 
 // spec turns the flags of one scope into a LinkSpec; flag names it uses in errors carry prefix.
@@ -139,6 +184,23 @@ func (l *linkFlags) spec(prefix string) (v1alpha1.LinkSpec, bool, error) {
 			v := p.value
 			*p.into, set = &v, true
 		}
+	}
+	if l.gemodel != "" {
+		if l.loss != "" {
+			return s, false, fmt.Errorf("--%sgemodel: set either --%sloss or --%sgemodel, not both", prefix, prefix, prefix)
+		}
+		g, err := geSpec(l.gemodel)
+		if err != nil {
+			return s, false, fmt.Errorf("--%sgemodel: %w", prefix, err)
+		}
+		s.GilbertElliott, set = g, true
+	}
+	if l.correlation != "" {
+		c, err := correlationSpec(l.correlation)
+		if err != nil {
+			return s, false, fmt.Errorf("--%scorrelation: %w", prefix, err)
+		}
+		s.Correlation, set = c, true
 	}
 	return s, set, nil
 }

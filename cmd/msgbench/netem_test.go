@@ -264,6 +264,13 @@ func TestNetemFlagsToSpec(t *testing.T) {
 			}},
 		{"mtu alone is custom", func(f *netemFlags) { f.mtu = 296 },
 			func(s v1alpha1.NetworkSpec) bool { return s.Profile == v1alpha1.ProfileCustom && *s.MTUBytes == 296 }},
+		{"a downlink burst-loss model with correlated jitter", func(f *netemFlags) {
+			f.profile, f.down.gemodel, f.link.correlation = "lte", "1,25,80", "delay=50,duplicate=10"
+		}, func(s v1alpha1.NetworkSpec) bool {
+			g := s.Down.GilbertElliott
+			return g.GoodToBadPercent == "1" && g.BadToGoodPercent == "25" && *g.LossInBadPercent == "80" && g.LossInGoodPercent == nil &&
+				*s.Correlation.DelayPercent == "50" && *s.Correlation.DuplicatePercent == "10" && s.Correlation.LossPercent == nil
+		}},
 	}
 	for _, tt := range tests {
 		f := netemFlags{direction: "both"}
@@ -286,6 +293,11 @@ func TestNetemRunFlagErrorsNameTheFlag(t *testing.T) {
 		{func(f *netemFlags) { f.profile = "edge" }, "--profile: unknown profile \"edge\""},
 		{func(f *netemFlags) { f.link.reorder = "5" }, "reorder: reordering needs a delay"},
 		{func(f *netemFlags) { f.mtu = 20 }, "--mtu: 20 is outside"},
+		{func(f *netemFlags) { f.up.gemodel = "1" }, "--up-gemodel: \"1\": want P,R"},
+		{func(f *netemFlags) { f.link.gemodel, f.link.loss = "1,25", "2" }, "--gemodel: set either --loss or --gemodel"},
+		{func(f *netemFlags) { f.down.correlation = "jitter=5" }, "--down-correlation: \"jitter\": KIND is one of"},
+		{func(f *netemFlags) { f.link.correlation = "loss=150" }, "--correlation: loss: \"150\" is above 100 %"},
+		{func(f *netemFlags) { f.link.gemodel = "1,0" }, "badToGoodPercent"},
 	}
 	for _, tt := range tests {
 		f := netemFlags{direction: "both"}
