@@ -56,79 +56,83 @@ func dialEcho(t *testing.T, l *Link, addr string) net.Conn {
 // promotion delay once; round trips while connected do not.
 func TestRadioFirstPacketAfterIdlePaysPromotion(t *testing.T) {
 	radio := &netem.Radio{InactivityTimer: 300 * ms, PromotionDelay: 200 * ms, PagingCycle: time.Second}
-	l := startLink(t, radioLink, Options{Radio: radio})
-	addr := serverAddr(t, l, false, 7)
-	udpEcho(t, l, addr)
-	c := dialEcho(t, l, addr)
+	retryWhenBusy(t, func(a *attempt) {
+		l := a.link(t, radioLink, Options{Radio: radio})
+		addr := serverAddr(t, l, false, 7)
+		udpEcho(t, l, addr)
+		c := dialEcho(t, l, addr)
 
-	first := rtt(t, c, 0) // a device not seen yet is idle
-	var connected []time.Duration
-	for i := range 5 {
-		connected = append(connected, rtt(t, c, uint64(1+i)))
-	}
-	time.Sleep(radio.InactivityTimer + 200*ms)
-	afterIdle := rtt(t, c, 10)
-	again := rtt(t, c, 11)
-	t.Logf("first %v, connected %v, after idle %v, then %v; %+v", first, connected, afterIdle, again, l.Stats().Radio)
+		first := rtt(t, c, 0) // a device not seen yet is idle
+		var connected []time.Duration
+		for i := range 5 {
+			connected = append(connected, rtt(t, c, uint64(1+i)))
+		}
+		time.Sleep(radio.InactivityTimer + 200*ms)
+		afterIdle := rtt(t, c, 10)
+		again := rtt(t, c, 11)
+		t.Logf("first %v, connected %v, after idle %v, then %v; %+v", first, connected, afterIdle, again, l.Stats().Radio)
 
-	for _, d := range []time.Duration{first, afterIdle} {
-		if d < 210*ms || d > 260*ms {
-			t.Errorf("a round trip from idle took %v, want the 200 ms promotion + 10 ms (up to 260 ms)", d)
+		for _, d := range []time.Duration{first, afterIdle} {
+			if d < 210*ms || d > 260*ms {
+				a.Errorf("a round trip from idle took %v, want the 200 ms promotion + 10 ms (up to 260 ms)", d)
+			}
 		}
-	}
-	for _, d := range append(connected, again) {
-		if d > 50*ms {
-			t.Errorf("a round trip while connected took %v, want about 10 ms", d)
+		for _, d := range append(connected, again) {
+			if d > 50*ms {
+				a.Errorf("a round trip while connected took %v, want about 10 ms", d)
+			}
 		}
-	}
-	st := l.Stats().Radio
-	if st.Devices != 1 || st.Promotions != 2 || st.Pagings != 0 || st.HeldPackets != 2 {
-		t.Errorf("radio stats %+v, want 1 device, 2 promotions, no paging, 2 held packets", st)
-	}
-	if st.HoldTime < 400*ms || st.HoldTime > 420*ms || st.MaxHold < 200*ms {
-		t.Errorf("hold time %v (max %v), want 2 × 200 ms", st.HoldTime, st.MaxHold)
-	}
+		st := l.Stats().Radio
+		if st.Devices != 1 || st.Promotions != 2 || st.Pagings != 0 || st.HeldPackets != 2 {
+			a.Errorf("radio stats %+v, want 1 device, 2 promotions, no paging, 2 held packets", st)
+		}
+		if st.HoldTime < 400*ms || st.HoldTime > 420*ms || st.MaxHold < 200*ms {
+			a.Errorf("hold time %v (max %v), want 2 × 200 ms", st.HoldTime, st.MaxHold)
+		}
+	})
 }
 
 // TestRadioOtherDevicesDoNotWait: while one device is being promoted, a connected device's
 // packets pass at once, and the promoted device's packets leave in order after the promotion.
 func TestRadioOtherDevicesDoNotWait(t *testing.T) {
 	radio := &netem.Radio{InactivityTimer: 10 * time.Second, PromotionDelay: 800 * ms}
-	l := startLink(t, radioLink, Options{Radio: radio})
-	addr := serverAddr(t, l, false, 7)
-	udpEcho(t, l, addr)
-	connected := dialEcho(t, l, addr)
-	rtt(t, connected, 0) // promoted once, then connected for 10 s
+	retryWhenBusy(t, func(a *attempt) {
+		l := a.link(t, radioLink, Options{Radio: radio})
+		addr := serverAddr(t, l, false, 7)
+		udpEcho(t, l, addr)
+		connected := dialEcho(t, l, addr)
+		rtt(t, connected, 0) // promoted once, then connected for 10 s
 
-	idle := dialEcho(t, l, addr)
-	start := time.Now()
-	for i := range 5 {
-		var b [16]byte
-		binary.BigEndian.PutUint64(b[:], uint64(100+i))
-		if _, err := idle.Write(b[:]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := range 10 {
-		if d := rtt(t, connected, uint64(1+i)); d > 50*ms {
-			t.Errorf("a connected device's round trip took %v during another device's promotion", d)
-		}
-	}
-	_ = idle.SetReadDeadline(time.Now().Add(5 * time.Second))
-	for i := range 5 {
-		var b [16]byte
-		if _, err := idle.Read(b[:]); err != nil {
-			t.Fatal(err)
-		}
-		if got := binary.BigEndian.Uint64(b[:]); got != uint64(100+i) {
-			t.Errorf("echo %d of the promoted device is %d: out of order", i, got)
-		}
-		if i == 0 {
-			if d := time.Since(start); d < 810*ms || d > 880*ms {
-				t.Errorf("the promoted device's first echo after %v, want the 800 ms promotion + 10 ms", d)
+		idle := dialEcho(t, l, addr)
+		start := time.Now()
+		for i := range 5 {
+			var b [16]byte
+			binary.BigEndian.PutUint64(b[:], uint64(100+i))
+			if _, err := idle.Write(b[:]); err != nil {
+				t.Fatal(err)
 			}
 		}
-	}
+		for i := range 10 {
+			if d := rtt(t, connected, uint64(1+i)); d > 50*ms {
+				a.Errorf("a connected device's round trip took %v during another device's promotion", d)
+			}
+		}
+		_ = idle.SetReadDeadline(time.Now().Add(5 * time.Second))
+		for i := range 5 {
+			var b [16]byte
+			if _, err := idle.Read(b[:]); err != nil {
+				t.Fatal(err)
+			}
+			if got := binary.BigEndian.Uint64(b[:]); got != uint64(100+i) {
+				a.Errorf("echo %d of the promoted device is %d: out of order", i, got)
+			}
+			if i == 0 {
+				if d := time.Since(start); d < 810*ms || d > 880*ms {
+					a.Errorf("the promoted device's first echo after %v, want the 800 ms promotion + 10 ms", d)
+				}
+			}
+		}
+	})
 }
 
 // monotonic is CLOCK_MONOTONIC, the emulator's clock, where paging occasions fall.
@@ -144,122 +148,126 @@ func monotonic() time.Duration {
 func TestRadioDownlinkWaitsForPaging(t *testing.T) {
 	const cycle, promotion, delay = 1000 * ms, 100 * ms, 5 * ms
 	radio := &netem.Radio{InactivityTimer: 150 * ms, PromotionDelay: promotion, PagingCycle: cycle}
-	l := startLink(t, radioLink, Options{Radio: radio, Seed: 42})
-	devAddr := net.JoinHostPort(l.Device().Addrs()[0].String(), "4000")
-	device, err := l.Device().ListenPacket(context.Background(), "udp", devAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = device.Close() }()
-	server, err := l.Server().DialContext(context.Background(), "udp", devAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = server.Close() }()
-
-	var phases []time.Duration
-	gaps := []time.Duration{0, 370 * ms, 610 * ms, 230 * ms} // sent at different phases
-	for i, gap := range gaps {
-		time.Sleep(gap)
-		sent := monotonic()
-		if _, err := server.Write([]byte{byte(i)}); err != nil {
+	retryWhenBusy(t, func(a *attempt) {
+		l := a.link(t, radioLink, Options{Radio: radio, Seed: 42})
+		devAddr := net.JoinHostPort(l.Device().Addrs()[0].String(), "4000")
+		device, err := l.Device().ListenPacket(context.Background(), "udp", devAddr)
+		if err != nil {
 			t.Fatal(err)
 		}
-		_ = device.SetReadDeadline(time.Now().Add(3 * time.Second))
-		var b [1]byte
-		if _, _, err := device.ReadFrom(b[:]); err != nil {
-			t.Fatalf("downlink %d: %v", i, err)
+		defer func() { _ = device.Close() }()
+		server, err := l.Server().DialContext(context.Background(), "udp", devAddr)
+		if err != nil {
+			t.Fatal(err)
 		}
-		got := monotonic()
-		wait := got - sent - delay
-		if wait < promotion || wait > promotion+cycle+30*ms {
-			t.Errorf("downlink %d waited %v, want the promotion (%v) after the next paging occasion (within %v)", i, wait, promotion, cycle)
+		defer func() { _ = server.Close() }()
+
+		var phases []time.Duration
+		gaps := []time.Duration{0, 370 * ms, 610 * ms, 230 * ms} // sent at different phases
+		for i, gap := range gaps {
+			time.Sleep(gap)
+			sent := monotonic()
+			if _, err := server.Write([]byte{byte(i)}); err != nil {
+				t.Fatal(err)
+			}
+			_ = device.SetReadDeadline(time.Now().Add(3 * time.Second))
+			var b [1]byte
+			if _, _, err := device.ReadFrom(b[:]); err != nil {
+				t.Fatalf("downlink %d: %v", i, err)
+			}
+			got := monotonic()
+			wait := got - sent - delay
+			if wait < promotion || wait > promotion+cycle+30*ms {
+				a.Errorf("downlink %d waited %v, want the promotion (%v) after the next paging occasion (within %v)", i, wait, promotion, cycle)
+			}
+			phases = append(phases, (got-delay-promotion)%cycle)
+			time.Sleep(radio.InactivityTimer + 50*ms) // idle again
 		}
-		phases = append(phases, (got-delay-promotion)%cycle)
-		time.Sleep(radio.InactivityTimer + 50*ms) // idle again
-	}
-	t.Logf("paging phases %v; %+v", phases, l.Stats().Radio)
-	for i, p := range phases[1:] {
-		d := (p - phases[0] + cycle) % cycle
-		if d > 30*ms && d < cycle-30*ms {
-			t.Errorf("downlink %d arrived at phase %v, the first at %v: paging occasions are one per cycle at the device's phase", i+1, p, phases[0])
+		t.Logf("paging phases %v; %+v", phases, l.Stats().Radio)
+		for i, p := range phases[1:] {
+			d := (p - phases[0] + cycle) % cycle
+			if d > 30*ms && d < cycle-30*ms {
+				a.Errorf("downlink %d arrived at phase %v, the first at %v: paging occasions are one per cycle at the device's phase", i+1, p, phases[0])
+			}
 		}
-	}
-	if st := l.Stats().Radio; st.Pagings != uint64(len(gaps)) || st.Promotions != uint64(len(gaps)) {
-		t.Errorf("radio stats %+v, want %d pagings and promotions", st, len(gaps))
-	}
+		if st := l.Stats().Radio; st.Pagings != uint64(len(gaps)) || st.Promotions != uint64(len(gaps)) {
+			a.Errorf("radio stats %+v, want %d pagings and promotions", st, len(gaps))
+		}
+	})
 }
 
 // TestRadioPowerSavingMode: a downlink packet for a sleeping device waits for the device's next
 // uplink, however long, then for the promotion.
 func TestRadioPowerSavingMode(t *testing.T) {
 	radio := &netem.Radio{InactivityTimer: 100 * ms, PromotionDelay: 50 * ms, PagingCycle: 200 * ms, PSMAfter: 200 * ms}
-	l := startLink(t, radioLink, Options{Radio: radio})
-	echoAddr := serverAddr(t, l, false, 7)
-	udpEcho(t, l, echoAddr)
-	to, err := net.ResolveUDPAddr("udp", echoAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	devAddr := net.JoinHostPort(l.Device().Addrs()[0].String(), "4001")
-	device, err := l.Device().ListenPacket(context.Background(), "udp", devAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = device.Close() }()
-	send := func(seq uint64) {
-		msg := make([]byte, 16)
-		binary.BigEndian.PutUint64(msg, seq)
-		if _, err := device.WriteTo(msg, to); err != nil {
+	retryWhenBusy(t, func(a *attempt) {
+		l := a.link(t, radioLink, Options{Radio: radio})
+		echoAddr := serverAddr(t, l, false, 7)
+		udpEcho(t, l, echoAddr)
+		to, err := net.ResolveUDPAddr("udp", echoAddr)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	receive := func(deadline time.Duration) (uint64, error) {
-		_ = device.SetReadDeadline(time.Now().Add(deadline))
-		var b [16]byte
-		_, _, err := device.ReadFrom(b[:])
-		return binary.BigEndian.Uint64(b[:]), err
-	}
-	send(0)
-	if _, err := receive(3 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(600 * ms) // idle about 160 ms after the echo, asleep 200 ms later
-
-	server, err := l.Server().DialContext(context.Background(), "udp", devAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = server.Close() }()
-	msg := make([]byte, 16)
-	binary.BigEndian.PutUint64(msg, 999)
-	if _, err := server.Write(msg); err != nil {
-		t.Fatal(err)
-	}
-	if seq, err := receive(1500 * ms); err == nil {
-		t.Fatalf("a sleeping device received %d", seq)
-	}
-	// It sends: it wakes, and both its echo and the held packet arrive after the promotion.
-	start := time.Now()
-	send(1)
-	seen := map[uint64]time.Duration{}
-	for len(seen) < 2 {
-		seq, err := receive(3 * time.Second)
+		devAddr := net.JoinHostPort(l.Device().Addrs()[0].String(), "4001")
+		device, err := l.Device().ListenPacket(context.Background(), "udp", devAddr)
 		if err != nil {
-			t.Fatalf("after the wake-up, got %v: %v", seen, err)
+			t.Fatal(err)
 		}
-		seen[seq] = time.Since(start)
-	}
-	t.Logf("after the uplink: %v; %+v", seen, l.Stats().Radio)
-	if d := seen[999]; d < 50*ms || d > 100*ms {
-		t.Errorf("the held downlink packet arrived %v after the uplink, want the 50 ms promotion + 5 ms", d)
-	}
-	if d := seen[1]; d < 60*ms || d > 110*ms {
-		t.Errorf("the echo took %v, want the 50 ms promotion + 10 ms", d)
-	}
-	if st := l.Stats().Radio; st.PSMWakeups != 1 || st.Pagings != 0 {
-		t.Errorf("radio stats %+v, want one PSM wake-up and no paging", st)
-	}
+		defer func() { _ = device.Close() }()
+		send := func(seq uint64) {
+			msg := make([]byte, 16)
+			binary.BigEndian.PutUint64(msg, seq)
+			if _, err := device.WriteTo(msg, to); err != nil {
+				t.Fatal(err)
+			}
+		}
+		receive := func(deadline time.Duration) (uint64, error) {
+			_ = device.SetReadDeadline(time.Now().Add(deadline))
+			var b [16]byte
+			_, _, err := device.ReadFrom(b[:])
+			return binary.BigEndian.Uint64(b[:]), err
+		}
+		send(0)
+		if _, err := receive(3 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(600 * ms) // idle about 160 ms after the echo, asleep 200 ms later
+
+		server, err := l.Server().DialContext(context.Background(), "udp", devAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = server.Close() }()
+		msg := make([]byte, 16)
+		binary.BigEndian.PutUint64(msg, 999)
+		if _, err := server.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		if seq, err := receive(1500 * ms); err == nil {
+			t.Fatalf("a sleeping device received %d", seq)
+		}
+		// It sends: it wakes, and both its echo and the held packet arrive after the promotion.
+		start := time.Now()
+		send(1)
+		seen := map[uint64]time.Duration{}
+		for len(seen) < 2 {
+			seq, err := receive(3 * time.Second)
+			if err != nil {
+				t.Fatalf("after the wake-up, got %v: %v", seen, err)
+			}
+			seen[seq] = time.Since(start)
+		}
+		t.Logf("after the uplink: %v; %+v", seen, l.Stats().Radio)
+		if d := seen[999]; d < 50*ms || d > 100*ms {
+			a.Errorf("the held downlink packet arrived %v after the uplink, want the 50 ms promotion + 5 ms", d)
+		}
+		if d := seen[1]; d < 60*ms || d > 110*ms {
+			a.Errorf("the echo took %v, want the 50 ms promotion + 10 ms", d)
+		}
+		if st := l.Stats().Radio; st.PSMWakeups != 1 || st.Pagings != 0 {
+			a.Errorf("radio stats %+v, want one PSM wake-up and no paging", st)
+		}
+	})
 }
 
 func TestDeviceOf(t *testing.T) {
