@@ -72,6 +72,10 @@ func (r *runner) startLink() error {
 		setLink:  l.SetConfig,
 	}
 	r.logf("network: %s, clients in %s, servers in %s at %s", r.spec.Network.Profile, device.Name(), server.Name(), r.net.serverHost)
+	if radio != nil {
+		r.logf("network: radio states per device: idle after %v, promotion %v, paging every %v, power saving after %v (0s: never)",
+			radio.InactivityTimer, radio.PromotionDelay, radio.PagingCycle, radio.PSMAfter)
+	}
 	return nil
 }
 
