@@ -2,9 +2,13 @@ package localrun
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/netem/emulator"
 	"github.com/msgbench/msgbench/results"
@@ -84,5 +88,30 @@ spec:
 	}
 	if h, _ := nr["holdMillis"].(float64); h < 8000 {
 		t.Errorf("network.radio holdMillis %v, want at least 8 promotions of 1 s", nr["holdMillis"])
+	}
+}
+
+// TestCheckRefusesBadRadio: a Go caller's spec.network.radio is checked before anything starts,
+// the error naming the field.
+func TestCheckRefusesBadRadio(t *testing.T) {
+	mb, err := manifest.Parse([]byte("apiVersion: msgbench.io/v1alpha1\nkind: MessagingBenchmark\nmetadata: {name: r}\nspec: {protocol: mqtt, network: {profile: lte}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		radio v1alpha1.RadioSpec
+		want  string
+	}{
+		{v1alpha1.RadioSpec{PagingCycle: &metav1.Duration{Duration: 4 * time.Hour}}, "spec.network.radio.pagingCycle: "},
+		{v1alpha1.RadioSpec{InactivityTimer: &metav1.Duration{}}, "spec.network.radio.inactivityTimer: "},
+	} {
+		mb.Spec.Network.Radio = &c.radio
+		if err := Check(&mb.Spec, Options{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an error naming %q", c.radio, err, c.want)
+		}
+	}
+	mb.Spec.Network = v1alpha1.NetworkSpec{Profile: "wifi", Radio: &v1alpha1.RadioSpec{}}
+	if err := Check(&mb.Spec, Options{}); err == nil || !strings.Contains(err.Error(), "spec.network.radio: only the nb-iot") {
+		t.Errorf("radio on wifi without numbers: %v", err)
 	}
 }
