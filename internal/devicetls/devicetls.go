@@ -119,6 +119,9 @@ func Check(spec *v1alpha1.MessagingBenchmarkSpec) error {
 		case !is13 && version == string(v1alpha1.TLS13):
 			return fmt.Errorf("%s: %s is a TLS 1.2 suite; the clients use TLS 1.3 (spec.tls.version, or QUIC)", field, name)
 		}
+		if strings.Contains(name, "_CBC_") && spec.Protocol == v1alpha1.ProtocolHTTP && spec.HTTP.Version == v1alpha1.HTTP2 {
+			return fmt.Errorf("%s: HTTP/2 forbids the CBC suites (RFC 9113 section 9.2.2): the gateway would refuse the connection; choose an AES-GCM or ChaCha20 suite", field)
+		}
 		if is13 {
 			tls13 = append(tls13, name)
 		} else {

@@ -52,6 +52,11 @@ func TestCheckRefusesWithTheField(t *testing.T) {
 		{"1.2 without p256", mqtts(v1alpha1.TLSSpec{Version: v1alpha1.TLS12, Groups: []v1alpha1.TLSGroup{v1alpha1.GroupX25519}}), "spec.tls.groups: in TLS 1.2"},
 		{"resumption without tls", noTLS, "spec.tls.resumption: the clients do not use TLS"},
 		{"0-RTT over TCP", zeroTCP, "spec.quic.zeroRTT: 0-RTT is a QUIC feature"},
+		{"CBC with HTTP/2", func() *v1alpha1.MessagingBenchmarkSpec {
+			s := mqtts(v1alpha1.TLSSpec{Version: v1alpha1.TLS12, CipherSuites: []string{"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA"}})
+			s.Protocol, s.HTTP.Version = v1alpha1.ProtocolHTTP, v1alpha1.HTTP2
+			return s
+		}(), "spec.tls.cipherSuites[0]: HTTP/2 forbids the CBC suites"},
 	} {
 		err := Check(c.spec)
 		switch {
