@@ -131,6 +131,9 @@ func (c Config) Render() (string, error) {
 		b.WriteString("\nlistener " + listenerAddress(c.WSSPort, c.BindAddress) + "\n")
 		b.WriteString("protocol websockets\nmax_connections -1\n")
 		fmt.Fprintf(&b, "cafile %s\ncertfile %s\nkeyfile %s\n", c.CAFile, c.CertFile, c.KeyFile)
+		if c.Ciphers != "" {
+			fmt.Fprintf(&b, "ciphers %s\n", c.Ciphers)
+		}
 	}
 	return b.String(), nil
 }
