@@ -49,6 +49,7 @@ func (r *runner) startBroker(ctx context.Context) error {
 			return err
 		}
 		r.clientTLS = cfg
+		return r.probeDeviceTLS(ctx)
 	}
 	return nil
 }
