@@ -251,8 +251,8 @@ type TLSSpec struct {
 	// resumption lets clients resume their TLS session (a session ticket, TLS 1.2 or 1.3) when
 	// they reconnect, as a device that keeps its ticket does: each client keeps its own tickets,
 	// never another device's. The result counts the resumed handshakes. Clients of a run
-	// reconnect only with http.keepAlive false (a connection per message), when the HTTP gateway
-	// closed an idle connection, and for Kafka's extra connections (docs/tls.md).
+	// reconnect only with http.keepAlive false (a connection per message) and when the HTTP
+	// gateway closed an idle connection; Kafka clients open several connections (docs/tls.md).
 	// +optional
 	Resumption bool `json:"resumption,omitempty"`
 }
