@@ -50,6 +50,11 @@ func TestCheckRefusesWithTheField(t *testing.T) {
 		{"TLS 1.3 suite through the gateway", http2, "spec.tls.cipherSuites: Go's TLS 1.3 client always offers"},
 		{"mlkem with 1.2", mqtts(v1alpha1.TLSSpec{Version: v1alpha1.TLS12, Groups: []v1alpha1.TLSGroup{v1alpha1.GroupP256, v1alpha1.GroupX25519MLKEM768}}), "spec.tls.groups[1]: x25519mlkem768 exists only in TLS 1.3"},
 		{"1.2 without p256", mqtts(v1alpha1.TLSSpec{Version: v1alpha1.TLS12, Groups: []v1alpha1.TLSGroup{v1alpha1.GroupX25519}}), "spec.tls.groups: in TLS 1.2"},
+		{"1.2 without p256 through the Go gateway", func() *v1alpha1.MessagingBenchmarkSpec {
+			s := mqtts(v1alpha1.TLSSpec{Version: v1alpha1.TLS12, Groups: []v1alpha1.TLSGroup{v1alpha1.GroupX25519}})
+			s.Protocol = v1alpha1.ProtocolHTTP
+			return s
+		}(), ""},
 		{"resumption without tls", noTLS, "spec.tls.resumption: the clients do not use TLS"},
 		{"0-RTT over TCP", zeroTCP, "spec.quic.zeroRTT: 0-RTT is a QUIC feature"},
 		{"CBC with HTTP/2", func() *v1alpha1.MessagingBenchmarkSpec {
