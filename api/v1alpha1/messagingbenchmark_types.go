@@ -224,9 +224,9 @@ type TLSSpec struct {
 	// groups are the key-exchange groups the clients offer, most preferred first: x25519, p256,
 	// p384, p521 (classical) or x25519mlkem768 (hybrid post-quantum, TLS 1.3 only); the server
 	// picks one. Unset: Go 1.26's default, which offers an X25519MLKEM768 key share (1.2 KB) next
-	// to an X25519 one, as a classical device does not. With TLS 1.2 the list must include p256
-	// when msgbench generates the (ECDSA P-256) certificate. The result records the group
-	// negotiated (docs/tls.md).
+	// to an X25519 one, as a classical device does not. With TLS 1.2 to a broker the list must
+	// include p256 when msgbench generates the (ECDSA P-256) certificate. The result records the
+	// group negotiated (docs/tls.md).
 	// +kubebuilder:validation:MaxItems=5
 	// +listType=set
 	// +optional
