@@ -430,3 +430,67 @@ func TestMaskMatchesBytewise(t *testing.T) {
 		}
 	}
 }
+
+// TestPingWhileWriterBlocked: a ping that arrives while a write is stuck on a server that stopped
+// reading does not stop the reader (it goes on returning data), and the writer sends the pong as
+// soon as its own frame is out.
+func TestPingWhileWriterBlocked(t *testing.T) {
+	const big = 32 << 20 // more than loopback's socket buffers hold
+	blocked, release := make(chan struct{}), make(chan struct{})
+	pong := make(chan []byte, 1)
+	c, err := dial(t, nil, func(s *server) {
+		<-blocked // the client's writer holds the connection
+		_, _ = s.Write(append(frame(opPing, true, false, []byte("p")), frame(opBinary, true, false, []byte("x"))...))
+		<-release // only now read: the client's big frame, then its pong
+		if op, _, p, _ := s.readFrame(t); op != opBinary || len(p) != big {
+			t.Errorf("server got opcode %#x with %d bytes, want the %d-byte frame", op, len(p), big)
+		}
+		op, _, p, _ := s.readFrame(t)
+		if op != opPong || len(p) > 8 {
+			t.Errorf("server got opcode %#x with %d bytes, want the pong", op, len(p))
+		}
+		pong <- p[:min(len(p), 8)]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrote := make(chan error, 1)
+	go func() { _, err := c.Write(make([]byte, big)); wrote <- err }()
+	for c.wmu.TryLock() { // until the writer has the connection
+		c.wmu.Unlock()
+		time.Sleep(time.Millisecond)
+	}
+	close(blocked)
+	read := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 8)
+		n, err := c.Read(buf)
+		read <- fmt.Sprintf("%q %v", buf[:n], err)
+	}()
+	select {
+	case got := <-read:
+		if got != `"x" <nil>` {
+			t.Fatalf("Read while a write is blocked = %s; want the data after the ping", got)
+		}
+	case <-time.After(10 * time.Second):
+		close(release) // lets the writer, then the reader, finish
+		t.Fatal("Read waited for the blocked writer")
+	}
+	select {
+	case err := <-wrote:
+		t.Fatalf("the %d-byte write finished (%v) before the server read anything: the test proves nothing", big, err)
+	default:
+	}
+	close(release)
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case p := <-pong:
+		if string(p) != "p" {
+			t.Fatalf("pong payload %q", p)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no pong after the writer finished")
+	}
+}
