@@ -352,6 +352,32 @@ func TestWriteAllocs(t *testing.T) {
 	}
 }
 
+// TestReadAllocs: reading frames, a ping among them, allocates nothing either.
+func TestReadAllocs(t *testing.T) {
+	var stream []byte
+	for i := range 400 {
+		stream = append(stream, frame(opBinary, true, false, payload(100))...)
+		if i%50 == 0 {
+			stream = append(stream, frame(opPing, true, false, []byte("p"))...)
+		}
+	}
+	c, err := dial(t, nil, func(s *server) {
+		_, _ = s.Write(stream)
+		_, _ = io.Copy(io.Discard, s) // the pongs
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 100)
+	if a := testing.AllocsPerRun(300, func() {
+		if _, err := io.ReadFull(c, buf); err != nil {
+			t.Fatal(err)
+		}
+	}); a != 0 {
+		t.Errorf("Read: %v allocations per 100-byte frame, want 0", a)
+	}
+}
+
 // BenchmarkWrite writes frames to a loopback TCP socket a goroutine drains; compare with
 // BenchmarkTCPWrite, the same writes without WebSocket.
 func BenchmarkWrite(b *testing.B) {
