@@ -35,21 +35,12 @@ func NetworkChaos(mb *v1alpha1.MessagingBenchmark) ([]*unstructured.Unstructured
 	if err != nil {
 		return nil, err
 	}
-	// Workers talk straight to an external broker only for mqtt and kafka; the gateway protocols
-	// reach a gateway pod, which then talks to the broker.
-	var external string
-	if mb.Spec.Broker.Type == v1alpha1.BrokerExternal && (mb.Spec.Protocol == v1alpha1.ProtocolMQTT || mb.Spec.Protocol == v1alpha1.ProtocolKafka) {
-		if mb.Spec.Broker.External == nil {
-			return nil, fmt.Errorf("spec.broker.external.address: required when spec.broker.type is external")
-		}
-		host, _, err := net.SplitHostPort(mb.Spec.Broker.External.Address)
-		if err != nil {
-			return nil, fmt.Errorf("spec.broker.external.address: %w", err)
-		}
-		external = host
-		if !link.Down.IsZero() {
-			return nil, fmt.Errorf("spec.network.direction: the broker is external, so Chaos Mesh cannot shape its egress toward the workers; set direction: to to impair only the uplink")
-		}
+	external, err := externalTarget(mb)
+	if err != nil {
+		return nil, err
+	}
+	if external != "" && !link.Down.IsZero() {
+		return nil, fmt.Errorf("spec.network.direction: the broker is external, so Chaos Mesh cannot shape its egress toward the workers; set direction: to to impair only the uplink")
 	}
 
 	// Chaos Mesh has no field for netem's gemodel (the API server refuses it by a CEL rule too;
@@ -76,6 +67,23 @@ func NetworkChaos(mb *v1alpha1.MessagingBenchmark) ([]*unstructured.Unstructured
 		objs = append(objs, networkChaos(mb, "down", link.Down, serverSelector(mb), workerSelector(mb), ""))
 	}
 	return objs, nil
+}
+
+// externalTarget is the host of the external broker the workers talk to straight, or "".
+// Workers talk straight to an external broker only for mqtt and kafka; the gateway protocols
+// reach a gateway pod, which then talks to the broker.
+func externalTarget(mb *v1alpha1.MessagingBenchmark) (string, error) {
+	if mb.Spec.Broker.Type != v1alpha1.BrokerExternal || (mb.Spec.Protocol != v1alpha1.ProtocolMQTT && mb.Spec.Protocol != v1alpha1.ProtocolKafka) {
+		return "", nil
+	}
+	if mb.Spec.Broker.External == nil {
+		return "", fmt.Errorf("spec.broker.external.address: required when spec.broker.type is external")
+	}
+	host, _, err := net.SplitHostPort(mb.Spec.Broker.External.Address)
+	if err != nil {
+		return "", fmt.Errorf("spec.broker.external.address: %w", err)
+	}
+	return host, nil
 }
 
 // netemSpec is the spec of one netem action: every parameter in one qdisc, each with its

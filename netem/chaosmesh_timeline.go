@@ -2,7 +2,6 @@ package netem
 
 import (
 	"fmt"
-	"net"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -33,16 +32,11 @@ func TimelineNetworkChaos(mb *v1alpha1.MessagingBenchmark, steps []Step, k int) 
 	}
 	s := steps[k]
 	link := s.Link
-	var external string
-	if mb.Spec.Broker.Type == v1alpha1.BrokerExternal && (mb.Spec.Protocol == v1alpha1.ProtocolMQTT || mb.Spec.Protocol == v1alpha1.ProtocolKafka) {
-		if mb.Spec.Broker.External == nil {
-			return nil, fmt.Errorf("spec.broker.external.address: required when spec.broker.type is external")
-		}
-		host, _, err := net.SplitHostPort(mb.Spec.Broker.External.Address)
-		if err != nil {
-			return nil, fmt.Errorf("spec.broker.external.address: %w", err)
-		}
-		external = host
+	external, err := externalTarget(mb)
+	if err != nil {
+		return nil, err
+	}
+	if external != "" {
 		if s.Index >= 0 && mb.Spec.Network.Timeline[s.Index].Outage {
 			link.Down = Impairment{}
 		}

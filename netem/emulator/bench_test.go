@@ -27,39 +27,7 @@ import (
 // Run: go test -run '^$' -bench Forwarder -benchtime 2000000x ./netem/emulator/
 func BenchmarkForwarderThroughput(b *testing.B) {
 	l := startLink(b, netem.Link{}, Options{})
-	ctx := context.Background()
-	addr := serverAddr(b, l, false, 9999)
-	pc, err := l.Server().ListenPacket(ctx, "udp", addr)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = pc.Close() }()
-	setReceiveBuffer(b, pc.(*net.UDPConn), 16<<20)
-	var received atomic.Int64
-	go func() {
-		p := ipv4.NewPacketConn(pc)
-		msgs := make([]ipv4.Message, 64)
-		for i := range msgs {
-			msgs[i].Buffers = [][]byte{make([]byte, 2048)}
-		}
-		for {
-			n, err := p.ReadBatch(msgs, 0)
-			if err != nil {
-				return
-			}
-			received.Add(int64(n))
-		}
-	}()
-	c, err := l.Device().DialContext(ctx, "udp", addr)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = c.Close() }()
-	p := ipv4.NewPacketConn(c.(*net.UDPConn))
-	msgs := make([]ipv4.Message, 64)
-	for i := range msgs {
-		msgs[i].Buffers = [][]byte{make([]byte, 64-28)} // 64-byte IP packets
-	}
+	received, p, msgs := udpBenchPair(b, l, 9999)
 	const window = 896 // below the TUN queue's 1000
 	base := l.Stats().Up.Packets
 	cpu0 := cpuTime()
@@ -89,6 +57,45 @@ func BenchmarkForwarderThroughput(b *testing.B) {
 	if st.QueueDrops+st.WriteErrors > 0 {
 		b.Errorf("the forwarder dropped %d and failed %d writes", st.QueueDrops, st.WriteErrors)
 	}
+}
+
+// udpBenchPair is a UDP receiver on the link's server side, counting what it gets, and a sender
+// on the device side with a batch of 64-byte IP packets (36-byte payloads) to write; both close
+// when the benchmark ends.
+func udpBenchPair(b *testing.B, l *Link, port int) (received *atomic.Int64, p *ipv4.PacketConn, msgs []ipv4.Message) {
+	ctx := context.Background()
+	addr := serverAddr(b, l, false, port)
+	pc, err := l.Server().ListenPacket(ctx, "udp", addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = pc.Close() })
+	setReceiveBuffer(b, pc.(*net.UDPConn), 16<<20)
+	received = new(atomic.Int64)
+	go func() {
+		p := ipv4.NewPacketConn(pc)
+		in := make([]ipv4.Message, 64)
+		for i := range in {
+			in[i].Buffers = [][]byte{make([]byte, 2048)}
+		}
+		for {
+			n, err := p.ReadBatch(in, 0)
+			if err != nil {
+				return
+			}
+			received.Add(int64(n))
+		}
+	}()
+	c, err := l.Device().DialContext(ctx, "udp", addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Close() })
+	msgs = make([]ipv4.Message, 64)
+	for i := range msgs {
+		msgs[i].Buffers = [][]byte{make([]byte, 64-28)} // 64-byte IP packets
+	}
+	return received, ipv4.NewPacketConn(c.(*net.UDPConn)), msgs
 }
 
 // cpuTime is this process's user and system CPU time so far.

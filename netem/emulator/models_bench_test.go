@@ -3,14 +3,9 @@
 package emulator
 
 import (
-	"context"
-	"net"
 	"runtime"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"golang.org/x/net/ipv4"
 
 	"github.com/msgbench/msgbench/netem"
 )
@@ -39,39 +34,7 @@ func BenchmarkForwarderImpaired(b *testing.B) {
 	for _, c := range impairedBenchConfigs {
 		b.Run(c.name, func(b *testing.B) {
 			l := startLink(b, netem.Link{Up: c.imp}, Options{Seed: 1})
-			ctx := context.Background()
-			addr := serverAddr(b, l, false, 9998)
-			pc, err := l.Server().ListenPacket(ctx, "udp", addr)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer func() { _ = pc.Close() }()
-			setReceiveBuffer(b, pc.(*net.UDPConn), 16<<20)
-			var received atomic.Int64
-			go func() {
-				p := ipv4.NewPacketConn(pc)
-				msgs := make([]ipv4.Message, 64)
-				for i := range msgs {
-					msgs[i].Buffers = [][]byte{make([]byte, 2048)}
-				}
-				for {
-					n, err := p.ReadBatch(msgs, 0)
-					if err != nil {
-						return
-					}
-					received.Add(int64(n))
-				}
-			}()
-			conn, err := l.Device().DialContext(ctx, "udp", addr)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer func() { _ = conn.Close() }()
-			p := ipv4.NewPacketConn(conn.(*net.UDPConn))
-			msgs := make([]ipv4.Message, 64)
-			for i := range msgs {
-				msgs[i].Buffers = [][]byte{make([]byte, 64-28)}
-			}
+			received, p, msgs := udpBenchPair(b, l, 9998)
 			const window = 896
 			base := l.Stats().Up.Packets // 0 but for the kernel's own packets, which settled ignores
 			var m0, m1 runtime.MemStats
