@@ -87,3 +87,12 @@ func (*Namespace) Start(*exec.Cmd) error { return errUnsupported }
 
 // TCPListening fails.
 func (*Namespace) TCPListening(int) (bool, error) { return false, errUnsupported }
+
+// Isolation is a namespace with only its own loopback; on this system there are none.
+type Isolation struct{ *Namespace }
+
+// Isolated fails: the emulator needs Linux.
+func Isolated() (*Isolation, error) { return nil, errUnsupported }
+
+// Close does nothing.
+func (*Isolation) Close() error { return nil }
