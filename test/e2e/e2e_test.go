@@ -347,6 +347,8 @@ func TestSamples(t *testing.T) {
 		{file: "http-2-tls.yaml"},
 		{file: "http-3.yaml"},
 		{file: "mqtt-quic.yaml"},
+		{file: "mqtt-websocket.yaml"},
+		{file: "mqtts-device-tls.yaml"},
 	} {
 		mb := load(t, s)
 		t.Run(mb.Name, func(t *testing.T) {
