@@ -69,11 +69,15 @@ func (n *network) applied() any { return n.link }
 
 func (n *network) serverHosts() []string { return []string{n.serverHost} }
 
-// startNetwork sets up the emulated link when spec.network asks for one.
+// startNetwork sets up the emulated link when spec.network asks for one, and an isolated
+// loopback when a server would otherwise listen on the machine's addresses.
 func (r *runner) startNetwork(ctx context.Context) error {
-	if !r.spec.Impaired() {
-		r.net = loopback()
-		return nil
+	if r.spec.Impaired() {
+		return r.startLink()
 	}
-	return r.startLink()
+	if bindsEveryAddress(r.spec) {
+		return r.startIsolated()
+	}
+	r.net = loopback()
+	return nil
 }
