@@ -23,7 +23,7 @@ func bindsEveryAddress(spec *v1alpha1.MessagingBenchmarkSpec) bool {
 // stays on the host's loopback, with a warning naming the exposure. The result names no
 // network: nothing is emulated.
 func (r *runner) startIsolated() error {
-	if emulator.CheckPrivileges() != nil {
+	if privileged := emulator.CheckPrivileges() == nil; !privileged {
 		r.logf("warning: Mosquitto's WebSocket listener binds every address of this machine, so its ws/wss port accepts anonymous MQTT from the network while the run lasts; " +
 			"with CAP_NET_ADMIN and CAP_SYS_ADMIN (sudo msgbench …, or sudo setcap cap_net_admin,cap_sys_admin+ep bin/msgbench) broker and clients run in a network namespace of their own instead")
 		r.net = loopback()
