@@ -69,6 +69,7 @@ func (r *runner) startLink() error {
 		},
 		timeline: steps,
 		radio:    radioResult(radio, l.Stats),
+		packets:  func() map[string]any { return packetsResult(l.Stats()) },
 		setLink:  l.SetConfig,
 	}
 	r.logf("network: %s, clients in %s, servers in %s at %s", r.spec.Network.Profile, device.Name(), server.Name(), r.net.serverHost)
@@ -114,6 +115,30 @@ func linkCaveats(st emulator.Stats, link netem.Link, lossy bool, res *results.Re
 		}
 	}
 	return cs
+}
+
+// packetsResult is the result's network.packets: the forwarder's counters per direction over
+// the whole run (connection set-up, warm-up and teardown included), so a run over a loss model can
+// be held against it: lostPercent against the model's rate, meanLossBurst against its burst.
+func packetsResult(st emulator.Stats) map[string]any {
+	dir := func(d emulator.DirectionStats) map[string]any {
+		m := map[string]any{
+			"packets": d.Packets, "delivered": d.Delivered, "lost": d.Lost, "lossBursts": d.LossBursts,
+			"duplicated": d.Duplicated, "corrupted": d.Corrupted, "reordered": d.Reordered,
+			"queueDrops": d.QueueDrops, "late": d.Late, "maxLateMillis": float64(d.MaxLate) / float64(time.Millisecond),
+		}
+		if d.Packets > 0 {
+			m["lostPercent"] = 100 * float64(d.Lost) / float64(d.Packets)
+		}
+		if d.LossBursts > 0 {
+			m["meanLossBurst"] = float64(d.Lost) / float64(d.LossBursts)
+		}
+		if d.BadState > 0 {
+			m["badStatePackets"], m["lostInBadState"] = d.BadState, d.LostInBad
+		}
+		return m
+	}
+	return map[string]any{"up": dir(st.Up), "down": dir(st.Down)}
 }
 
 // radioResult is the result's network.radio: the radio numbers applied and what the radio states

@@ -196,6 +196,9 @@ func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
 	if r.net.radio != nil {
 		merged.SetNetworkRadio(r.net.radio())
 	}
+	if r.net.packets != nil {
+		merged.SetNetworkPackets(r.net.packets())
+	}
 	// In-process workers share one process: its CPU was counted by each of them.
 	merged.Resources.LoadgenCPUSeconds = parts[0].Resources.LoadgenCPUSeconds
 	for _, p := range parts[1:] {

@@ -31,7 +31,10 @@ type network struct {
 	// timeline holds spec.network.timeline's steps, which setLink applies while the run measures.
 	timeline []netem.Step
 	// radio is the result's network.radio so far (nil: no radio states).
-	radio   func() map[string]any
+	radio func() map[string]any
+	// packets is the result's network.packets: what the link did to every packet so far (nil:
+	// no emulated link).
+	packets func() map[string]any
 	setLink func(netem.Link) error
 }
 

@@ -108,16 +108,9 @@ type NetworkStepMark struct {
 // it creates when the run's base link was unimpaired), sorted by planned time, and marks each
 // on the timeline point of the interval it took effect in.
 func (r *Result) SetNetworkTimeline(marks []NetworkStepMark) {
-	n := map[string]any{}
-	if old, ok := r.Network.(map[string]any); ok {
-		for k, v := range old { // a copy: the workers' results may share the map
-			n[k] = v
-		}
-	}
 	marks = append([]NetworkStepMark(nil), marks...)
 	sort.SliceStable(marks, func(a, b int) bool { return marks[a].Planned < marks[b].Planned })
-	n["timeline"] = marks
-	r.Network = n
+	r.setNetwork("timeline", marks)
 	for i := range r.Timeline {
 		r.Timeline[i].Network = ""
 	}
@@ -139,14 +132,22 @@ func (r *Result) SetNetworkTimeline(marks []NetworkStepMark) {
 
 // SetNetworkRadio records network.radio: spec.network.radio's numbers as the local emulator
 // applied them and what the radio states did (promotions, pagings, PSM wake-ups, hold time).
-func (r *Result) SetNetworkRadio(radio map[string]any) {
+func (r *Result) SetNetworkRadio(radio map[string]any) { r.setNetwork("radio", radio) }
+
+// SetNetworkPackets records network.packets: what the local emulator did to the packets of each
+// direction over the whole run (sent, delivered, lost, loss bursts, duplicated, …).
+func (r *Result) SetNetworkPackets(packets map[string]any) { r.setNetwork("packets", packets) }
+
+// setNetwork sets one key of the result's network map, on a copy: the workers' results may share
+// the map.
+func (r *Result) setNetwork(key string, value any) {
 	n := map[string]any{}
 	if old, ok := r.Network.(map[string]any); ok {
-		for k, v := range old { // a copy: the workers' results may share the map
+		for k, v := range old {
 			n[k] = v
 		}
 	}
-	n["radio"] = radio
+	n[key] = value
 	r.Network = n
 }
 

@@ -249,6 +249,12 @@ func networkSummary(n any) string {
 		if len(f) == 0 {
 			f = append(f, "unimpaired")
 		}
+		// What the link did, beside what it was asked to do: a loss model's rate and bursts.
+		if pk, ok := m["packets"].(map[string]any); ok {
+			if pd, ok := pk[d].(map[string]any); ok && number(pd["lost"]) > 0 {
+				f = append(f, fmt.Sprintf("lost %.3g%% of %g packets in bursts of %.3g", number(pd["lostPercent"]), number(pd["packets"]), number(pd["meanLossBurst"])))
+			}
+		}
 		parts = append(parts, d+" "+strings.Join(f, ", "))
 	}
 	if mtu, ok := m["mtuBytes"].(float64); ok && mtu > 0 {

@@ -16,6 +16,8 @@ func TestSummaryNetworkModelsAndSteps(t *testing.T) {
 	pct := func(s string) netem.Fraction { f, _ := netem.ParsePercent(s); return f }
 	link := netem.Link{Down: netem.Impairment{GilbertElliott: netem.GilbertElliott{P: pct("1"), R: pct("25"), LossInBad: pct("100")}}}
 	r := &Result{Name: "x", Network: netem.Describe("custom", link, "test")}
+	r.SetNetworkPackets(map[string]any{"up": map[string]any{"packets": uint64(900), "lost": uint64(0)},
+		"down": map[string]any{"packets": uint64(1000), "lost": uint64(40), "lostPercent": 4.0, "meanLossBurst": 4.0}})
 	zero := 0
 	r.SetNetworkTimeline([]NetworkStepMark{{At: 1.002, Planned: 1, Step: &zero, Description: "outage"}, {At: 1.8, Planned: 1.8, Description: "end of timeline[0]: back to spec.network"}})
 	data, err := json.Marshal(r)
@@ -32,7 +34,7 @@ func TestSummaryNetworkModelsAndSteps(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, want := range []string{
-			"up unimpaired; down Gilbert-Elliott loss 3.85% on average (p 1%, r 25%); MTU 1500",
+			"up unimpaired; down Gilbert-Elliott loss 3.85% on average (p 1%, r 25%), lost 4% of 1000 packets in bursts of 4; MTU 1500",
 			"network steps  1.00 s outage; 1.80 s end of timeline[0]: back to spec.network",
 		} {
 			if !strings.Contains(buf.String(), want) {

@@ -33,6 +33,11 @@ type DirectionStats struct {
 	// BadState counts the packets, copies included, that met the Gilbert-Elliott model in its bad
 	// state, and LostInBad those of them it dropped (Lost counts them too).
 	BadState, LostInBad uint64
+	// LossBursts counts the runs of consecutive packets read that the loss model dropped (an
+	// isolated loss is a burst of one): Lost / LossBursts is the mean loss burst, which
+	// Gilbert-Elliott sets (1 / badToGood when the bad state loses everything) and Bernoulli loss
+	// keeps near 1 / (1 − loss).
+	LossBursts uint64
 	// QueueDrops were dropped because the direction already held its maximum of packets.
 	QueueDrops uint64
 	// Duplicated, Corrupted and Reordered count the packets so treated.

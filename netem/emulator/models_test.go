@@ -347,6 +347,9 @@ func TestPipeGilbertElliottCounters(t *testing.T) {
 	if st.LostInBad != st.Lost || st.Delivered+st.Lost != n {
 		t.Errorf("counters do not add up: %+v", st)
 	}
+	if burst, want := float64(st.Lost)/float64(st.LossBursts), 1e9/float64(g.R); math.Abs(burst/want-1) > 0.1 {
+		t.Errorf("mean loss burst %.2f packets (%d lost in %d bursts), model %.2f", burst, st.Lost, st.LossBursts, want)
+	}
 }
 
 // TestDuplicateAndLossTogether: netem draws duplication, then loss; a duplicated packet that is
@@ -408,6 +411,10 @@ func TestGilbertElliottThroughLink(t *testing.T) {
 	// The link carries only the test's datagrams (the kernels send nothing of their own).
 	if st.Packets != n || st.LostInBad != st.Lost || st.Lost != uint64(lost) || st.BadState < st.Lost {
 		t.Errorf("the forwarder counted %d lost (%d in the bad state, %d packets met it), the receiver missed %d", st.Lost, st.LostInBad, st.BadState, lost)
+	}
+	// The forwarder's burst count is the receiver's: a result can state the mean burst it ran.
+	if st.LossBursts != uint64(bursts) {
+		t.Errorf("the forwarder counted %d loss bursts, the receiver saw %d", st.LossBursts, bursts)
 	}
 }
 

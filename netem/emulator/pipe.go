@@ -43,6 +43,7 @@ type pipe struct {
 	carry    int64 // serialization time not yet charged, in bit·ns per second of rate
 	lastDue  int64 // departure of the latest delayed packet: later ones never overtake it
 	direct   bool  // the configuration is zero and nothing is queued: write without the lock
+	losing   bool  // the last packet read was lost: the next lost one continues its burst
 
 	mu        sync.Mutex
 	free      []*packet
@@ -64,7 +65,7 @@ type counters struct {
 	packets, bytes, delivered, deliveredBytes atomic.Uint64
 	lost, queueDrops, writeErrors             atomic.Uint64
 	duplicated, corrupted, reordered          atomic.Uint64
-	badState, lostInBad                       atomic.Uint64
+	badState, lostInBad, lossBursts           atomic.Uint64
 	late                                      atomic.Uint64
 	maxLate                                   atomic.Int64 // nanoseconds
 }
@@ -185,6 +186,12 @@ func (p *pipe) enqueue(pkt *packet, cfg *config, now int64, mayDuplicate bool) b
 	}
 	if lost {
 		count--
+	}
+	if mayDuplicate { // a packet read, not a copy: bursts are runs of packets read
+		if count == 0 && !p.losing {
+			p.stats.lossBursts.Add(1)
+		}
+		p.losing = count == 0
 	}
 	if count == 0 {
 		p.stats.lost.Add(1)
@@ -353,7 +360,7 @@ func (p *pipe) snapshot() DirectionStats {
 		Delivered: c.delivered.Load(), DeliveredBytes: c.deliveredBytes.Load(),
 		Lost: c.lost.Load(), QueueDrops: c.queueDrops.Load(),
 		Duplicated: c.duplicated.Load(), Corrupted: c.corrupted.Load(), Reordered: c.reordered.Load(),
-		BadState: c.badState.Load(), LostInBad: c.lostInBad.Load(),
+		BadState: c.badState.Load(), LostInBad: c.lostInBad.Load(), LossBursts: c.lossBursts.Load(),
 		WriteErrors: c.writeErrors.Load(),
 		Late:        c.late.Load(), MaxLate: time.Duration(c.maxLate.Load()),
 	}
