@@ -189,6 +189,9 @@ func checkTimeline(mb *v1alpha1.MessagingBenchmark) error {
 	if err := netem.CheckTimelineWithin(steps, window); err != nil {
 		return fail("%v", err)
 	}
+	if err := netem.CheckOutagesWithinKeepAlive(steps, window, mb.Spec.ClientKeepAlive()); err != nil {
+		return fail("%v", err)
+	}
 	for k := range steps {
 		if _, err := netem.TimelineNetworkChaos(mb, steps, k); err != nil {
 			return fail("%v", err)

@@ -22,7 +22,10 @@ func checkTimeline(spec *v1alpha1.MessagingBenchmarkSpec) error {
 	if spec.Workload.Messages == 0 {
 		window = spec.Workload.Duration.Duration
 	}
-	return netem.CheckTimelineWithin(steps, window)
+	if err := netem.CheckTimelineWithin(steps, window); err != nil {
+		return err
+	}
+	return netem.CheckOutagesWithinKeepAlive(steps, window, spec.ClientKeepAlive())
 }
 
 // playTimeline applies each step's link through set at windowStart + the step's at, until stop

@@ -111,3 +111,37 @@ spec:
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestOutageLongerThanKeepAliveIsRefused: a run whose outage outlasts 1.5 × the MQTT keep-alive
+// could only fail (the broker drops every client; they do not reconnect): refused up front,
+// before any process starts, naming the step and the field to change.
+func TestOutageLongerThanKeepAliveIsRefused(t *testing.T) {
+	mb, err := manifest.Parse([]byte(`
+apiVersion: msgbench.io/v1alpha1
+kind: MessagingBenchmark
+metadata: {name: long-outage}
+spec:
+  protocol: mqtt
+  mqtt: {keepAliveSeconds: 2}
+  network:
+    profile: lte
+    timeline:
+    - {at: 1s, for: 5s, outage: true}
+  workload: {duration: 10s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = Run(context.Background(), mb, Options{})
+	if err == nil || !strings.Contains(err.Error(), "spec.network.timeline[0]: the uplink is cut off for 5s, longer than 1.5 × spec.mqtt.keepAliveSeconds") {
+		t.Fatalf("err = %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("refused after %v: something started first", d)
+	}
+	mb.Spec.MQTT.KeepAliveSeconds = nil // 60 s: the 5 s outage is survivable
+	if err := Check(&mb.Spec, Options{}); err != nil {
+		t.Errorf("with the default keep-alive: %v", err)
+	}
+}

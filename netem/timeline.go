@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -97,6 +98,41 @@ func ResolveTimeline(spec v1alpha1.NetworkSpec) ([]Step, error) {
 		}
 	}
 	return steps, nil
+}
+
+// CheckOutagesWithinKeepAlive refuses a step that cuts the uplink off (an outage, or 100 % loss
+// up) for longer than the broker waits before it closes a silent client: 1.5 × the keep-alive
+// interval (MQTT 3.1.1 §3.1.2.10, MQTT 5 §3.1.2.11). The broker would drop every client, and
+// msgbench's clients do not reconnect, so the run could only fail. A step lasts until the next
+// one begins, or the end of the window (window 0: unknown, the step is taken to last for ever).
+// keepAlive 0 (keep-alive off, or a protocol without it) checks nothing.
+func CheckOutagesWithinKeepAlive(steps []Step, window, keepAlive time.Duration) error {
+	if keepAlive <= 0 {
+		return nil
+	}
+	limit := keepAlive * 3 / 2
+	for i, s := range steps {
+		if s.Link.Up.Loss != FractionOne {
+			continue
+		}
+		end := time.Duration(math.MaxInt64)
+		if i+1 < len(steps) {
+			end = steps[i+1].At
+		} else if window > 0 {
+			end = window
+		}
+		if end-s.At <= limit {
+			continue
+		}
+		long := "until the end of the run"
+		if end != time.Duration(math.MaxInt64) {
+			long = "for " + (end - s.At).String()
+		}
+		return fmt.Errorf("%s: the uplink is cut off %s, longer than 1.5 × spec.mqtt.keepAliveSeconds (1.5 × %v = %v): the broker "+
+			"closes every client it hears nothing from for that long, and msgbench's clients do not reconnect, so the run "+
+			"could only fail; shorten the step, or raise spec.mqtt.keepAliveSeconds (0 turns keep-alive off)", s.Path(), long, keepAlive, limit)
+	}
+	return nil
 }
 
 // CheckTimelineWithin refuses explicit steps that would begin at or after the end of a

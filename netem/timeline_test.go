@@ -148,3 +148,45 @@ func TestCheckTimelineWithin(t *testing.T) {
 		t.Errorf("messages mode: %v", err)
 	}
 }
+
+// TestCheckOutagesWithinKeepAlive: a step that cuts the uplink off for longer than 1.5 × the
+// keep-alive is refused, naming the step and the limit; one that ends in time, a downlink-only
+// cut, a protocol without keep-alive and keep-alive off pass.
+func TestCheckOutagesWithinKeepAlive(t *testing.T) {
+	resolve := func(steps ...v1alpha1.NetworkStep) []Step {
+		t.Helper()
+		s, err := ResolveTimeline(v1alpha1.NetworkSpec{Profile: v1alpha1.ProfileNone, Timeline: steps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	hundred := "100"
+	for _, c := range []struct {
+		name      string
+		steps     []Step
+		window    time.Duration
+		keepAlive time.Duration
+		want      string
+	}{
+		{"a 5 s outage against a 2 s keep-alive", resolve(v1alpha1.NetworkStep{At: at(time.Second), For: durp(5 * time.Second), Outage: true}),
+			time.Minute, 2 * time.Second, "spec.network.timeline[0]: the uplink is cut off for 5s, longer than 1.5 × spec.mqtt.keepAliveSeconds (1.5 × 2s = 3s)"},
+		{"an outage to the end of the run", resolve(v1alpha1.NetworkStep{At: at(time.Second), Outage: true}),
+			time.Minute, 10 * time.Second, "cut off for 59s"},
+		{"an outage to the end of a messages-mode run", resolve(v1alpha1.NetworkStep{At: at(time.Second), Outage: true}),
+			0, 10 * time.Second, "cut off until the end of the run"},
+		{"100 % uplink loss", resolve(v1alpha1.NetworkStep{At: at(time.Second), Up: &v1alpha1.LinkSpec{LossPercent: &hundred}}),
+			time.Minute, 10 * time.Second, "spec.network.timeline[0]: the uplink is cut off"},
+		{"an outage within the keep-alive", resolve(v1alpha1.NetworkStep{At: at(time.Second), For: durp(3 * time.Second), Outage: true}),
+			time.Minute, 2 * time.Second, ""},
+		{"the downlink alone", resolve(v1alpha1.NetworkStep{At: at(time.Second), Down: &v1alpha1.LinkSpec{LossPercent: &hundred}}),
+			time.Minute, 2 * time.Second, ""},
+		{"no keep-alive (HTTP, Kafka, or 0)", resolve(v1alpha1.NetworkStep{At: at(time.Second), Outage: true}),
+			time.Minute, 0, ""},
+	} {
+		err := CheckOutagesWithinKeepAlive(c.steps, c.window, c.keepAlive)
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package v1alpha1
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // Decisions about a spec that the operator and the local runner both make; keeping them here
 // makes the two modes provision the same things.
@@ -89,6 +92,16 @@ func (m *MQTTSpec) KeepAliveSecondsOrDefault() int32 {
 		return DefaultKeepAliveSeconds
 	}
 	return *m.KeepAliveSeconds
+}
+
+// ClientKeepAlive is the keep-alive interval the clients announce to the broker (or the MQTT-SN
+// gateway): spec.mqtt.keepAliveSeconds for the MQTT family, 0 for HTTP and Kafka, which have none.
+func (s *MessagingBenchmarkSpec) ClientKeepAlive() time.Duration {
+	switch s.Protocol {
+	case ProtocolMQTT, ProtocolMQTTSN, ProtocolMQTTQUIC:
+		return time.Duration(s.MQTT.KeepAliveSecondsOrDefault()) * time.Second
+	}
+	return 0
 }
 
 // WebSocket reports whether MQTT runs over WebSocket (spec.mqtt.transport websocket).
