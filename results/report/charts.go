@@ -8,6 +8,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/msgbench/msgbench/results"
 )
@@ -39,9 +40,19 @@ func throughputFigure(r *results.Result) *Figure {
 	if len(sent) == 0 {
 		return nil
 	}
-	return &Figure{ID: "throughput", Title: "Throughput over time", XLabel: "seconds since the measured window began", YLabel: "messages per second", Steps: true,
+	f := &Figure{ID: "throughput", Title: "Throughput over time", XLabel: "seconds since the measured window began", YLabel: "messages per second", Steps: true,
 		Series:  []Series{{Label: "sent", Colour: 0, Values: sent}, {Label: "received", Colour: 1, Dash: 1, Values: recv}},
 		Caption: fmt.Sprintf("Messages sent and received per second in %.0f ms intervals; the warm-up and the drain after the window are left out.", step*1000)}
+	// The network's steps, where they took effect: a dip is read against its cause.
+	var steps []string
+	for i, m := range r.NetworkTimeline() {
+		f.Marks = append(f.Marks, Tick{Value: m.At, Label: fmt.Sprintf("%d", i+1)})
+		steps = append(steps, fmt.Sprintf("(%d) %.2f s %s", i+1, m.At, m.Description))
+	}
+	if len(steps) > 0 {
+		f.Caption += " Dotted lines: the link's steps (spec.network.timeline) as they took effect — " + strings.Join(steps, "; ") + "."
+	}
+	return f
 }
 
 // latencyFigure draws each latency's percentile distribution, HdrHistogram style: the horizontal

@@ -34,6 +34,9 @@ type Figure struct {
 	Steps bool
 	// Study marks the figure a suite is about.
 	Study bool
+	// Marks are vertical lines at events along the horizontal, each labelled: the steps of
+	// spec.network.timeline on a throughput timeline.
+	Marks []Tick
 }
 
 // Tick is a labelled position on an axis.

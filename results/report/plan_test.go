@@ -340,3 +340,35 @@ func TestLooseRunsInNumericOrder(t *testing.T) {
 		t.Errorf("axes %+v: publishers and subscribers vary together, numerically", d.Axes[0])
 	}
 }
+
+// TestThroughputMarksNetworkSteps: the steps of spec.network.timeline are drawn where they took
+// effect on the throughput timeline, numbered, and named in the caption.
+func TestThroughputMarksNetworkSteps(t *testing.T) {
+	r := measured(20, 0, 1, 1, 1)
+	r.MeasuredSeconds = 4
+	r.Timeline = []results.TimelinePoint{{T: 1, Sent: 20, Received: 20}, {T: 2, Sent: 20, Received: 0}, {T: 3, Sent: 20, Received: 40}, {T: 4, Sent: 20, Received: 20}}
+	zero := 0
+	r.SetNetworkTimeline([]results.NetworkStepMark{{At: 1.002, Planned: 1, Step: &zero, Description: "outage"},
+		{At: 1.8, Planned: 1.8, Description: "end of timeline[0]: back to spec.network"}})
+	f := throughputFigure(r)
+	if len(f.Marks) != 2 || f.Marks[0].Value != 1.002 || f.Marks[1].Label != "2" {
+		t.Fatalf("marks %+v", f.Marks)
+	}
+	if !strings.Contains(f.Caption, "(1) 1.00 s outage; (2) 1.80 s end of timeline[0]: back to spec.network") {
+		t.Errorf("caption %q does not name the steps", f.Caption)
+	}
+	svg, err := f.Render("svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	without := *f
+	without.Marks = nil
+	plain, err := without.Render("svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each mark adds a dotted line and its label to the drawing.
+	if strings.Count(string(svg), "<path") < strings.Count(string(plain), "<path")+2 {
+		t.Errorf("the marks are not drawn: %d paths with them, %d without", strings.Count(string(svg), "<path"), strings.Count(string(plain), "<path"))
+	}
+}

@@ -138,9 +138,15 @@ func (f *Figure) plot() (*plot.Plot, *plot.Legend, error) {
 		}
 	} else {
 		for _, s := range f.Series {
-			xys := make(plotter.XYs, len(s.Values))
-			for i, v := range s.Values {
-				xys[i] = plotter.XY{X: v.X, Y: v.Y}
+			xys := make(plotter.XYs, 0, len(s.Values)+1)
+			if f.Steps && len(s.Values) > 1 {
+				// A level is drawn over the interval ending at its X: the first needs where its
+				// interval began, or the first interval would not show.
+				v := s.Values[0]
+				xys = append(xys, plotter.XY{X: v.X - (s.Values[1].X - v.X), Y: v.Y})
+			}
+			for _, v := range s.Values {
+				xys = append(xys, plotter.XY{X: v.X, Y: v.Y})
 			}
 			line, points, err := plotter.NewLinePoints(xys)
 			if err != nil {
@@ -174,6 +180,20 @@ func (f *Figure) plot() (*plot.Plot, *plot.Legend, error) {
 					legend.Add(s.Label, line)
 				}
 			}
+		}
+		for _, m := range f.Marks {
+			top := math.Max(ymax*1.08, 1)
+			line, err := plotter.NewLine(plotter.XYs{{X: m.Value, Y: 0}, {X: m.Value, Y: top}})
+			if err != nil {
+				return nil, nil, err
+			}
+			line.Color, line.Width, line.Dashes = color.Gray{Y: 90}, vg.Points(1), []vg.Length{vg.Points(1), vg.Points(3)}
+			labels, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: m.Value, Y: top * 0.97}}, Labels: []string{" " + m.Label}})
+			if err != nil {
+				return nil, nil, err
+			}
+			labels.TextStyle[0].Font.Size = vg.Points(9)
+			p.Add(line, labels)
 		}
 		if f.LogX {
 			p.X.Scale = plot.LogScale{}
