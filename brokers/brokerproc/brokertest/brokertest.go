@@ -38,13 +38,17 @@ func WebSocketDelivery(t *testing.T, addr, path string, tc *tls.Config, maxQoS b
 	for qos := range maxQoS + 1 {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		topic := fmt.Sprintf("msgbench/ws/%d/%d", time.Now().UnixNano(), qos)
+		// client IDs unique per call: a second call (wss after ws) must not take over the first
+		// call's sessions, whose clients stay connected until the test ends (RabbitMQ then
+		// deletes the old session's queue under the new subscriber).
+		stamp := time.Now().UnixNano()
+		topic := fmt.Sprintf("msgbench/ws/%d/%d", stamp, qos)
 		var got, acked atomic.Int64
-		sub := connect(ctx, fmt.Sprintf("ws-sub-%d", qos), mqtt.Options{Inflight: 20, OnPublish: func(*mqtt.Publish) { got.Add(1) }})
+		sub := connect(ctx, fmt.Sprintf("ws-sub-%d-%d", qos, stamp), mqtt.Options{Inflight: 20, OnPublish: func(*mqtt.Publish) { got.Add(1) }})
 		if codes, err := sub.Subscribe(ctx, mqtt.Subscription{Filter: topic, QoS: qos}); err != nil || len(codes) != 1 || codes[0] != qos {
 			t.Fatalf("QoS %d: SUBSCRIBE over WebSocket: %v %v", qos, codes, err)
 		}
-		pub := connect(ctx, fmt.Sprintf("ws-pub-%d", qos), mqtt.Options{Inflight: 20, OnComplete: func(_ uint16, _ int64, reason byte) {
+		pub := connect(ctx, fmt.Sprintf("ws-pub-%d-%d", qos, stamp), mqtt.Options{Inflight: 20, OnComplete: func(_ uint16, _ int64, reason byte) {
 			if reason < 0x80 {
 				acked.Add(1)
 			}
