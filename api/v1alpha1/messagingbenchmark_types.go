@@ -65,6 +65,18 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.workload.publishers >= 1",message="spec.workload.publishers: at least one publisher is needed; with none nothing is published and the run measures nothing",fieldPath=".workload.publishers",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.workload.messages == 0 || self.workload.messages >= self.workload.publishers",message="spec.workload.messages: every publisher sends at least one message, so messages must be 0 (use duration) or at least spec.workload.publishers",fieldPath=".workload.messages",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.workload.messages == 0 || self.workload.rate == 0 || double(self.workload.messages - 1) >= double(self.workload.rate) * double(duration(self.workload.warmup).getMilliseconds()) / 1000.0",message="spec.workload.messages: at spec.workload.rate every message is sent within spec.workload.warmup, so nothing would be measured: raise messages above rate × warmup, or shorten the warm-up",fieldPath=".workload.messages",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.dutyCycle) || self.workload.rate == 0",message="spec.workload.rate: a duty cycle sets the rate itself (publishers × dutyCycle.messagesPerWake / dutyCycle.period); remove rate",fieldPath=".workload.rate",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.dutyCycle) || self.workload.messages == 0",message="spec.workload.messages: a duty cycle runs for duration, and its messages follow from publishers, period and messagesPerWake (docs/churn.md); remove messages",fieldPath=".workload.messages",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.dutyCycle) || self.protocol in ['mqtt', 'mqtt-quic']",messageExpression="'spec.workload.dutyCycle: protocol ' + self.protocol + ' has no duty-cycle driver yet; devices that connect and disconnect run on mqtt and mqtt-quic'",fieldPath=".workload.dutyCycle",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.dutyCycle) || !self.workload.dutyCycle.subscribers || self.protocol == 'mqtt'",message="spec.workload.dutyCycle.subscribers: a sleeping subscriber resumes its persistent session on the broker; msgbench's gateways (mqtt-quic on Mosquitto) keep no session for it, so only protocol mqtt",fieldPath=".workload.dutyCycle.subscribers",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.dutyCycle) || !self.workload.dutyCycle.subscribers || (has(self.mqtt.cleanSession) && !self.mqtt.cleanSession)",message="spec.mqtt.cleanSession: sleeping subscribers (dutyCycle.subscribers) with a clean session lose by design every message published while they sleep; set cleanSession: false so that the broker queues them",fieldPath=".mqtt.cleanSession",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.dutyCycle) || !self.workload.dutyCycle.subscribers || self.qos >= 1",message="spec.qos: brokers queue only QoS 1 and 2 messages for a sleeping subscriber (dutyCycle.subscribers); at QoS 0 they would be lost by design: set qos 1 or 2",fieldPath=".qos",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.dutyCycle) || !has(self.workload.reconnectStorm)",message="spec.workload.reconnectStorm: drops connections that stay; duty-cycled devices already come and go: set dutyCycle or reconnectStorm, not both",fieldPath=".workload.reconnectStorm",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.reconnectStorm) || self.protocol in ['mqtt', 'mqtt-quic']",messageExpression="'spec.workload.reconnectStorm: protocol ' + self.protocol + ' has no driver that can drop a connection abruptly and resume it; reconnect storms run on mqtt and mqtt-quic'",fieldPath=".workload.reconnectStorm",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.reconnectStorm) || self.workload.messages == 0",message="spec.workload.messages: a reconnect storm must fall inside the run, whose end is known only with duration; remove messages",fieldPath=".workload.messages",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.reconnectStorm) || duration(self.workload.reconnectStorm.at) + (has(self.workload.reconnectStorm.spread) ? duration(self.workload.reconnectStorm.spread) : duration('0s')) < duration(self.workload.warmup) + duration(self.workload.duration)",message="spec.workload.reconnectStorm.at: the drop plus spread must come before the end of publishing (warmup + duration), or the storm would be cut short",fieldPath=".workload.reconnectStorm.at",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.reconnectStorm) || self.workload.subscribers == 0 || (has(self.mqtt.cleanSession) && !self.mqtt.cleanSession)",message="spec.mqtt.cleanSession: a reconnect storm drops every subscriber, and with a clean session the broker discards what is published to it until it is back, which no count can predict; set cleanSession: false (the broker queues it) or subscribers: 0",fieldPath=".mqtt.cleanSession",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.workload.reconnectStorm) || self.workload.subscribers == 0 || self.qos >= 1",message="spec.qos: a reconnect storm drops every subscriber, and brokers queue only QoS 1 and 2 messages for it until it is back; at QoS 0 they would be lost by design: set qos 1 or 2, or subscribers: 0",fieldPath=".qos",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="duration(self.workload.timelineInterval) >= duration('100ms')",message="spec.workload.timelineInterval: must be at least 100ms",fieldPath=".workload.timelineInterval",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.broker.type != 'external' || (has(self.broker.external) && has(self.broker.external.address))",message="spec.broker.external.address: required when spec.broker.type is external",fieldPath=".broker.external",reason="FieldValueRequired"
 // +kubebuilder:validation:XValidation:rule="self.broker.type == 'external' || !has(self.broker.external)",message="spec.broker.external: only allowed when spec.broker.type is external",fieldPath=".broker.external",reason="FieldValueForbidden"
@@ -628,6 +640,81 @@ type WorkloadSpec struct {
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 	// +optional
 	TimelineInterval metav1.Duration `json:"timelineInterval,omitzero"`
+
+	// dutyCycle makes the publishers (and with subscribers: true the subscribers) devices that
+	// wake once per period, connect, publish, disconnect and sleep, instead of clients that
+	// connect once and stay (docs/churn.md). The rate follows from it: publishers ×
+	// messagesPerWake / period.
+	// +optional
+	DutyCycle *DutyCycleSpec `json:"dutyCycle,omitempty"`
+
+	// reconnectStorm drops every client's connection at once, abruptly (no DISCONNECT, as when a
+	// NAT or a gateway loses them), and every client reconnects at once or spread over a time
+	// (docs/churn.md).
+	// +optional
+	ReconnectStorm *ReconnectStormSpec `json:"reconnectStorm,omitempty"`
+}
+
+// DutyCycleSpec is devices that come and go: each wakes once per period, at a phase of its own
+// (device i of n at i/n of the period), connects, publishes messagesPerWake messages (at QoS > 0
+// each acknowledged), disconnects cleanly and sleeps until its next wake.
+// +kubebuilder:validation:XValidation:rule="!self.subscribers || has(self.awake)",message="spec.workload.dutyCycle.awake: sleeping subscribers (subscribers: true) need awake, how long they stay connected per period, e.g. awake: 1s",fieldPath=".awake",reason="FieldValueRequired"
+// +kubebuilder:validation:XValidation:rule="self.subscribers || !has(self.awake)",message="spec.workload.dutyCycle.awake: applies to sleeping subscribers only; set subscribers: true or remove awake",fieldPath=".awake",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.awake) || duration(self.awake) < duration(self.period)",message="spec.workload.dutyCycle.awake: must be shorter than period, or the subscriber never sleeps (then leave subscribers false)",fieldPath=".awake",reason="FieldValueInvalid"
+type DutyCycleSpec struct {
+	// period is the time from one wake of a device to its next, above 0s and at most 24h.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10ms') && duration(self) <= duration('24h')",message="must be at least 10ms and at most 24h"
+	// +required
+	Period metav1.Duration `json:"period"`
+
+	// messagesPerWake is how many messages a publisher sends each time it wakes; at QoS > 0 all
+	// are acknowledged before it disconnects.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	// +optional
+	MessagesPerWake int32 `json:"messagesPerWake,omitempty"`
+
+	// subscribers makes the subscribers sleep too: each is connected only awake per period and
+	// collects, when it returns, what the broker queued for its persistent session
+	// (spec.mqtt.cleanSession false, QoS ≥ 1, protocol mqtt). Every subscriber subscribes once
+	// before the start; after the end each one still asleep wakes once more to collect the rest.
+	// +optional
+	Subscribers bool `json:"subscribers,omitempty"`
+
+	// awake is how long a sleeping subscriber stays connected each period (required with
+	// subscribers: true, shorter than period).
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="must be above 0s"
+	// +optional
+	Awake *metav1.Duration `json:"awake,omitempty"`
+}
+
+// ReconnectStormSpec drops every connection at once and has every client reconnect.
+type ReconnectStormSpec struct {
+	// at is when the connections drop, counted from the start of the run (warm-up included),
+	// above 0s and, with spread, before the end of publishing (warmup + duration).
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s') && duration(self) <= duration('24h')",message="must be above 0s and at most 24h"
+	// +required
+	At metav1.Duration `json:"at"`
+
+	// spread spreads the reconnects uniformly over this time (devices with jittered backoff);
+	// 0s, the default, reconnects every client at once, which measures the broker's
+	// connect-rate ceiling.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('1h')",message="must be at most 1h"
+	// +optional
+	Spread *metav1.Duration `json:"spread,omitempty"`
 }
 
 // WorkersSpec configures the load-generator processes.
