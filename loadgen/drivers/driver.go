@@ -50,13 +50,13 @@ type Config struct {
 	Now func() int64
 }
 
-// Dialer returns cfg.Dial or a default dialer.
+// Dialer returns cfg.Dial or a default dialer, which spreads a large fleet's connections to a
+// loopback destination over source addresses of 127.0.0.0/8 (sourceaddr.go).
 func (cfg *Config) Dialer() DialFunc {
 	if cfg.Dial != nil {
 		return cfg.Dial
 	}
-	var d net.Dialer
-	return d.DialContext
+	return processSpreader().dial
 }
 
 // Client identifies one protocol client.
