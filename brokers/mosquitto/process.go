@@ -118,6 +118,9 @@ func start(ctx context.Context, bin string, o Options) (*Process, error) {
 	if err := p.Start(exec.Command(bin, "-c", confPath), o.Start); err != nil {
 		return fail(err)
 	}
+	if err := raiseFileLimit(p.PID()); err != nil {
+		return fail(err)
+	}
 	// Ready when every listener accepts a connection (10 s in all).
 	deadline := time.Now().Add(10 * time.Second)
 	for _, a := range []string{p.Addr, p.TLSAddr, p.WSAddr, p.WSSAddr} {
