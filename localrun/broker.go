@@ -106,7 +106,7 @@ func (r *runner) adopt(p localBroker, name, addr, tlsAddr string, ca []byte) {
 	if r.spec.BrokerTLS() {
 		r.broker = tlsAddr
 	}
-	r.usage = p.Usage
+	r.usage, r.brokerPID = p.Usage, p.PID()
 	r.env.Broker = name
 	r.logf("broker: %s on %s (pid %d)", name, r.broker, p.PID())
 }

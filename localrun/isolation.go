@@ -43,8 +43,9 @@ func (r *runner) startIsolated() error {
 		listenUDP: func(ctx context.Context, address string) (net.PacketConn, error) {
 			return iso.ListenPacket(ctx, "udp", address)
 		},
-		start:      iso.Start,
-		serverDial: iso.DialContext,
+		start:       iso.Start,
+		startClient: iso.Start,
+		serverDial:  iso.DialContext,
 	}
 	r.logf("network: loopback of network namespace %s (broker and clients; Mosquitto's WebSocket listener binds every address, here only that namespace's)", iso.Name())
 	return nil

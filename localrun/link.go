@@ -61,9 +61,10 @@ func (r *runner) startLink() error {
 		listenUDP: func(ctx context.Context, address string) (net.PacketConn, error) {
 			return server.ListenPacket(ctx, "udp", address)
 		},
-		start:      server.Start,
-		serverDial: server.DialContext,
-		link:       netem.Describe(r.spec.Network.Profile, link, "msgbench user-space link "+l.Name()),
+		start:       server.Start,
+		startClient: device.Start,
+		serverDial:  server.DialContext,
+		link:        netem.Describe(r.spec.Network.Profile, link, "msgbench user-space link "+l.Name()),
 		caveats: func(res *results.Result) []results.Caveat {
 			return linkCaveats(l.Stats(), link, lossy(link, steps), res)
 		},

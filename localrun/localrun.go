@@ -41,6 +41,10 @@ type Options struct {
 	Progress ProgressFunc
 	// Logf receives what the runner does (nil: silent).
 	Logf func(format string, args ...any)
+	// WorkerCommand is the program and leading arguments of a worker process, run as
+	// WorkerCommand… loadgen … (default: this executable). Tests that run in a test binary set it
+	// to a built msgbench.
+	WorkerCommand []string
 	// Metrics, when set, gets the run's live metrics: every worker's (kept after the run, with
 	// the result's totals), the broker's CPU and memory and the gateway's counters (until they
 	// stop).
@@ -96,6 +100,10 @@ type runner struct {
 	clientTLS *tls.Config
 	env       results.Environment
 	usage     func() (proc.Usage, error)
+	brokerPID int // a local broker process's, for worker processes (0: none)
+	// workerGrace is how long worker processes have to exit before the teardown kills them:
+	// none unless they were told to.
+	workerGrace time.Duration
 
 	mu       sync.Mutex
 	teardown []func()
@@ -147,15 +155,28 @@ func (r *runner) run(ctx context.Context) (*results.Result, error) {
 	return r.runWorkers(ctx)
 }
 
-// runWorkers runs spec.workers.replicas workers in-process with one start time, and merges
-// their results exactly like the operator does.
+// runWorkers runs spec.workers.replicas workers with one start time, as processes when
+// workerProcesses says so (workers_process.go) and otherwise in-process, and merges their results
+// exactly like the operator does.
 func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
+	if workerProcesses(r.spec) {
+		return r.runWorkerProcesses(ctx)
+	}
 	n := int(r.spec.Workers.Replicas)
 	start := newStartGate(n)
 	monitors := make([]*loadgen.Monitor, n)
 	parts := make([]*results.Result, n)
 	errs := make([]error, n)
-	stopProgress := r.progress(ctx, monitors)
+	for i := range monitors {
+		monitors[i] = &loadgen.Monitor{}
+	}
+	stopProgress := r.progress(ctx, func() []loadgen.Snapshot {
+		s := make([]loadgen.Snapshot, n)
+		for i, m := range monitors {
+			s[i] = m.Snapshot()
+		}
+		return s
+	})
 	defer stopProgress()
 	var wg sync.WaitGroup
 	if r.usage != nil {
@@ -163,7 +184,6 @@ func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
 	}
 	r.register(proc.NewCollector(proc.Own, loadgen.LabelsOf(r.mb, 0).Component("loadgen")), true)
 	for i := 0; i < n; i++ {
-		monitors[i] = &loadgen.Monitor{}
 		r.register(loadgen.NewCollector(monitors[i], loadgen.LabelsOf(r.mb, i)), false)
 		wg.Add(1)
 		go func(i int) {
@@ -190,15 +210,6 @@ func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(r.net.timeline) > 0 {
-		merged.SetNetworkTimeline(*marks)
-	}
-	if r.net.radio != nil {
-		merged.SetNetworkRadio(r.net.radio())
-	}
-	if r.net.packets != nil {
-		merged.SetNetworkPackets(r.net.packets())
-	}
 	// In-process workers share one process: its CPU was counted by each of them.
 	merged.Resources.LoadgenCPUSeconds = parts[0].Resources.LoadgenCPUSeconds
 	for _, p := range parts[1:] {
@@ -206,6 +217,22 @@ func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
 	}
 	// merged.Environment is r.env as the workers completed it: the machine, the build, the
 	// protocol as spoken and the TLS their handshakes negotiated.
+	return r.finish(merged, *marks)
+}
+
+// finish adds to the workers' merged result what the run itself measured — the network
+// timeline as applied, the radio states, the link's packets, the path's caveats — and applies
+// spec.objectives.
+func (r *runner) finish(merged *results.Result, marks []results.NetworkStepMark) (*results.Result, error) {
+	if len(r.net.timeline) > 0 {
+		merged.SetNetworkTimeline(marks)
+	}
+	if r.net.radio != nil {
+		merged.SetNetworkRadio(r.net.radio())
+	}
+	if r.net.packets != nil {
+		merged.SetNetworkPackets(r.net.packets())
+	}
 	for _, c := range r.net.pathCaveats(merged) {
 		merged.AddCaveat(c)
 	}

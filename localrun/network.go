@@ -22,6 +22,9 @@ type network struct {
 	listenUDP func(ctx context.Context, address string) (net.PacketConn, error)
 	// start starts a server-side process (the broker); nil: an ordinary child.
 	start func(cmd *exec.Cmd) error
+	// startClient starts a client-side process (a worker) where the clients dial from; nil: an
+	// ordinary child (spawn.Start).
+	startClient func(cmd *exec.Cmd) error
 	// serverDial reaches the server side from inside it (readiness probes).
 	serverDial func(ctx context.Context, network, address string) (net.Conn, error)
 	// link describes the emulated link for the result (nil: none).

@@ -7,8 +7,9 @@ import (
 	"github.com/msgbench/msgbench/loadgen"
 )
 
-// progress reports the workers' combined progress to o.Progress until the returned stop is called.
-func (r *runner) progress(ctx context.Context, monitors []*loadgen.Monitor) (stop func()) {
+// progress reports the workers' combined progress, from their snapshots, to o.Progress until
+// the returned stop is called.
+func (r *runner) progress(ctx context.Context, snapshots func() []loadgen.Snapshot) (stop func()) {
 	if r.o.Progress == nil {
 		return func() {}
 	}
@@ -30,11 +31,7 @@ func (r *runner) progress(ctx context.Context, monitors []*loadgen.Monitor) (sto
 				return
 			case now := <-tick.C:
 				p := Progress{Total: total}
-				for _, m := range monitors {
-					if m == nil {
-						continue
-					}
-					s := m.Snapshot()
+				for _, s := range snapshots() {
 					p.Phase = s.Phase
 					p.Elapsed = max(p.Elapsed, s.Elapsed)
 					p.Sent += s.Sent

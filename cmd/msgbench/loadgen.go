@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/internal/certs"
 	"github.com/msgbench/msgbench/internal/devicetls"
 	"github.com/msgbench/msgbench/internal/manifest"
@@ -33,9 +34,9 @@ type loadgenFlags struct {
 	metrics, brokerUsage, gatewayUsage           string
 	metricsWait                                  time.Duration
 	hold                                         time.Duration
-	worker, workers, brokerPID                   int
+	worker, workers, brokerPID, controlFD        int
 	set                                          []string
-	json                                         bool
+	json, resolved                               bool
 }
 
 func newLoadgenCommand() *cobra.Command {
@@ -61,6 +62,8 @@ The operator's worker pods and 'msgbench run' use this; run it by hand against y
 	fl.StringVar(&f.runID, "run-id", "", "token that makes client ids unique per run (default: random)")
 	fl.BoolVar(&f.json, "json", false, "also print the result JSON on stdout")
 	fl.StringVar(&f.control, "control", "", "serve the operator's control protocol on this address (token from $MSGBENCH_CONTROL_TOKEN): wait for its start signal, keep the result until it is collected")
+	fl.BoolVar(&f.resolved, "resolved", false, "the -f file is a resolved benchmark as `msgbench run` hands it to its worker processes (JSON, defaults applied, validated): read it as it is")
+	fl.IntVar(&f.controlFD, "control-fd", 0, "serve the control protocol on the listening socket inherited as this file descriptor (how `msgbench run` starts its worker processes; token from $MSGBENCH_CONTROL_TOKEN)")
 	fl.DurationVar(&f.hold, "hold", 30*time.Minute, "with --control: how long to keep the result for the operator before exiting anyway")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (for msgbench developers)")
 	fl.StringVar(&f.metrics, "metrics", "", "serve live Prometheus metrics on HOST:PORT/metrics while it runs")
@@ -74,7 +77,7 @@ The operator's worker pods and 'msgbench run' use this; run it by hand against y
 }
 
 func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
-	mb, err := manifest.ReadFile(f.file, f.set...)
+	mb, err := readBenchmark(f.file, f.resolved, f.set)
 	if err != nil {
 		return err
 	}
@@ -104,15 +107,15 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var ctl *control.Server
-	if f.control != "" {
+	if f.control != "" || f.controlFD > 0 {
 		token := os.Getenv("MSGBENCH_CONTROL_TOKEN")
 		if token == "" {
 			return fmt.Errorf("--control needs the control token in $MSGBENCH_CONTROL_TOKEN")
 		}
 		ctl = control.NewServer(token)
-		ln, err := net.Listen("tcp", f.control)
+		ln, err := controlListener(f.control, f.controlFD)
 		if err != nil {
-			return fmt.Errorf("--control: %w", err)
+			return err
 		}
 		srv := &http.Server{Handler: ctl.Handler(), ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
@@ -153,8 +156,11 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 		}
 		return emitResult(cmd, res, f.out, f.json)
 	}
-	// A worker pod: start on the operator's signal, then keep the result until it is collected.
-	o.Environment.Mode = "kubernetes"
+	// A worker pod, or a local run's worker process: start on the operator's (or msgbench
+	// run's) signal, then keep the result until it is collected.
+	if f.controlFD == 0 {
+		o.Environment.Mode = "kubernetes"
+	}
 	res, runErr := ctl.Run(ctx, o, func(format string, args ...any) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "msgbench loadgen: "+format+"\n", args...)
 	})
@@ -172,6 +178,50 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 		return runErr
 	}
 	return outErr
+}
+
+// readBenchmark reads a manifest, or with resolved a benchmark exactly as `msgbench run`
+// resolved it: a manifest written back would lose the zeros its defaults replace (warmup: 0s
+// would come back as the 5 s default).
+func readBenchmark(path string, resolved bool, set []string) (*v1alpha1.MessagingBenchmark, error) {
+	if !resolved {
+		return manifest.ReadFile(path, set...)
+	}
+	if len(set) > 0 {
+		return nil, fmt.Errorf("--set with --resolved: the benchmark is resolved already")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var mb v1alpha1.MessagingBenchmark
+	if err := json.Unmarshal(data, &mb); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &mb, nil
+}
+
+// controlListener is the control protocol's socket: one it opens on addr (a worker pod), or the
+// one `msgbench run` opened and handed down as file descriptor fd, so that it can reach its
+// worker processes wherever their clients' network namespace is.
+func controlListener(addr string, fd int) (net.Listener, error) {
+	if fd > 0 {
+		if addr != "" {
+			return nil, fmt.Errorf("--control and --control-fd: give one")
+		}
+		f := os.NewFile(uintptr(fd), "control")
+		defer f.Close() // FileListener holds its own copy
+		ln, err := net.FileListener(f)
+		if err != nil {
+			return nil, fmt.Errorf("--control-fd %d: not a listening socket: %w", fd, err)
+		}
+		return ln, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--control: %w", err)
+	}
+	return ln, nil
 }
 
 // emitResult writes the result file, the summary and, with asJSON, the JSON; it fails when the

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/results"
 )
 
@@ -48,6 +49,18 @@ type Status struct {
 	Waiting string `json:"waiting,omitempty"`
 	// Now is the worker's clock when it answered, for clock-offset estimates.
 	Now time.Time `json:"now"`
+	// Progress is the run so far, for a progress display (nil before the worker runs).
+	Progress *Progress `json:"progress,omitempty"`
+}
+
+// Progress is a running worker's progress: its phase and, in the measured window so far, the
+// messages its publishers sent, its subscribers received and the errors (loadgen.Snapshot).
+type Progress struct {
+	Phase         string `json:"phase"`
+	ElapsedMillis int64  `json:"elapsedMillis"` // since publishing began
+	Sent          int64  `json:"sent"`
+	Received      int64  `json:"received"`
+	Errors        int64  `json:"errors"`
 }
 
 // StartRequest is the body of POST /start.
@@ -73,6 +86,7 @@ type Server struct {
 	connect chan struct{} // closed by /connect
 	started chan struct{} // closed by the first valid /start
 	exit    chan struct{} // closed by /exit
+	monitor *loadgen.Monitor
 }
 
 // NewServer returns a worker's control server requiring token. The worker waits for /connect
@@ -159,7 +173,12 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /status", s.auth(func(w http.ResponseWriter, _ *http.Request) {
 		s.mu.Lock()
 		st := Status{State: s.state, StartAt: s.startAt, Error: s.errText, Waiting: s.waiting, Now: time.Now()}
+		m := s.monitor
 		s.mu.Unlock()
+		if m != nil {
+			p := m.Snapshot()
+			st.Progress = &Progress{Phase: p.Phase, ElapsedMillis: p.Elapsed.Milliseconds(), Sent: p.Sent, Received: p.Received, Errors: p.Errors}
+		}
 		writeJSON(w, st)
 	}))
 	mux.HandleFunc("POST /connect", s.auth(func(w http.ResponseWriter, _ *http.Request) {
@@ -282,6 +301,25 @@ func (c *Client) Result(ctx context.Context, addr string) (*results.Result, erro
 		return nil, err
 	}
 	return &r, nil
+}
+
+// Collect fetches a worker's full result and puts its start skew on our clock: the worker
+// measured its lateness on its own clock, and the offset of that clock from ours (from /status)
+// puts every worker's start on one time base. The operator and a local run's worker processes
+// collect alike.
+func (c *Client) Collect(ctx context.Context, addr string) (*results.Result, error) {
+	res, err := c.Result(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	_, offset, err := c.Status(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	for i := range res.Workers {
+		res.Workers[i].StartSkewMicros -= offset.Microseconds()
+	}
+	return res, nil
 }
 
 // Exit tells a worker to exit.

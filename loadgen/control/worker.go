@@ -30,6 +30,12 @@ const DefaultConnectRetry = 15 * time.Minute
 // other failure, or one after the clients were connected, ends it at once.
 func (s *Server) Run(ctx context.Context, o loadgen.Options, logf func(string, ...any)) (*results.Result, error) {
 	o.Connect, o.Start = s.WaitConnect, s.WaitStart
+	if o.Monitor == nil {
+		o.Monitor = &loadgen.Monitor{}
+	}
+	s.mu.Lock()
+	s.monitor = o.Monitor // for /status's progress
+	s.mu.Unlock()
 	res, err := runRetrying(ctx, o, s.Ready, s.Waiting, logf)
 	s.Finish(res, err)
 	return res, err
