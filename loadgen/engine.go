@@ -125,6 +125,7 @@ type run struct {
 	pubByIndex map[int]*publisher
 	subs       []*subscriber
 	pubs       []*publisher
+	ramp       *ramp // the first connections' ramp (connect.go)
 }
 
 func (r *run) now() int64 { return int64(time.Since(r.epoch)) }
@@ -193,7 +194,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 
 	// 1. Subscribers connect and subscribe before anyone publishes.
 	r.logf("worker %d/%d: %d topics, %d publishers, %d subscribers", o.Worker, o.Workers, len(r.plan.Topics), len(r.plan.Publishers), len(r.plan.Subscribers))
-	ramp := newRamp(spec.Workload.ConnectRate)
+	ramp := r.newRamp()
 	if err := r.connectSubscribers(ctx, ramp); err != nil {
 		return nil, err
 	}
@@ -474,6 +475,7 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 		Received:    tot.received,
 		Expected:    expected,
 		Errors:      tot.errors,
+		ConnectRamp: r.ramp.summary(),
 	}
 	if r.end > 0 {
 		// The window actually measured: until the last publisher stopped, which is the

@@ -176,6 +176,7 @@ func Merge(parts []*Result) (*Result, error) {
 		m.OutOfOrder = Int64(ooo)
 	}
 	m.Message = strings.Join(messages, "; ")
+	m.ConnectRamp = mergeConnectRamps(parts)
 	idx := make([]int, 0, len(timeline))
 	for j := range timeline {
 		idx = append(idx, j)

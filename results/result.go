@@ -78,6 +78,9 @@ type Result struct {
 	Latency    Latencies  `json:"latency"`
 	Wire       Wire       `json:"wire"`
 	Resources  Resources  `json:"resources"`
+	// ConnectRamp is the connect rate the clients' first connections achieved; nil before it
+	// was measured.
+	ConnectRamp *ConnectRamp `json:"connectRamp,omitempty"`
 	// Network is the link as applied (profile and per-direction parameters), nil without
 	// emulation; with spec.network.timeline its "timeline" holds the steps as they took effect
 	// (NetworkStepMark, SetNetworkTimeline).
