@@ -25,15 +25,23 @@ type subscriber struct {
 	// arrived counts this run's messages delivered to this subscriber, warm-up ones included:
 	// the drain's sign of progress while a backlog from the warm-up is still coming through.
 	arrived atomic.Int64
+	// Churn: the wire figures of its ended sessions; the engine time its current session's
+	// connect began, and whether it resumed a session (a sleeping or dropped subscriber), so that
+	// deliveries of messages stamped before it count as queued.
+	retired   retired
+	sessStart atomic.Int64
+	resumed   atomic.Bool
 }
 
 func (s *subscriber) connect(ctx context.Context) error {
 	r := s.r
 	c := drivers.Client{ID: r.clientID("s", s.plan.Index), Role: drivers.Subscriber, Topic: r.spec.Workload.TopicName(s.plan.Topic), TopicIndex: s.plan.Topic}
+	s.sessStart.Store(r.now())
 	sess, err := r.connect(ctx, c, s, &s.dial)
 	if err != nil {
 		return clientErr(drivers.Subscriber, s.plan.Index, err)
 	}
+	r.churn.connects.Add(1)
 	s.sess = sess
 	s.live.Store(&sess)
 	if err := sess.Subscribe(ctx); err != nil {
@@ -80,6 +88,7 @@ func (s *subscriber) Message(payload []byte) {
 	if sent < window {
 		return // warm-up
 	}
+	queued := !dup && s.resumed.Load() && sent < s.sessStart.Load()
 	s.shard.mu.Lock()
 	s.shard.received++
 	s.shard.lastReceive = now
@@ -94,6 +103,10 @@ func (s *subscriber) Message(payload []byte) {
 	}
 	s.shard.bucketLocked(r.rec.interval, window, now).received++
 	s.shard.mu.Unlock()
+	if queued {
+		r.churn.queued.Add(1)
+		r.churn.recordQueued((now - sent) / 1000)
+	}
 }
 
 // Completed implements drivers.Handler; subscribers publish nothing.
@@ -135,6 +148,20 @@ type publisher struct {
 	// unsent counts messages its open-loop schedule put in the measured window that it could
 	// not send before the window ended.
 	unsent int64
+
+	// Churn: the wire figures of its ended sessions (duty-cycle wakes, dropped connections).
+	retired retired
+	// A reconnect storm: dropped is set before the storm drops its session, rejoined hands it
+	// the new one (nil: never back), rejoinedOnce says it has had one. sessPublished and
+	// sessCompleted count the current session's publishes and acknowledgements, intended the
+	// intended times of the latest publishes by sequence number (what was in flight at the drop
+	// is resent with its own).
+	dropped       atomic.Bool
+	rejoined      chan drivers.Session
+	rejoinedOnce  bool
+	sessPublished int64
+	sessCompleted atomic.Int64
+	intended      []int64
 }
 
 // run connects the publisher and publishes until its quota is sent or the duration ends.
@@ -144,6 +171,9 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 	c := drivers.Client{ID: r.clientID("p", p.plan.Index), Role: drivers.Publisher, Topic: r.spec.Workload.TopicName(p.plan.Topic), TopicIndex: p.plan.Topic}
 	sess, err := r.connect(ctx, c, p, &p.dial)
 	connected()
+	if err == nil {
+		r.churn.connects.Add(1)
+	}
 	if err != nil {
 		p.endedAt = r.now()
 		if rate := float64(r.spec.Workload.Rate); rate > 0 && r.end > 0 { // as if it had connected now
@@ -178,7 +208,8 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 		}
 	}()
 	p.endedAt = r.end // unless it fails (failed sets it) or runs on quota
-	for k := int64(0); ; k++ {
+	var k int64
+	for ; ; k++ {
 		if p.plan.Quota > 0 && k >= p.plan.Quota {
 			break
 		}
@@ -218,8 +249,16 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 		if len(payload) >= HeaderSize {
 			putHeader(payload, uint32(p.plan.Index), uint32(k), intended)
 		}
+		if p.intended != nil {
+			p.intended[k%int64(len(p.intended))] = intended
+		}
 		p.blockedSince.Store(r.now())
 		err := sess.Publish(payload, openLoop)
+		if err == nil {
+			p.sessPublished++
+		} else if p.dropped.Load() { // a reconnect storm: on with the new session
+			sess, err = p.rejoin(ctx, sess, k, true, payload)
+		}
 		p.blockedSince.Store(0)
 		actual := r.now()
 		p.lastSend = actual
@@ -240,10 +279,15 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 			p.shard.mu.Unlock()
 		}
 	}
+	if p.dropped.Load() { // dropped after its last publish: resend what was in flight
+		if sess, err = p.rejoin(ctx, sess, k, false, payload); err != nil {
+			return p.failed(err)
+		}
+	}
 	if err := sess.Flush(); err != nil {
 		return p.failed(err)
 	}
-	if p.measuring {
+	if p.measuring && !p.rejoinedOnce {
 		p.windowBytes = sess.Counters().BytesSent - p.startBytes
 	}
 	if r.end == 0 {
@@ -305,7 +349,9 @@ func (p *publisher) closeIfStuck(ctx context.Context, publishing <-chan struct{}
 		case <-publishing:
 			return
 		case <-ctx.Done():
-			_ = p.sess.Close()
+			if s := p.live.Load(); s != nil {
+				_ = (*s).Close()
+			}
 			return
 		case <-tick:
 			if ticker == nil { // the run's end: from now on look once a second
@@ -314,7 +360,9 @@ func (p *publisher) closeIfStuck(ctx context.Context, publishing <-chan struct{}
 			}
 			if since := p.blockedSince.Load(); since != 0 && time.Duration(r.now()-max(since, r.end)) > r.ackWait() {
 				p.stuck.Store(true)
-				_ = p.sess.Close()
+				if s := p.live.Load(); s != nil {
+					_ = (*s).Close()
+				}
 				return
 			}
 		}
@@ -336,6 +384,7 @@ func (p *publisher) Message([]byte) {}
 // Completed implements drivers.Handler: a broker acknowledgement.
 func (p *publisher) Completed(sentAt int64, ok bool) {
 	r := p.r
+	p.sessCompleted.Add(1)
 	if sentAt < p.measureFrom.Load() {
 		return
 	}

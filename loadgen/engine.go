@@ -125,7 +125,8 @@ type run struct {
 	pubByIndex map[int]*publisher
 	subs       []*subscriber
 	pubs       []*publisher
-	ramp       *ramp // the first connections' ramp (connect.go)
+	churn      *churn // device churn's counters (dutyCycle, reconnectStorm; churn.go)
+	ramp       *ramp  // the first connections' ramp (connect.go)
 }
 
 func (r *run) now() int64 { return int64(time.Since(r.epoch)) }
@@ -157,6 +158,10 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	}
 	r := &run{o: o, spec: spec, plan: NewPlan(&spec.Workload, o.Worker, o.Workers), epoch: time.Now(), pubByIndex: map[int]*publisher{}}
 	r.rec = newRecorder(int64(interval))
+	r.churn = newChurn()
+	if spec.Workload.ReconnectStorm != nil {
+		r.churn.storm = &storm{}
+	}
 	r.window.Store(1 << 62) // nothing is measured before the start
 	if o.Monitor != nil {
 		o.Monitor.rec.Store(r.rec)
@@ -173,6 +178,10 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	// up by index, and the table is read-only from here on.
 	for _, cp := range r.plan.Publishers {
 		p := &publisher{r: r, plan: cp, shard: r.rec.shard(cp.Index), phase: float64(cp.Index) / float64(max(1, r.plan.TotalPublishers))}
+		if r.churn.storm != nil {
+			p.rejoined = make(chan drivers.Session, 1)
+			p.intended = make([]int64, max(1, int(spec.MQTT.Inflight))+1)
+		}
 		r.pubs = append(r.pubs, p)
 		r.pubByIndex[cp.Index] = p
 	}
@@ -215,6 +224,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	}
 	skew := time.Since(startWall)
 	t0 := r.now()
+	r.churn.t0 = t0
 	r.window.Store(t0 + int64(spec.Workload.Warmup.Duration))
 	if spec.Workload.Messages == 0 {
 		r.end = r.window.Load() + int64(spec.Workload.Duration.Duration)
@@ -227,12 +237,19 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 
 	// 3. Publishers connect (ramped) and publish.
 	var wg sync.WaitGroup
-	pubErrs := make(chan error, len(r.plan.Publishers))
+	pubErrs := make(chan error, len(r.plan.Publishers)+len(r.plan.Subscribers))
 	ramp.restart()
+	dc := spec.Workload.DutyCycle
 	for i, p := range r.pubs {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
+			if dc != nil { // devices connect at their wakes, not in a ramp
+				if err := p.runDutyCycle(ctx); err != nil {
+					pubErrs <- err
+				}
+				return
+			}
 			if err := ramp.wait(ctx, i); err != nil {
 				pubErrs <- err
 				return
@@ -250,7 +267,29 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 			}
 		}()
 	}
+	// Sleeping subscribers and a reconnect storm run beside the publishers.
+	var side sync.WaitGroup
+	if dc != nil && dc.Subscribers {
+		for _, s := range r.subs {
+			side.Add(1)
+			go func() {
+				defer side.Done()
+				if err := s.runSleeping(ctx); err != nil {
+					pubErrs <- err
+				}
+			}()
+		}
+	}
+	if r.churn.storm != nil {
+		side.Add(1)
+		go func() {
+			defer side.Done()
+			r.runStorm(ctx)
+			r.churn.storm.wg.Wait()
+		}()
+	}
 	wg.Wait()
+	side.Wait()
 	// Usage over the measured window: from its start until publishing ended (the drain that
 	// follows only waits). A window that never opened has no usage.
 	usage := usageWindow{end: r.usageNow()}
@@ -383,7 +422,7 @@ func (r *run) drain(ctx context.Context) []error {
 		}
 		if err := p.sess.Drain(ackCtx); err != nil {
 			errs = append(errs, clientErr(drivers.Publisher, p.plan.Index, err))
-		} else if p.measuring {
+		} else if p.measuring && !p.rejoinedOnce {
 			p.windowBytes = p.sess.Counters().BytesSent - p.startBytes
 			p.windowDone = true
 		}
@@ -505,6 +544,9 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 	var sum wire.Counters
 	var dropped []error
 	for _, p := range r.pubs {
+		sum.Add(p.retired.counters)
+		res.Wire.Connections += p.retired.conns
+		res.Wire.ConnectBytesTotal += p.retired.connectBytes
 		if p.sess == nil {
 			continue
 		}
@@ -520,6 +562,12 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 		}
 	}
 	for _, s := range r.subs {
+		sum.Add(s.retired.counters)
+		res.Wire.Connections += s.retired.conns
+		res.Wire.ConnectBytesTotal += s.retired.connectBytes
+		if s.sess == nil { // a sleeping or dropped subscriber that did not come back
+			continue
+		}
 		sum.Add(s.sess.Counters())
 		res.Wire.Connections++
 		res.Wire.ConnectBytesTotal += s.sess.ConnectBytes()
@@ -568,6 +616,7 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 	res.Workers = []results.WorkerSummary{{Index: r.o.Worker, Sent: tot.sent, Received: tot.received, StartSkewMicros: skew.Microseconds(), Phase: res.Phase}}
 	r.environment(&res.Environment)
 	r.tlsCounts(&res.Wire)
+	res.Churn = r.churnResult(hists)
 	_ = res.Finalize(hists)
 	if r.o.Workers == 1 { // a run's only worker judges it; several are judged once merged
 		results.Judge(res).Apply(res)

@@ -40,6 +40,9 @@ func (r *Result) Finalize(hists map[string]*hdrhistogram.Histogram) error {
 			r.Latency.FirstMessage = s
 		}
 	}
+	if err := r.finalizeChurn(hists); err != nil {
+		return err
+	}
 	var payload float64
 	if r.Spec != nil {
 		payload = float64(r.Spec.Workload.PayloadBytes)
@@ -176,6 +179,7 @@ func Merge(parts []*Result) (*Result, error) {
 		m.OutOfOrder = Int64(ooo)
 	}
 	m.Message = strings.Join(messages, "; ")
+	m.Churn = mergeChurn(parts)
 	m.ConnectRamp = mergeConnectRamps(parts)
 	idx := make([]int, 0, len(timeline))
 	for j := range timeline {

@@ -78,6 +78,9 @@ type Result struct {
 	Latency    Latencies  `json:"latency"`
 	Wire       Wire       `json:"wire"`
 	Resources  Resources  `json:"resources"`
+	// Churn is what devices coming and going did (spec.workload.dutyCycle, reconnectStorm);
+	// absent for clients that connect once and stay.
+	Churn *Churn `json:"churn,omitempty"`
 	// ConnectRamp is the connect rate the clients' first connections achieved; nil before it
 	// was measured.
 	ConnectRamp *ConnectRamp `json:"connectRamp,omitempty"`

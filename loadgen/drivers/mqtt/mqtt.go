@@ -107,8 +107,11 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 		o.Connect.SessionExpiry = 3600
 	}
 	if c.Role == drivers.Publisher {
-		// A publisher batches closed-loop messages; a larger buffer means fewer system calls.
+		// A publisher batches closed-loop messages; a larger buffer means fewer system calls
+		// (allocated at its first PUBLISH: an idle device does not hold it).
 		o.WriteBufferSize = 16 << 10
+		// It reads only acknowledgements (4 bytes each, a window's worth at a time).
+		o.ReadBufferSize = 512
 		o.OnComplete = func(_ uint16, sentAt int64, reason byte) { h.Completed(sentAt, reason < 0x80) }
 	} else {
 		o.OnPublish = func(p *mqtt.Publish) { h.Message(p.Payload) }
@@ -185,6 +188,17 @@ func (s *session) ConnectBytes() int64     { return s.connectBytes }
 func (s *session) Counters() wire.Counters { return s.counters() }
 func (s *session) Done() <-chan struct{}   { return s.conn.Done() }
 func (s *session) Err() error              { return s.conn.Err() }
+
+// Abort drops the connection without DISCONNECT, as a NAT or a gateway that loses it would
+// (the broker keeps a persistent session and publishes the will); otherwise it keeps Close's
+// promises: once it has returned no handler call follows, and Close returns nil.
+func (s *session) Abort() {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		_ = s.conn.Close()
+		<-s.conn.Stopped()
+	})
+}
 
 // Close sends DISCONNECT (bounded by a write deadline), closes the connection, which ends a
 // Publish or Drain waiting on it, and waits for the reader goroutine, so that no handler call

@@ -1,0 +1,108 @@
+package loadgen_test
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/loadgen"
+)
+
+func dur(d time.Duration) metav1.Duration { return metav1.Duration{Duration: d} }
+
+// 20 publisher devices wake once a second for 4 s (no warm-up), 2 messages a wake, QoS 1: each
+// wakes exactly 4 times in the window, so 80 connects, 80 clean disconnects, 160 messages, all
+// acknowledged and delivered to the one subscriber that stays.
+func TestDutyCycleExactCounts(t *testing.T) {
+	b := startMosquitto(t, "")
+	spec := baseSpec()
+	spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 20, 1, 1
+	spec.Workload.Warmup, spec.Workload.Duration = dur(0), dur(4*time.Second)
+	spec.Workload.DutyCycle = &v1alpha1.DutyCycleSpec{Period: dur(time.Second), MessagesPerWake: 2}
+	res := run(t, spec, loadgen.Options{Address: b.Addr})
+	c := res.Churn
+	if c == nil {
+		t.Fatal("no churn section")
+	}
+	t.Logf("churn %+v; sent %d acked %d received %d expected %d lost %d", *c, res.Sent, res.Acked, res.Received, res.Expected, *res.Lost)
+	if c.ExpectedWakes != 80 || c.Wakes != 80 {
+		t.Errorf("wakes %d of %d expected; want 80 of 80", c.Wakes, c.ExpectedWakes)
+	}
+	if c.ExpectedConnects == nil || *c.ExpectedConnects != 81 || c.Connects != 81 { // 80 wakes + the subscriber
+		t.Errorf("connects %d of %v; want 81 of 81", c.Connects, c.ExpectedConnects)
+	}
+	if c.Disconnects != 80 {
+		t.Errorf("disconnects %d, want 80", c.Disconnects)
+	}
+	if res.Sent != 160 || res.Acked != 160 || res.Expected != 160 || res.Received != 160 || *res.Lost != 0 || *res.Duplicates != 0 {
+		t.Errorf("sent %d acked %d expected %d received %d lost %d dups %d; want 160 each, none lost", res.Sent, res.Acked, res.Expected, res.Received, *res.Lost, *res.Duplicates)
+	}
+	if res.Wire.Connections != 81 {
+		t.Errorf("wire connections %d, want 81 (every wake's)", res.Wire.Connections)
+	}
+}
+
+// Sleeping subscribers with persistent sessions get every message the broker queued while they
+// slept: deliveries equal what was published, and part of them come from the queue with the
+// sleep in their latency.
+func TestSleepingSubscribersGetQueuedMessages(t *testing.T) {
+	b := startMosquitto(t, "")
+	spec := baseSpec()
+	off := false
+	spec.MQTT.CleanSession = &off
+	spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 4, 4, 1
+	spec.Workload.Warmup, spec.Workload.Duration = dur(0), dur(2*time.Second)
+	spec.Workload.DutyCycle = &v1alpha1.DutyCycleSpec{Period: dur(time.Second), MessagesPerWake: 1, Subscribers: true, Awake: &metav1.Duration{Duration: 200 * time.Millisecond}}
+	res := run(t, spec, loadgen.Options{Address: b.Addr})
+	c := res.Churn
+	t.Logf("churn %+v; sent %d received %d expected %d lost %d", *c, res.Sent, res.Received, res.Expected, *res.Lost)
+	if res.Sent != 8 || res.Expected != 32 || res.Received != 32 || *res.Lost != 0 {
+		t.Errorf("sent %d expected %d received %d lost %d; want 8 sent, 32 delivered, none lost", res.Sent, res.Expected, res.Received, *res.Lost)
+	}
+	if c.SubscriberWakes != c.ExpectedSubscriberWakes || c.ExpectedSubscriberWakes != 8 {
+		t.Errorf("subscriber wakes %d of %d, want 8 of 8", c.SubscriberWakes, c.ExpectedSubscriberWakes)
+	}
+	if c.Connects != *c.ExpectedConnects {
+		t.Errorf("connects %d of %d expected", c.Connects, *c.ExpectedConnects)
+	}
+	if c.QueuedDeliveries == 0 || c.QueuedDeliveries == res.Received || c.QueuedEndToEnd == nil || c.QueuedEndToEnd.MaxMicros < 100_000 {
+		t.Errorf("queued deliveries %d of %d (%+v): want some, not all, with the sleep in their latency", c.QueuedDeliveries, res.Received, c.QueuedEndToEnd)
+	}
+}
+
+// A reconnect storm drops every client at 1 s; all come back, recovery is measured, and with
+// persistent sessions at QoS 1 nothing is lost: what was in flight is resent.
+func TestReconnectStormAllBack(t *testing.T) {
+	b := startMosquitto(t, "")
+	spec := baseSpec()
+	off := false
+	spec.MQTT.CleanSession = &off
+	spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 10, 10, 2
+	spec.Workload.Rate = 500
+	spec.Workload.Warmup, spec.Workload.Duration = dur(500*time.Millisecond), dur(2*time.Second)
+	spec.Workload.ReconnectStorm = &v1alpha1.ReconnectStormSpec{At: dur(time.Second)}
+	res := run(t, spec, loadgen.Options{Address: b.Addr})
+	c := res.Churn
+	if c == nil || c.Storm == nil {
+		t.Fatal("no storm figures")
+	}
+	s := c.Storm
+	t.Logf("churn %+v storm %+v reconnect %+v; sent %d acked %d received %d expected %d lost %d dups %d", *c, *s, s.Reconnect, res.Sent, res.Acked, res.Received, res.Expected, *res.Lost, *res.Duplicates)
+	if s.Dropped != 20 || s.Reconnected != 20 || s.NotBack != 0 {
+		t.Errorf("dropped %d reconnected %d not back %d; want 20, 20, 0", s.Dropped, s.Reconnected, s.NotBack)
+	}
+	if s.RecoverySeconds <= 0 || s.ReconnectsPerSecond <= 0 || s.Reconnect == nil || s.Reconnect.Count != 20 {
+		t.Errorf("recovery %v s, %v/s, reconnect latency %+v: want all measured", s.RecoverySeconds, s.ReconnectsPerSecond, s.Reconnect)
+	}
+	if c.Connects != 40 || *c.ExpectedConnects != 40 {
+		t.Errorf("connects %d of %d, want 40 of 40", c.Connects, *c.ExpectedConnects)
+	}
+	if *res.Lost != 0 || res.Expected != 5*res.Sent || res.Acked != res.Sent || s.Resent != s.InFlightAtDrop { // 5 subscribers a topic
+		t.Errorf("lost %d, expected %d sent %d acked %d, resent %d of %d in flight: want nothing lost", *res.Lost, res.Expected, res.Sent, res.Acked, s.Resent, s.InFlightAtDrop)
+	}
+	if want := int64(500 * 2); res.Sent != want {
+		t.Errorf("sent %d, want %d (the open-loop schedule goes on after the reconnect)", res.Sent, want)
+	}
+}
