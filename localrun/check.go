@@ -100,7 +100,7 @@ func Check(spec *v1alpha1.MessagingBenchmarkSpec, o Options) error {
 			return fmt.Errorf("spec.network: %w", err)
 		}
 	}
-	return nil
+	return checkLimits(spec, o)
 }
 
 // notLocal explains why a broker type cannot run locally and how to run it instead.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/msgbench/msgbench/internal/fleetlimits"
 	"github.com/msgbench/msgbench/internal/version"
 )
 
@@ -14,6 +15,10 @@ func newRootCommand() *cobra.Command {
 		Short:         "Benchmark IoT messaging protocols on emulated networks, locally or on Kubernetes",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Soft open-files limit up to the hard one, set with setrlimit so that the processes
+		// msgbench starts (a local run's broker, worker processes) inherit it: Go raises its own
+		// limit but gives its children the original one back (internal/fleetlimits).
+		PersistentPreRun: func(*cobra.Command, []string) { _, _ = fleetlimits.Raise() },
 	}
 	root.AddCommand(newVersionCommand(), newLoadgenCommand(), newGatewayCommand(), newUsageCommand(), newOperatorCommand(), newRenderCommand(),
 		newRunCommand(), newReportCommand(), newNetemCommand())

@@ -24,7 +24,7 @@ import (
 // picked at connect, unique per 4-tuple, so each address brings a whole port range (as
 // emqtt-bench spreads 200k clients over 4 source addresses).
 
-// SpreadEnv, when set to a number, is how many connections a process opens to one loopback
+// SpreadEnv is the environment variable that, set to a number, says how many connections a process opens to one loopback
 // destination from the default source address before it binds others (0: from the first one).
 const SpreadEnv = "MSGBENCH_SOURCE_SPREAD_AFTER"
 

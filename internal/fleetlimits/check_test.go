@@ -1,0 +1,187 @@
+package fleetlimits
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/loadgen"
+)
+
+// thisMachine is the CI machine's limits: 20,000 files, the default port range, 23 GB free.
+var thisMachine = Machine{NoFileSoft: 20000, NoFileHard: 20000, PortRange: 28232, MemAvailable: 23 << 30}
+
+// split is localrun's rule: one process per worker unless the link is emulated.
+func split(s *v1alpha1.MessagingBenchmarkSpec) bool { return s.Workers.Replicas > 1 && !s.Impaired() }
+
+type specOpt func(*v1alpha1.MessagingBenchmarkSpec)
+
+func spec(p, s, topics, workers int32, opts ...specOpt) *v1alpha1.MessagingBenchmarkSpec {
+	sp := &v1alpha1.MessagingBenchmarkSpec{Protocol: v1alpha1.ProtocolMQTT, Broker: v1alpha1.BrokerSpec{Type: v1alpha1.BrokerMosquitto}}
+	sp.Workload.Publishers, sp.Workload.Subscribers, sp.Workload.Topics = p, s, topics
+	sp.Workers.Replicas = workers
+	for _, o := range opts {
+		o(sp)
+	}
+	return sp
+}
+
+func protocol(p v1alpha1.Protocol) specOpt {
+	return func(s *v1alpha1.MessagingBenchmarkSpec) {
+		s.Protocol = p
+		if p == v1alpha1.ProtocolKafka {
+			s.Broker.Type = v1alpha1.BrokerKafka
+		}
+	}
+}
+
+func impaired(s *v1alpha1.MessagingBenchmarkSpec) { s.Network.Profile = "lte" }
+
+func TestNeeds(t *testing.T) {
+	type want struct{ runner, worker0, broker, brokerConns int }
+	for _, c := range []struct {
+		name     string
+		spec     *v1alpha1.MessagingBenchmarkSpec
+		embedded bool
+		want     want
+	}{
+		{"mqtt in-process", spec(1000, 1000, 10, 1), false, want{runner: 64 + 2000, broker: 32 + 2000, brokerConns: 2000}},
+		{"mqtt two worker processes", spec(1000, 1000, 10, 2), false, want{runner: 64, worker0: 64 + 1000, broker: 32 + 2000, brokerConns: 2000}},
+		{"mqtt over a link stays in-process", spec(1000, 1000, 10, 2, impaired), false, want{runner: 64 + 2000 + EmulatorFiles, broker: 32 + 2000, brokerConns: 2000}},
+		{"kafka: 3 connections a client", spec(100, 100, 4, 1, protocol(v1alpha1.ProtocolKafka)), false, want{runner: 64 + 600, broker: 32 + 600, brokerConns: 600}},
+		{"mqtt-sn transparent: a broker connection a client", spec(500, 500, 4, 1, protocol(v1alpha1.ProtocolMQTTSN)), false,
+			want{runner: 64 + 1000 + GatewayBaseFiles + 1000, broker: 32 + 1000, brokerConns: 1000}},
+		{"mqtt-sn aggregating: a pool", spec(500, 500, 4, 1, protocol(v1alpha1.ProtocolMQTTSN), func(s *v1alpha1.MessagingBenchmarkSpec) {
+			s.MQTTSN.GatewayMode = v1alpha1.GatewayAggregating
+		}), false, want{runner: 64 + 1000 + GatewayBaseFiles + 4, broker: 32 + 4, brokerConns: 4}},
+		{"quic gateway: a TCP connection a session", spec(500, 500, 4, 1, protocol(v1alpha1.ProtocolMQTTQUIC)), false,
+			want{runner: 64 + 1000 + GatewayBaseFiles + 1000, broker: 32 + 1000, brokerConns: 1000}},
+		{"http/1.1: accepted sockets, a publisher pool, a connection a subscription", spec(500, 300, 4, 1, protocol(v1alpha1.ProtocolHTTP)), false,
+			want{runner: 64 + 800 + GatewayBaseFiles + 800 + 4 + 300, broker: 32 + 304, brokerConns: 304}},
+		{"http/3 shares one UDP socket", spec(500, 300, 4, 1, protocol(v1alpha1.ProtocolHTTP), func(s *v1alpha1.MessagingBenchmarkSpec) {
+			s.HTTP.Version = v1alpha1.HTTP3
+		}), false, want{runner: 64 + 800 + GatewayBaseFiles + 4 + 300, broker: 32 + 304, brokerConns: 304}},
+		{"embedded broker in msgbench", spec(1000, 1000, 10, 1), true, want{runner: 64 + 2000 + 1 + 2000, brokerConns: 2000}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ps := Needs(Input{Spec: c.spec, WorkerProcesses: split, EmbeddedBroker: c.embedded, SpreadSources: true})
+			var got want
+			for _, p := range ps {
+				switch {
+				case p.Role == Runner:
+					got.runner = p.Files
+					if c.embedded {
+						got.brokerConns = p.Connections
+					}
+				case p.Name == "worker process 0":
+					got.worker0 = p.Files
+				case p.Role == Broker:
+					got.broker, got.brokerConns = p.Files, p.Connections
+				}
+			}
+			if got != c.want {
+				t.Errorf("files %+v, want %+v", got, c.want)
+			}
+		})
+	}
+}
+
+// maxShare, the quick count splitInto searches with, is the largest share loadgen.NewPlan deals.
+func TestMaxShareIsNewPlans(t *testing.T) {
+	for _, w := range []v1alpha1.WorkloadSpec{
+		{Publishers: 30000, Topics: 1}, {Publishers: 12000, Subscribers: 12000, Topics: 7}, {Publishers: 5, Subscribers: 3, Topics: 10},
+		{Publishers: 10001, Subscribers: 9999, Topics: 100}, {Publishers: 1, Topics: 1},
+	} {
+		for k := 1; k <= 12; k++ {
+			most := 0
+			for i := 0; i < k; i++ {
+				p := loadgen.NewPlan(&w, i, k)
+				most = max(most, len(p.Publishers)+len(p.Subscribers))
+			}
+			if got := maxShare(&w, k); got != most {
+				t.Errorf("%d+%d clients on %d topics, %d workers: maxShare %d, NewPlan's largest %d", w.Publishers, w.Subscribers, w.Topics, k, got, most)
+			}
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		spec *v1alpha1.MessagingBenchmarkSpec
+		m    Machine
+		want []string // substrings of the error, in order of lines; nil: fits
+	}{
+		{"fits", spec(5000, 5000, 100, 1), thisMachine, nil},
+		{"fits split", spec(9000, 9000, 100, 2), thisMachine, nil},
+		{"30,000 publishers in one worker", spec(30000, 0, 100, 1), thisMachine, []string{
+			"spec.workload: 30,000 clients need 30,064 open files in the msgbench process (base 64, load generator 30,000), above this machine's hard limit of 20,000 (RLIMIT_NOFILE). Split the clients into 2 worker processes: --set workers.replicas=2; or raise the hard limit to 30,064",
+			"30,000 clients need 30,032 open files in the broker process (Mosquitto)", "at most 19,968 connections with this limit",
+		}},
+		{"one topic cannot be split without topics", spec(30000, 0, 1, 1), thisMachine, []string{"--set workers.replicas=2 --set workload.topics=2"}},
+		{"12,000 + 12,000 in two processes: the broker is the limit", spec(12000, 12000, 100, 2), thisMachine, []string{
+			"spec.workload: 24,000 clients need 24,032 open files in the broker process (Mosquitto), above this machine's hard limit of 20,000 (RLIMIT_NOFILE). Mosquitto holds one file per connection: at most 19,968 connections",
+		}},
+		{"a worker process too big asks for more", spec(30000, 0, 100, 2, func(s *v1alpha1.MessagingBenchmarkSpec) {
+			s.Broker.Type = v1alpha1.BrokerExternal
+		}), Machine{NoFileSoft: 10000, NoFileHard: 10000, PortRange: 28232}, []string{
+			"15,000 clients need 15,064 open files in worker process 0", "--set workers.replicas=4",
+		}},
+		{"soft below hard is named", spec(15000, 0, 100, 1), Machine{NoFileSoft: 1024, NoFileHard: 20000, PortRange: 28232}, []string{
+			"the limit of 1,024 (RLIMIT_NOFILE; the hard limit is 20,000)",
+		}},
+		{"over an emulated link the workers stay in-process", spec(25000, 0, 100, 1, impaired), thisMachine, []string{
+			"A run over an emulated link keeps all its workers in this process",
+		}},
+		{"one device-side address runs out of ports", spec(15000, 15000, 100, 1, impaired), Machine{NoFileSoft: 100000, NoFileHard: 100000, PortRange: 28232}, []string{
+			"spec.workload: 30,000 connections to the broker from one source address need as many ephemeral ports, above the 28,232 of net.ipv4.ip_local_port_range; the clients dial from the emulated link's device side",
+		}},
+		{"the transparent gateway's broker connections", spec(15000, 15000, 100, 4, protocol(v1alpha1.ProtocolMQTTSN)), Machine{NoFileSoft: 100000, NoFileHard: 100000, PortRange: 28232}, []string{
+			"30,000 connections to the broker from one source address", "--set mqttsn.gatewayMode=aggregating",
+		}},
+		{"the gateway cannot be split", spec(6000, 6000, 100, 4, protocol(v1alpha1.ProtocolMQTTQUIC)), Machine{NoFileSoft: 10000, NoFileHard: 10000, PortRange: 28232}, []string{
+			"open files in the msgbench process (base 64, quic gateway 12,004)", "The in-process parts cannot be split",
+			"in the broker process (Mosquitto)",
+		}},
+		{"memory", spec(50000, 50000, 100, 10), Machine{NoFileSoft: 1 << 20, NoFileHard: 1 << 20, PortRange: 28232, MemAvailable: 512 << 20}, []string{
+			"spec.workload: 100,000 clients need about", "above the 0.5 GB available (MemAvailable, /proc/meminfo)",
+		}},
+		{"spread clients use the default address up to a sixteenth each", spec(50000, 50000, 100, 10), Machine{NoFileSoft: 1 << 20, NoFileHard: 1 << 20, PortRange: 28232}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := Check(Input{Spec: c.spec, WorkerProcesses: split, SpreadSources: !c.spec.Impaired()}, c.m)
+			if c.want == nil {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("the error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+func TestNum(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 20130: "20,130", 1234567: "1,234,567", -4500: "-4,500"} {
+		if got := num(n); got != want {
+			t.Errorf("num(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestMemAvailable(t *testing.T) {
+	in := "MemTotal:       24684092 kB\nMemFree:         1000 kB\nMemAvailable:   23698548 kB\n"
+	if got := memAvailable([]byte(in)); got != 23698548<<10 {
+		t.Errorf("memAvailable = %d", got)
+	}
+	if got := memAvailable([]byte("MemTotal: 1 kB\n")); got != 0 {
+		t.Errorf("without the line: %d, want 0", got)
+	}
+}
