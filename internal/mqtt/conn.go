@@ -40,6 +40,9 @@ type Options struct {
 
 	// ReadBufferSize and WriteBufferSize size the connection's buffers (default 2048 and 1024:
 	// small, so that ten thousand idle connections stay cheap; large writes bypass the buffer).
+	// The write buffer starts at most idleWriteBuffer bytes and grows to WriteBufferSize at the
+	// first PUBLISH: a connection that only subscribes, or a device that has not published yet,
+	// does not hold a publisher's buffer.
 	ReadBufferSize  int
 	WriteBufferSize int
 }
@@ -143,7 +146,7 @@ func Connect(ctx context.Context, nc net.Conn, o Options) (*Conn, error) {
 		opts:    o,
 		version: o.Connect.Version,
 		br:      bufio.NewReaderSize(nc, o.ReadBufferSize),
-		bw:      bufio.NewWriterSize(nc, o.WriteBufferSize),
+		bw:      bufio.NewWriterSize(nc, min(o.WriteBufferSize, idleWriteBuffer)),
 		done:    make(chan struct{}),
 		stopped: make(chan struct{}),
 		waiters: map[uint16]chan Ack{},
@@ -279,6 +282,16 @@ func (c *Conn) publish(topic string, payload []byte, qos byte, retain, flush boo
 		}
 	}
 	c.wmu.Lock()
+	if c.bw.Size() < c.opts.WriteBufferSize {
+		if err := c.growWriterLocked(); err != nil {
+			c.unlockWriter()
+			c.fail(fmt.Errorf("send PUBLISH: %w", err))
+			if qos > 0 {
+				<-c.window
+			}
+			return 0, err
+		}
+	}
 	var id uint16
 	if qos > 0 {
 		c.smu.Lock()
@@ -301,6 +314,20 @@ func (c *Conn) publish(topic string, payload []byte, qos byte, retain, flush boo
 		return 0, err
 	}
 	return id, nil
+}
+
+// idleWriteBuffer is the write buffer a connection starts with: enough for CONNECT, SUBSCRIBE,
+// PINGREQ and a batch of acknowledgements (larger writes bypass it).
+const idleWriteBuffer = 512
+
+// growWriterLocked gives the connection its full write buffer, once, at its first PUBLISH.
+// Caller holds wmu.
+func (c *Conn) growWriterLocked() error {
+	if err := c.bw.Flush(); err != nil {
+		return err
+	}
+	c.bw = bufio.NewWriterSize(c.nc, c.opts.WriteBufferSize)
+	return nil
 }
 
 func (c *Conn) writePublishLocked(topic string, payload []byte, qos byte, id uint16, retain bool) error {
