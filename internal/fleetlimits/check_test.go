@@ -45,23 +45,23 @@ func TestNeeds(t *testing.T) {
 		embedded bool
 		want     want
 	}{
-		{"mqtt in-process", spec(1000, 1000, 10, 1), false, want{runner: 64 + 2000, broker: 32 + 2000, brokerConns: 2000}},
-		{"mqtt two worker processes", spec(1000, 1000, 10, 2), false, want{runner: 64, worker0: 64 + 1000, broker: 32 + 2000, brokerConns: 2000}},
-		{"mqtt over a link stays in-process", spec(1000, 1000, 10, 2, impaired), false, want{runner: 64 + 2000 + EmulatorFiles, broker: 32 + 2000, brokerConns: 2000}},
-		{"kafka: 3 connections a client", spec(100, 100, 4, 1, protocol(v1alpha1.ProtocolKafka)), false, want{runner: 64 + 600, broker: 32 + 600, brokerConns: 600}},
+		{"mqtt in-process", spec(1000, 1000, 10, 1), false, want{runner: BaseFiles + 2000, broker: BrokerBaseFiles + 2000, brokerConns: 2000}},
+		{"mqtt two worker processes", spec(1000, 1000, 10, 2), false, want{runner: BaseFiles, worker0: BaseFiles + 1000, broker: BrokerBaseFiles + 2000, brokerConns: 2000}},
+		{"mqtt over a link stays in-process", spec(1000, 1000, 10, 2, impaired), false, want{runner: BaseFiles + 2000 + EmulatorFiles, broker: BrokerBaseFiles + 2000, brokerConns: 2000}},
+		{"kafka: 3 connections a client", spec(100, 100, 4, 1, protocol(v1alpha1.ProtocolKafka)), false, want{runner: BaseFiles + 600, broker: BrokerBaseFiles + 600, brokerConns: 600}},
 		{"mqtt-sn transparent: a broker connection a client", spec(500, 500, 4, 1, protocol(v1alpha1.ProtocolMQTTSN)), false,
-			want{runner: 64 + 1000 + GatewayBaseFiles + 1000, broker: 32 + 1000, brokerConns: 1000}},
+			want{runner: BaseFiles + 1000 + GatewayBaseFiles + 1000, broker: BrokerBaseFiles + 1000, brokerConns: 1000}},
 		{"mqtt-sn aggregating: a pool", spec(500, 500, 4, 1, protocol(v1alpha1.ProtocolMQTTSN), func(s *v1alpha1.MessagingBenchmarkSpec) {
 			s.MQTTSN.GatewayMode = v1alpha1.GatewayAggregating
-		}), false, want{runner: 64 + 1000 + GatewayBaseFiles + 4, broker: 32 + 4, brokerConns: 4}},
+		}), false, want{runner: BaseFiles + 1000 + GatewayBaseFiles + 4, broker: BrokerBaseFiles + 4, brokerConns: 4}},
 		{"quic gateway: a TCP connection a session", spec(500, 500, 4, 1, protocol(v1alpha1.ProtocolMQTTQUIC)), false,
-			want{runner: 64 + 1000 + GatewayBaseFiles + 1000, broker: 32 + 1000, brokerConns: 1000}},
+			want{runner: BaseFiles + 1000 + GatewayBaseFiles + 1000, broker: BrokerBaseFiles + 1000, brokerConns: 1000}},
 		{"http/1.1: accepted sockets, a publisher pool, a connection a subscription", spec(500, 300, 4, 1, protocol(v1alpha1.ProtocolHTTP)), false,
-			want{runner: 64 + 800 + GatewayBaseFiles + 800 + 4 + 300, broker: 32 + 304, brokerConns: 304}},
+			want{runner: BaseFiles + 800 + GatewayBaseFiles + 800 + 4 + 300, broker: BrokerBaseFiles + 304, brokerConns: 304}},
 		{"http/3 shares one UDP socket", spec(500, 300, 4, 1, protocol(v1alpha1.ProtocolHTTP), func(s *v1alpha1.MessagingBenchmarkSpec) {
 			s.HTTP.Version = v1alpha1.HTTP3
-		}), false, want{runner: 64 + 800 + GatewayBaseFiles + 4 + 300, broker: 32 + 304, brokerConns: 304}},
-		{"embedded broker in msgbench", spec(1000, 1000, 10, 1), true, want{runner: 64 + 2000 + 1 + 2000, brokerConns: 2000}},
+		}), false, want{runner: BaseFiles + 800 + GatewayBaseFiles + 4 + 300, broker: BrokerBaseFiles + 304, brokerConns: 304}},
+		{"embedded broker in msgbench", spec(1000, 1000, 10, 1), true, want{runner: BaseFiles + 2000 + 1 + 2000, brokerConns: 2000}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ps := Needs(Input{Spec: c.spec, WorkerProcesses: split, EmbeddedBroker: c.embedded, SpreadSources: true})
@@ -115,17 +115,17 @@ func TestCheck(t *testing.T) {
 		{"fits", spec(5000, 5000, 100, 1), thisMachine, nil},
 		{"fits split", spec(9000, 9000, 100, 2), thisMachine, nil},
 		{"30,000 publishers in one worker", spec(30000, 0, 100, 1), thisMachine, []string{
-			"spec.workload: 30,000 clients need 30,064 open files in the msgbench process (base 64, load generator 30,000), above this machine's hard limit of 20,000 (RLIMIT_NOFILE). Split the clients into 2 worker processes: --set workers.replicas=2; or raise the hard limit to 30,064",
-			"30,000 clients need 30,032 open files in the broker process (Mosquitto)", "at most 19,968 connections with this limit",
+			"spec.workload: 30,000 clients need 30,032 open files in the msgbench process (base 32, load generator 30,000), above this machine's hard limit of 20,000 (RLIMIT_NOFILE). Split the clients into 2 worker processes: --set workers.replicas=2; or raise the hard limit to 30,032",
+			"30,000 clients need 30,016 open files in the broker process (Mosquitto)", "at most 19,984 connections with this limit",
 		}},
 		{"one topic cannot be split without topics", spec(30000, 0, 1, 1), thisMachine, []string{"--set workers.replicas=2 --set workload.topics=2"}},
 		{"12,000 + 12,000 in two processes: the broker is the limit", spec(12000, 12000, 100, 2), thisMachine, []string{
-			"spec.workload: 24,000 clients need 24,032 open files in the broker process (Mosquitto), above this machine's hard limit of 20,000 (RLIMIT_NOFILE). Mosquitto holds one file per connection: at most 19,968 connections",
+			"spec.workload: 24,000 clients need 24,016 open files in the broker process (Mosquitto), above this machine's hard limit of 20,000 (RLIMIT_NOFILE). Mosquitto holds one file per connection: at most 19,984 connections",
 		}},
 		{"a worker process too big asks for more", spec(30000, 0, 100, 2, func(s *v1alpha1.MessagingBenchmarkSpec) {
 			s.Broker.Type = v1alpha1.BrokerExternal
 		}), Machine{NoFileSoft: 10000, NoFileHard: 10000, PortRange: 28232}, []string{
-			"15,000 clients need 15,064 open files in worker process 0", "--set workers.replicas=4",
+			"15,000 clients need 15,032 open files in worker process 0", "--set workers.replicas=4",
 		}},
 		{"soft below hard is named", spec(15000, 0, 100, 1), Machine{NoFileSoft: 1024, NoFileHard: 20000, PortRange: 28232}, []string{
 			"the limit of 1,024 (RLIMIT_NOFILE; the hard limit is 20,000)",
@@ -140,7 +140,7 @@ func TestCheck(t *testing.T) {
 			"30,000 connections to the broker from one source address", "--set mqttsn.gatewayMode=aggregating",
 		}},
 		{"the gateway cannot be split", spec(6000, 6000, 100, 4, protocol(v1alpha1.ProtocolMQTTQUIC)), Machine{NoFileSoft: 10000, NoFileHard: 10000, PortRange: 28232}, []string{
-			"open files in the msgbench process (base 64, quic gateway 12,004)", "The in-process parts cannot be split",
+			"open files in the msgbench process (base 32, quic gateway 12,004)", "The in-process parts cannot be split",
 			"in the broker process (Mosquitto)",
 		}},
 		{"memory", spec(50000, 50000, 100, 10), Machine{NoFileSoft: 1 << 20, NoFileHard: 1 << 20, PortRange: 28232, MemAvailable: 512 << 20}, []string{
