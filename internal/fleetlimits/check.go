@@ -60,9 +60,9 @@ func filesError(in Input, m Machine, p Process) error {
 	case p.Role == Broker:
 		name := strings.TrimSuffix(strings.TrimPrefix(p.Name, "the broker process ("), ")")
 		per := clientFiles(spec)
-		most := max(0, m.NoFileSoft-BrokerBaseFiles)
+		most := max(0, m.NoFileSoft-(p.Files-p.Connections))
 		if per > 1 {
-			fmt.Fprintf(&b, "%s holds one file per connection and each Kafka client has %d: at most %s clients with this limit. ", name, per, num(most/per))
+			fmt.Fprintf(&b, "%s holds one file per connection and each Kafka client has up to %d: at most %s clients with this limit. ", name, per, num(most/per))
 		} else {
 			fmt.Fprintf(&b, "%s holds one file per connection: at most %s connections with this limit, and one process cannot be split. ", name, num(most))
 		}

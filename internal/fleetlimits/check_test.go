@@ -48,7 +48,7 @@ func TestNeeds(t *testing.T) {
 		{"mqtt in-process", spec(1000, 1000, 10, 1), false, want{runner: BaseFiles + 2000, broker: BrokerBaseFiles + 2000, brokerConns: 2000}},
 		{"mqtt two worker processes", spec(1000, 1000, 10, 2), false, want{runner: BaseFiles, worker0: BaseFiles + 1000, broker: BrokerBaseFiles + 2000, brokerConns: 2000}},
 		{"mqtt over a link stays in-process", spec(1000, 1000, 10, 2, impaired), false, want{runner: BaseFiles + 2000 + EmulatorFiles, broker: BrokerBaseFiles + 2000, brokerConns: 2000}},
-		{"kafka: 3 connections a client", spec(100, 100, 4, 1, protocol(v1alpha1.ProtocolKafka)), false, want{runner: BaseFiles + 600, broker: BrokerBaseFiles + 600, brokerConns: 600}},
+		{"kafka: 4 connections a client", spec(100, 100, 4, 1, protocol(v1alpha1.ProtocolKafka)), false, want{runner: BaseFiles + 800, broker: JVMBrokerBaseFiles + 800, brokerConns: 800}},
 		{"mqtt-sn transparent: a broker connection a client", spec(500, 500, 4, 1, protocol(v1alpha1.ProtocolMQTTSN)), false,
 			want{runner: BaseFiles + 1000 + GatewayBaseFiles + 1000, broker: BrokerBaseFiles + 1000, brokerConns: 1000}},
 		{"mqtt-sn aggregating: a pool", spec(500, 500, 4, 1, protocol(v1alpha1.ProtocolMQTTSN), func(s *v1alpha1.MessagingBenchmarkSpec) {
@@ -142,6 +142,9 @@ func TestCheck(t *testing.T) {
 		{"the gateway cannot be split", spec(6000, 6000, 100, 4, protocol(v1alpha1.ProtocolMQTTQUIC)), Machine{NoFileSoft: 10000, NoFileHard: 10000, PortRange: 28232}, []string{
 			"open files in the msgbench process (base 32, quic gateway 12,004)", "The in-process parts cannot be split",
 			"in the broker process (Mosquitto)",
+		}},
+		{"kafka clients count 4 files each in the broker", spec(2000, 2000, 100, 2, protocol(v1alpha1.ProtocolKafka)), Machine{NoFileSoft: 10000, NoFileHard: 10000, PortRange: 28232}, []string{
+			"4,000 clients need 16,256 open files in the broker process (Kafka)", "each Kafka client has up to 4: at most 2,436 clients",
 		}},
 		{"memory", spec(50000, 50000, 100, 10), Machine{NoFileSoft: 1 << 20, NoFileHard: 1 << 20, PortRange: 28232, MemAvailable: 512 << 20}, []string{
 			"spec.workload: 100,000 clients need about", "above the 0.5 GB available (MemAvailable, /proc/meminfo)",
