@@ -7,13 +7,15 @@ import (
 	"net"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/controllers/policy"
@@ -82,7 +84,7 @@ func (r *Reconciler) workers(ctx context.Context, st *run) (bool, error) {
 	if mb.Status.StartTime != nil || len(notRunning) == 0 {
 		return true, nil
 	}
-	msg := fmt.Sprintf("waiting for worker pods to run: %s", strings.Join(notRunning, ", "))
+	msg := fmt.Sprintf("waiting for %d of %d worker pods to run: %s", len(notRunning), len(ws), policy.Few(notRunning, 10))
 	r.setCondition(st, v1alpha1.ConditionWorkersReady, metav1.ConditionFalse, "Starting", msg)
 	st.waiting = msg
 	return false, nil
@@ -100,32 +102,48 @@ func (r *Reconciler) connect(ctx context.Context, st *run) (bool, error) {
 		return false, err
 	}
 	c := r.controlClient(st)
-	errs := forEachWorker(ws, func(w policy.Worker) error { return c.Connect(ctx, w.Addr) })
+	// A ready pod has connected its clients (its readiness probe passes only then): only the
+	// others are told to connect and asked how far they are, each reconcile.
+	var pending []policy.Worker
+	for _, w := range ws {
+		if !policy.PodReady(w.Pod) {
+			pending = append(pending, w)
+		}
+	}
+	errs := forEachWorker(pending, func(w policy.Worker) error { return c.Connect(ctx, w.Addr) })
 	if len(errs) > 0 {
 		return false, errors.Join(errs...)
 	}
-	var notReady []string
-	for _, w := range ws {
-		if policy.PodReady(w.Pod) {
-			continue
-		}
-		// A worker that could not connect its clients stays up (not ready) to tell why: fail now
-		// with its reason instead of waiting for spec.timeout.
+	// Each call writes only its worker's slots (by position in pending), so they need no lock.
+	notReady, failed := make([]string, len(pending)), make([]string, len(pending))
+	pos := make(map[int]int, len(pending))
+	for i, w := range pending {
+		pos[w.Index] = i
+	}
+	forEachWorker(pending, func(w policy.Worker) error {
+		i := pos[w.Index]
+		notReady[i] = strconv.Itoa(w.Index)
 		s, _, err := c.Status(ctx, w.Addr)
-		if err == nil && s.State == control.StateFailed {
+		switch {
+		case err == nil && s.State == control.StateFailed:
+			// A worker that could not connect its clients stays up (not ready) to tell why: fail
+			// now with its reason instead of waiting for spec.timeout.
+			failed[i] = fmt.Sprintf("worker %d (pod %s) failed before the start: %s", w.Index, w.Pod.Name, s.Error)
+		case err == nil && s.Waiting != "": // its broker or gateway not reachable yet: it keeps trying
+			notReady[i] = fmt.Sprintf("%d (%s)", w.Index, s.Waiting)
+		}
+		return nil
+	})
+	for _, f := range failed {
+		if f != "" {
 			mb.Status.Workers.Failed++
-			return false, fail("worker %d (pod %s) failed before the start: %s", w.Index, w.Pod.Name, s.Error)
+			return false, fail("%s", f)
 		}
-		if err == nil && s.Waiting != "" { // its broker or gateway not reachable yet: it keeps trying
-			notReady = append(notReady, fmt.Sprintf("%d (%s)", w.Index, s.Waiting))
-			continue
-		}
-		notReady = append(notReady, strconv.Itoa(w.Index))
 	}
 	ready := len(ws) - len(notReady)
 	mb.Status.Workers.Ready = int32(ready)
 	if len(notReady) > 0 {
-		msg := fmt.Sprintf("%d/%d workers have connected their clients; waiting for worker %s", ready, len(ws), strings.Join(notReady, ", "))
+		msg := fmt.Sprintf("%d/%d workers have connected their clients; waiting for worker %s", ready, len(ws), policy.Few(notReady, 10))
 		r.setCondition(st, v1alpha1.ConditionWorkersReady, metav1.ConditionFalse, "Connecting", msg)
 		st.waiting = msg
 		return false, nil
@@ -143,7 +161,8 @@ func (r *Reconciler) controlClient(st *run) *control.Client {
 func (r *Reconciler) start(ctx context.Context, st *run) (bool, error) {
 	mb := st.mb
 	if mb.Status.StartTime == nil {
-		mb.Status.StartTime = &metav1.Time{Time: r.Now().Add(r.StartDelay)}
+		// Far enough ahead for every wave of control calls to reach its workers before it.
+		mb.Status.StartTime = &metav1.Time{Time: policy.StartAt(r.Now(), r.StartDelay, int(mb.Spec.Workers.Replicas))}
 		st.requeue = true
 		st.waiting = "starting every worker at " + mb.Status.StartTime.UTC().Format("15:04:05.000")
 		return false, nil
@@ -154,6 +173,8 @@ func (r *Reconciler) start(ctx context.Context, st *run) (bool, error) {
 	}
 	c := r.controlClient(st)
 	at := mb.Status.StartTime.Time
+	began := time.Now()
+	var sent atomic.Int32
 	errs := forEachWorker(ws, func(w policy.Worker) error {
 		if w.Addr == "" {
 			return fmt.Errorf("worker %d has no pod IP", w.Index)
@@ -168,6 +189,7 @@ func (r *Reconciler) start(ctx context.Context, st *run) (bool, error) {
 		case control.StateFailed:
 			return fail("worker %d failed: %s", w.Index, s.Error)
 		}
+		sent.Add(1)
 		_, _, err = c.Start(ctx, w.Addr, at)
 		return err
 	})
@@ -176,6 +198,11 @@ func (r *Reconciler) start(ctx context.Context, st *run) (bool, error) {
 	}
 	if len(errs) > 0 {
 		return false, errors.Join(errs...)
+	}
+	// The margin left says whether StartLead was enough: a negative one means the last workers
+	// started late (their startSkewMicros show it).
+	if n := sent.Load(); n > 0 {
+		log.FromContext(ctx).Info("start sent", "workers", n, "took", time.Since(began).String(), "marginLeft", time.Until(at).String())
 	}
 	return true, nil
 }
@@ -230,15 +257,18 @@ func (r *Reconciler) wait(ctx context.Context, st *run) (bool, error) {
 	return true, nil
 }
 
-// forEachWorker calls f for every worker concurrently and returns the errors.
+// forEachWorker calls f for every worker, up to policy.ControlConcurrency at once, and returns
+// the errors.
 func forEachWorker(ws []policy.Worker, f func(policy.Worker) error) []error {
 	var mu sync.Mutex
 	var errs []error
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, policy.ControlConcurrency)
 	for _, w := range ws {
 		wg.Add(1)
+		slots <- struct{}{}
 		go func() {
-			defer wg.Done()
+			defer func() { <-slots; wg.Done() }()
 			if err := f(w); err != nil {
 				mu.Lock()
 				errs = append(errs, err)

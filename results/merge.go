@@ -193,6 +193,7 @@ func Merge(parts []*Result) (*Result, error) {
 		m.SetNetworkTimeline(marks)
 	}
 	sort.Slice(m.Workers, func(a, b int) bool { return m.Workers[a].Index < m.Workers[b].Index })
+	m.WorkersStart = StartSpreadOf(m.Workers)
 	if err := m.Finalize(hists); err != nil {
 		return nil, err
 	}

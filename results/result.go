@@ -90,6 +90,9 @@ type Result struct {
 	Network  any             `json:"network,omitempty"`
 	Timeline []TimelinePoint `json:"timeline"`
 	Workers  []WorkerSummary `json:"workers"`
+	// WorkersStart is how closely several workers started together (Merge sets it from
+	// workers[]); nil with one worker.
+	WorkersStart *StartSpread `json:"workersStart,omitempty"`
 	// Histograms holds each latency figure's HdrHistogram (microseconds), base64 of the
 	// compressed V2 encoding, keyed like Latency's fields; merging them is exact.
 	Histograms map[string]string `json:"histograms"`
@@ -336,9 +339,14 @@ type WorkerSummary struct {
 	Sent     int64 `json:"sent"`
 	Received int64 `json:"received"`
 	// StartSkewMicros is how far the worker's actual start was from the agreed start time.
-	StartSkewMicros int64  `json:"startSkewMicros"`
-	Phase           string `json:"phase,omitempty"`
-	Message         string `json:"message,omitempty"`
+	StartSkewMicros int64 `json:"startSkewMicros"`
+	// ClockOffsetMicros is the worker's clock minus the coordinator's, estimated from one control
+	// call whose round trip is ControlRTTMicros (the estimate is right to ±half of it); both 0
+	// where the workers share the coordinator's clock.
+	ClockOffsetMicros int64  `json:"clockOffsetMicros,omitempty"`
+	ControlRTTMicros  int64  `json:"controlRTTMicros,omitempty"`
+	Phase             string `json:"phase,omitempty"`
+	Message           string `json:"message,omitempty"`
 }
 
 // Histogram names, the keys of Result.Histograms.

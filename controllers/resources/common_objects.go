@@ -3,6 +3,7 @@ package resources
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,11 +35,39 @@ func SpecConfigMap(mb *v1alpha1.MessagingBenchmark) (*corev1.ConfigMap, error) {
 	if err != nil {
 		return nil, err
 	}
+	if data, err = keepZeroWarmup(data, mb.Spec.Workload.Warmup.Duration); err != nil {
+		return nil, err
+	}
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: meta(mb, NamesOf(mb).Spec, v1alpha1.ComponentWorker),
 		Data:       map[string]string{"benchmark.yaml": string(data)},
 	}, nil
+}
+
+// keepZeroWarmup writes spec.workload.warmup: 0s into the manifest when the warm-up is zero:
+// omitted (omitzero), the workers' parse would give it its default of 5 s — a run with
+// workload.messages and no warm-up was then refused by every worker, one with a duration ran 5 s
+// longer than asked.
+func keepZeroWarmup(data []byte, warmup time.Duration) ([]byte, error) {
+	if warmup != 0 {
+		return data, nil
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	spec, _ := m["spec"].(map[string]any)
+	if spec == nil {
+		return data, nil
+	}
+	w, _ := spec["workload"].(map[string]any)
+	if w == nil {
+		w = map[string]any{}
+		spec["workload"] = w
+	}
+	w["warmup"] = "0s"
+	return yaml.Marshal(m)
 }
 
 // ControlSecret holds the token the operator and its workers authenticate the control
