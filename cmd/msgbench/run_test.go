@@ -117,6 +117,10 @@ func TestEverySampleRunsLocally(t *testing.T) {
 			case mb.Spec.Impaired():
 				// Long links (NB-IoT: 600 ms RTT) take seconds to connect before publishing.
 				args = append(args, "--set", "workload.warmup=3s", "--set", "workload.duration=2s")
+			case w.DutyCycle != nil: // a wake of every device, then the next
+				args = append(args, "--set", "workload.warmup=0s", "--set", "workload.duration="+(w.DutyCycle.Period.Duration+time.Second/2).String())
+			case w.ReconnectStorm != nil: // the storm inside the shortened run
+				args = append(args, "--set", "workload.warmup=500ms", "--set", "workload.duration=2s", "--set", "workload.reconnectStorm.at=1s")
 			default:
 				args = append(args, "--set", "workload.warmup=200ms", "--set", "workload.duration=1s")
 			}
@@ -140,6 +144,8 @@ func TestEverySampleRunsLocally(t *testing.T) {
 				// The sample's point here, nothing lost through the retransmissions, holds in a
 				// closed loop, which has no schedule to miss.
 				args = append(args, "--set", "workload.rate=0")
+			case w.DutyCycle != nil:
+				// the duty cycle sets the rate (workload.rate is refused with it)
 			case mb.Spec.Impaired() && mb.Spec.Workload.Rate > 0:
 				// the sample's rate is what its link carries; more would be refused as not sustained
 			case mb.Spec.Workload.Rate > 0 || mb.Spec.Workload.Messages == 0:
