@@ -121,22 +121,7 @@ func partsText(p Process) string {
 // maxShare is the most clients one of k workers gets: worker 0's, which deals topics 0, k, 2k, …
 // and so has the most topics and, topic by topic, the most clients (loadgen.NewPlan gives the
 // remainder of publishers and subscribers to the lowest topics).
-func maxShare(w *v1alpha1.WorkloadSpec, k int) int {
-	T := max(1, int(w.Topics))
-	P, S := int(w.Publishers), int(w.Subscribers)
-	on := func(n, t int) int {
-		c := n / T
-		if t < n%T {
-			c++
-		}
-		return c
-	}
-	sum := 0
-	for t := 0; t < T; t += k {
-		sum += on(P, t) + on(S, t)
-	}
-	return sum
-}
+func maxShare(w *v1alpha1.WorkloadSpec, k int) int { return clientsOf(w, 0, k) }
 
 // maxSplit bounds the search for a number of workers.
 const maxSplit = 100000
@@ -187,7 +172,7 @@ func splitInto(in Input, m Machine) (k, topics int) {
 
 // portsErrors holds the connections to each destination from one source address against the
 // ephemeral port range: connections to one host:port need a port each per source address.
-// Clients that spread over 127.0.0.0/8 use the default address only up to SpreadAfter each.
+// Clients that spread over 127.0.0.0/8 are bounded only by their own addresses' ports.
 func portsErrors(in Input, m Machine, procs []Process) []error {
 	defaults := map[string]int{}
 	var order []string
@@ -197,8 +182,10 @@ func portsErrors(in Input, m Machine, procs []Process) []error {
 		for _, d := range p.Dials {
 			c := d.Conns
 			if d.Spread {
-				c = min(c, drivers.SpreadAfter(m.PortRange))
-				if d.Conns-c > spreadCap {
+				// Spreading clients take 127.0.0.1's ports only while some are free, then
+				// their own addresses'.
+				c = 0
+				if d.Conns > spreadCap {
 					errs = append(errs, fmt.Errorf("spec.workload: %s connections from %s to %s need more ephemeral ports than its %d source addresses offer (%s); split the clients into more workers (--set workers.replicas)",
 						num(d.Conns), p.Name, d.To, drivers.SourceAddresses, num(spreadCap)))
 				}

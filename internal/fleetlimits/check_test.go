@@ -3,6 +3,7 @@ package fleetlimits
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/loadgen"
@@ -86,17 +87,22 @@ func TestNeeds(t *testing.T) {
 	}
 }
 
-// maxShare, the quick count splitInto searches with, is the largest share loadgen.NewPlan deals.
+// clientsOf counts each worker's share exactly as loadgen.NewPlan deals it, and maxShare, which
+// splitInto searches with, is the largest.
 func TestMaxShareIsNewPlans(t *testing.T) {
 	for _, w := range []v1alpha1.WorkloadSpec{
 		{Publishers: 30000, Topics: 1}, {Publishers: 12000, Subscribers: 12000, Topics: 7}, {Publishers: 5, Subscribers: 3, Topics: 10},
-		{Publishers: 10001, Subscribers: 9999, Topics: 100}, {Publishers: 1, Topics: 1},
+		{Publishers: 10001, Subscribers: 9999, Topics: 100}, {Publishers: 1, Topics: 1}, {Publishers: 7, Subscribers: 2, Topics: 3},
 	} {
 		for k := 1; k <= 12; k++ {
 			most := 0
 			for i := 0; i < k; i++ {
 				p := loadgen.NewPlan(&w, i, k)
-				most = max(most, len(p.Publishers)+len(p.Subscribers))
+				n := len(p.Publishers) + len(p.Subscribers)
+				if got := clientsOf(&w, i, k); got != n {
+					t.Errorf("%d+%d clients on %d topics, worker %d of %d: clientsOf %d, NewPlan %d", w.Publishers, w.Subscribers, w.Topics, i, k, got, n)
+				}
+				most = max(most, n)
 			}
 			if got := maxShare(&w, k); got != most {
 				t.Errorf("%d+%d clients on %d topics, %d workers: maxShare %d, NewPlan's largest %d", w.Publishers, w.Subscribers, w.Topics, k, got, most)
@@ -149,7 +155,7 @@ func TestCheck(t *testing.T) {
 		{"memory", spec(50000, 50000, 100, 10), Machine{NoFileSoft: 1 << 20, NoFileHard: 1 << 20, PortRange: 28232, MemAvailable: 512 << 20}, []string{
 			"spec.workload: 100,000 clients need about", "above the 0.5 GB available (MemAvailable, /proc/meminfo)",
 		}},
-		{"spread clients use the default address up to a sixteenth each", spec(50000, 50000, 100, 10), Machine{NoFileSoft: 1 << 20, NoFileHard: 1 << 20, PortRange: 28232}, nil},
+		{"spread clients use addresses of their own", spec(50000, 50000, 100, 10), Machine{NoFileSoft: 1 << 20, NoFileHard: 1 << 20, PortRange: 28232}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := Check(Input{Spec: c.spec, WorkerProcesses: split, SpreadSources: !c.spec.Impaired()}, c.m)
@@ -186,5 +192,20 @@ func TestMemAvailable(t *testing.T) {
 	}
 	if got := memAvailable([]byte("MemTotal: 1 kB\n")); got != 0 {
 		t.Errorf("without the line: %d, want 0", got)
+	}
+}
+
+// A million clients in 20 worker processes are worked out at once: the workers and their ports
+// fit, the one broker process does not.
+func TestCheckAMillionIsQuick(t *testing.T) {
+	start := time.Now()
+	err := Check(Input{Spec: spec(500000, 500000, 1000, 20), WorkerProcesses: split, SpreadSources: true},
+		Machine{NoFileSoft: 1000000, NoFileHard: 1000000, PortRange: 28232, MemAvailable: 64 << 30})
+	if err == nil || !strings.Contains(err.Error(), "1,000,000 clients need 1,000,016 open files in the broker process (Mosquitto)") ||
+		strings.Contains(err.Error(), "worker process") || strings.Contains(err.Error(), "ephemeral") {
+		t.Errorf("err = %v", err)
+	}
+	if took := time.Since(start); took > 100*time.Millisecond {
+		t.Errorf("Check took %s", took)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
-	"github.com/msgbench/msgbench/loadgen"
 )
 
 // Open files. Each figure is what the code holds open, read from it (the file named).
@@ -131,15 +130,25 @@ func clientFiles(spec *v1alpha1.MessagingBenchmarkSpec) int {
 // workers is spec.workers.replicas, at least 1.
 func workers(spec *v1alpha1.MessagingBenchmarkSpec) int { return max(1, int(spec.Workers.Replicas)) }
 
-// clientsOf is worker i of n's clients, exactly as the load generator deals them.
+// clientsOf is worker i of n's clients, as loadgen.NewPlan deals them: topics round-robin to
+// workers, each topic's clients with it, the remainders to the lowest topics. Counted per topic
+// (O(topics / n)) instead of listing every client, so a million clients cost nothing; a test
+// holds it to NewPlan.
 func clientsOf(w *v1alpha1.WorkloadSpec, i, n int) int {
-	if w.Topics <= 0 {
-		c := *w
-		c.Topics = 1
-		w = &c
+	T := max(1, int(w.Topics))
+	P, S := int(w.Publishers), int(w.Subscribers)
+	on := func(c, t int) int {
+		k := c / T
+		if t < c%T {
+			k++
+		}
+		return k
 	}
-	p := loadgen.NewPlan(w, i, n)
-	return len(p.Publishers) + len(p.Subscribers)
+	sum := 0
+	for t := i; t < T; t += n {
+		sum += on(P, t) + on(S, t)
+	}
+	return sum
 }
 
 // gatewayConns is the broker connections the spec's gateway holds (0 without one), and the

@@ -2,6 +2,7 @@ package drivers
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/netip"
 	"os"
@@ -70,6 +71,8 @@ type spreader struct {
 	block          [2]byte // 127.block[0].block[1].x
 	mu             sync.Mutex
 	count          map[string]*atomic.Int64 // connections dialled so far, per destination
+	// dialDefault replaces the dial from the default address (tests: a port range run out).
+	dialDefault DialFunc
 }
 
 func newSpreader(after, perAddr int, pid int) *spreader {
@@ -87,17 +90,21 @@ var processSpreader = sync.OnceValue(func() *spreader {
 	return newSpreader(after, PerSourceAddress(pr), os.Getpid())
 })
 
-// source returns the source address of the n-th connection to address, or an invalid Addr
-// for the default one.
-func (s *spreader) source(address string) netip.Addr {
+func (s *spreader) counter(address string) *atomic.Int64 {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	c := s.count[address]
 	if c == nil {
 		c = new(atomic.Int64)
 		s.count[address] = c
 	}
-	s.mu.Unlock()
-	n := c.Add(1) - 1
+	return c
+}
+
+// source returns the source address of the n-th connection to address, or an invalid Addr
+// for the default one.
+func (s *spreader) source(address string) netip.Addr {
+	n := s.counter(address).Add(1) - 1
 	if n < s.after {
 		return netip.Addr{}
 	}
@@ -106,10 +113,28 @@ func (s *spreader) source(address string) netip.Addr {
 }
 
 // dial dials like net.Dialer, from a spread source address when address is an IPv4 loopback
-// literal and the process's connections to it passed the threshold.
+// literal and the process's connections to it passed the threshold. When the default address
+// has no port left (other processes took them: EADDRNOTAVAIL, EAGAIN for UDP), it spreads from
+// then on.
 func (s *spreader) dial(ctx context.Context, network, address string) (net.Conn, error) {
+	src, eligible := s.sourceFor(network, address)
+	if !src.IsValid() {
+		c, err := s.dialFrom(ctx, network, address, src)
+		if err == nil || !eligible || !portsRanOut(err) {
+			return c, err
+		}
+		s.exhausted(address)
+		src, _ = s.sourceFor(network, address)
+	}
+	return s.dialFrom(ctx, network, address, src)
+}
+
+func (s *spreader) dialFrom(ctx context.Context, network, address string, src netip.Addr) (net.Conn, error) {
+	if s.dialDefault != nil && !src.IsValid() {
+		return s.dialDefault(ctx, network, address)
+	}
 	var d net.Dialer
-	if src := s.sourceFor(network, address); src.IsValid() {
+	if src.IsValid() {
 		switch network {
 		case "tcp", "tcp4":
 			d.LocalAddr = &net.TCPAddr{IP: src.AsSlice()}
@@ -121,17 +146,36 @@ func (s *spreader) dial(ctx context.Context, network, address string) (net.Conn,
 	return d.DialContext(ctx, network, address)
 }
 
-func (s *spreader) sourceFor(network, address string) netip.Addr {
+// sourceFor returns the source address of the next connection to address (invalid: the
+// default), and whether the destination is one the spreader may spread to at all.
+func (s *spreader) sourceFor(network, address string) (netip.Addr, bool) {
 	switch network {
 	case "tcp", "tcp4", "udp", "udp4":
 	default:
-		return netip.Addr{}
+		return netip.Addr{}, false
 	}
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil || !ap.Addr().Is4() || !ap.Addr().IsLoopback() {
-		return netip.Addr{}
+		return netip.Addr{}, false
 	}
-	return s.source(address)
+	return s.source(address), true
+}
+
+// portsRanOut reports a dial that found no free local port: EADDRNOTAVAIL from a TCP
+// connect, EAGAIN from a UDP socket's automatic bind.
+func portsRanOut(err error) bool {
+	return errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.EAGAIN)
+}
+
+// exhausted makes every later connection to address spread.
+func (s *spreader) exhausted(address string) {
+	c := s.counter(address)
+	for {
+		n := c.Load()
+		if n >= s.after || c.CompareAndSwap(n, s.after) {
+			return
+		}
+	}
 }
 
 // bindAddressNoPort sets IP_BIND_ADDRESS_NO_PORT before bind: the kernel then picks the port

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -93,16 +95,16 @@ func TestSpreaderLeavesOthersAlone(t *testing.T) {
 	for _, c := range []struct{ network, address string }{
 		{"tcp", "192.0.2.1:1883"}, {"tcp", "[::1]:1883"}, {"tcp", "localhost:1883"}, {"unix", "/tmp/x"}, {"tcp6", "127.0.0.1:1"},
 	} {
-		if a := s.sourceFor(c.network, c.address); a.IsValid() {
+		if a, _ := s.sourceFor(c.network, c.address); a.IsValid() {
 			t.Errorf("%s %s: source %s, want the default", c.network, c.address, a)
 		}
 	}
-	if a := s.sourceFor("tcp", "127.0.0.1:1883"); a != netip.MustParseAddr("127.0.8.1") {
+	if a, _ := s.sourceFor("tcp", "127.0.0.1:1883"); a != netip.MustParseAddr("127.0.8.1") {
 		t.Errorf("loopback with threshold 0: source %s, want 127.0.8.1", a)
 	}
 	// The addresses wrap after SourceAddresses and never reach .0 or .255.
 	for i := 0; i < 2*SourceAddresses; i++ {
-		a := s.sourceFor("tcp", "127.0.0.1:1")
+		a, _ := s.sourceFor("tcp", "127.0.0.1:1")
 		if b := a.As4(); b[3] == 0 || b[3] == 255 {
 			t.Fatalf("dial %d: source %s", i, a)
 		}
@@ -119,5 +121,46 @@ func TestSpreadThresholds(t *testing.T) {
 	}
 	if PortRange() < 1 {
 		t.Error("PortRange < 1")
+	}
+}
+
+// When 127.0.0.1 has no port left for the destination (EADDRNOTAVAIL: other processes took
+// them), the connection and every later one come from the process's own addresses.
+func TestSpreaderFallsBackWhenTheDefaultAddressRunsOut(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	s := newSpreader(1000, 10, 0x0101)
+	s.dialDefault = func(context.Context, string, string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.EADDRNOTAVAIL)}
+	}
+	for i := 0; i < 2; i++ {
+		c, err := s.dial(context.Background(), "tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		peer, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := peer.RemoteAddr().(*net.TCPAddr).AddrPort().Addr(); got != netip.MustParseAddr("127.1.2.1") {
+			t.Errorf("connection %d from %s, want 127.1.2.1", i, got)
+		}
+		_ = peer.Close()
+		_ = c.Close()
+	}
+	// Another destination still starts from the default address.
+	if a, _ := s.sourceFor("tcp", "127.0.0.1:9"); a.IsValid() {
+		t.Errorf("another destination: %s", a)
+	}
+	// A refused connection is no reason to spread.
+	s2 := newSpreader(1000, 10, 1)
+	if _, err := s2.dial(context.Background(), "tcp", "127.0.0.1:1"); err == nil {
+		t.Fatal("port 1 accepted")
+	}
+	if a, _ := s2.sourceFor("tcp", "127.0.0.1:1"); a.IsValid() {
+		t.Errorf("after a refused connection: %s", a)
 	}
 }
