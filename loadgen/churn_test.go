@@ -106,3 +106,20 @@ func TestReconnectStormAllBack(t *testing.T) {
 		t.Errorf("sent %d, want %d (the open-loop schedule goes on after the reconnect)", res.Sent, want)
 	}
 }
+
+// A storm after every publisher's last publish (1 msg/s each, the last at 1 s and 1.5 s, the
+// drop at 1.7 s): the drain takes the new sessions, and nothing fails or is lost.
+func TestReconnectStormAfterTheLastPublish(t *testing.T) {
+	b := startMosquitto(t, "")
+	spec := baseSpec()
+	off := false
+	spec.MQTT.CleanSession = &off
+	spec.Workload.Rate = 2
+	spec.Workload.Warmup, spec.Workload.Duration = dur(0), dur(2*time.Second)
+	spec.Workload.ReconnectStorm = &v1alpha1.ReconnectStormSpec{At: dur(1700 * time.Millisecond)}
+	res := run(t, spec, loadgen.Options{Address: b.Addr})
+	s := res.Churn.Storm
+	if s.Dropped != 4 || s.Reconnected != 4 || res.Errors != 0 || res.Message != "" || *res.Lost != 0 || res.Sent != 4 || res.Acked != 4 {
+		t.Errorf("storm %+v; sent %d acked %d lost %d errors %d (%s): want all 4 back, 4 sent and acknowledged", *s, res.Sent, res.Acked, *res.Lost, res.Errors, res.Message)
+	}
+}

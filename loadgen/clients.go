@@ -162,6 +162,10 @@ type publisher struct {
 	sessPublished int64
 	sessCompleted atomic.Int64
 	intended      []int64
+	// next is the sequence number after its last publish and payload its buffer, for a drop
+	// that comes after the publish loop ended (the drain resends then).
+	next    int64
+	payload []byte
 }
 
 // run connects the publisher and publishes until its quota is sent or the duration ends.
@@ -279,6 +283,7 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 			p.shard.mu.Unlock()
 		}
 	}
+	p.next, p.payload = k, payload
 	if p.dropped.Load() { // dropped after its last publish: resend what was in flight
 		if sess, err = p.rejoin(ctx, sess, k, false, payload); err != nil {
 			return p.failed(err)

@@ -420,6 +420,12 @@ func (r *run) drain(ctx context.Context) []error {
 		if p.sess == nil {
 			continue
 		}
+		if p.dropped.Load() && p.payload != nil { // a reconnect storm after its last publish
+			if _, err := p.rejoin(ackCtx, p.sess, p.next, false, p.payload); err != nil {
+				errs = append(errs, clientErr(drivers.Publisher, p.plan.Index, err))
+				continue
+			}
+		}
 		if err := p.sess.Drain(ackCtx); err != nil {
 			errs = append(errs, clientErr(drivers.Publisher, p.plan.Index, err))
 		} else if p.measuring && !p.rejoinedOnce {
