@@ -24,6 +24,16 @@ func checkLimits(spec *v1alpha1.MessagingBenchmarkSpec, o Options) error {
 	return fleetlimits.Check(limitsInput(spec, o), m)
 }
 
+// logLimits logs what the run's processes need against the limits.
+func (r *runner) logLimits() {
+	if r.o.Logf == nil {
+		return
+	}
+	if m, err := fleetlimits.Read(); err == nil {
+		r.logf("limits: %s", fleetlimits.Summary(limitsInput(r.spec, r.o), m))
+	}
+}
+
 // limitsInput describes the run to fleetlimits as the runner will start it.
 func limitsInput(spec *v1alpha1.MessagingBenchmarkSpec, o Options) fleetlimits.Input {
 	embedded := false

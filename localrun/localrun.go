@@ -70,6 +70,7 @@ func Run(ctx context.Context, mb *v1alpha1.MessagingBenchmark, o Options) (*resu
 		return nil, err
 	}
 	r := &runner{mb: mb, spec: &mb.Spec, o: o}
+	r.logLimits()
 	if t := mb.Spec.Timeout.Duration; t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, t, fmt.Errorf("spec.timeout of %s passed", t))

@@ -259,3 +259,15 @@ func num(n int) string {
 func gb(b int64) string { return strconv.FormatFloat(float64(b)/1e9, 'f', 1, 64) + " GB" }
 
 func kb(b int64) string { return strconv.FormatInt(b>>10, 10) + " KiB" }
+
+// Summary is one line of what the run's processes need against the limits, for the run's log.
+func Summary(in Input, m Machine) string {
+	procs := Needs(in)
+	s := make([]string, len(procs))
+	var mem int64
+	for i, p := range procs {
+		s[i] = p.Name + " " + num(p.Files)
+		mem += p.Memory
+	}
+	return fmt.Sprintf("open files: %s, of %s (RLIMIT_NOFILE); memory about %s of %s available", strings.Join(s, ", "), num(m.NoFileSoft), gb(mem), gb(m.MemAvailable))
+}

@@ -209,3 +209,11 @@ func TestCheckAMillionIsQuick(t *testing.T) {
 		t.Errorf("Check took %s", took)
 	}
 }
+
+func TestSummary(t *testing.T) {
+	got := Summary(Input{Spec: spec(1000, 1000, 10, 2), WorkerProcesses: split}, thisMachine)
+	want := "open files: the msgbench process 32, worker process 0 1,032, worker process 1 1,032, the broker process (Mosquitto) 2,016, of 20,000 (RLIMIT_NOFILE); memory about 0.2 GB of 24.7 GB available"
+	if got != want {
+		t.Errorf("Summary:\n got %s\nwant %s", got, want)
+	}
+}
