@@ -52,6 +52,17 @@ func throughputFigure(r *results.Result) *Figure {
 	if len(steps) > 0 {
 		f.Caption += " Dotted lines: the link's steps (spec.network.timeline) as they took effect — " + strings.Join(steps, "; ") + "."
 	}
+	// A reconnect storm in the window: where every connection dropped (docs/churn.md).
+	if c := r.Churn; c != nil && c.Storm != nil && r.Spec != nil {
+		if at := c.Storm.AtSeconds - r.Spec.Workload.Warmup.Seconds(); at >= 0 {
+			f.Marks = append(f.Marks, Tick{Value: at, Label: "storm"})
+			back := fmt.Sprintf("all %d back %.3f s later", c.Storm.Reconnected, c.Storm.RecoverySeconds)
+			if c.Storm.NotBack > 0 {
+				back = fmt.Sprintf("%d never came back", c.Storm.NotBack)
+			}
+			f.Caption += fmt.Sprintf(" Dotted line \"storm\": the reconnect storm dropped all %d connections at %.2f s; %s.", c.Storm.Dropped, at, back)
+		}
+	}
 	return f
 }
 
