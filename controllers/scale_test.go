@@ -2,13 +2,21 @@ package controllers_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/controllers/resources"
+	"github.com/msgbench/msgbench/internal/manifest"
+	"github.com/msgbench/msgbench/internal/testenv"
+	"github.com/msgbench/msgbench/loadgen"
 )
 
 // fiftyWorkers: 50 worker pods, 2 publishers and 1 subscriber each (topic t belongs to worker
@@ -104,5 +112,57 @@ func phaseTimes(ns, name string) func() map[v1alpha1.Phase]time.Time {
 		close(stop)
 		<-done
 		return seen
+	}
+}
+
+// TestFleetMillionManifest holds docs/scale.md to its arithmetic: its manifest parses, deals
+// 50,000 clients to each of 20 workers, warms up for as long as the publishers' ramp takes, and
+// its worker pods — with the wide ephemeral port range 50,000 connections to one address need —
+// are admitted in a namespace enforcing the restricted Pod Security Standard.
+func TestFleetMillionManifest(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "docs", "scale.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, _ := strings.Cut(string(doc), "## The manifest")
+	_, block, _ := strings.Cut(after, "```yaml\n")
+	block, _, found := strings.Cut(block, "```")
+	if !found {
+		t.Fatal("docs/scale.md: no yaml block under ## The manifest")
+	}
+	mb, err := manifest.Parse([]byte(block))
+	if err != nil {
+		t.Fatalf("docs/scale.md's manifest: %v", err)
+	}
+	w := &mb.Spec.Workload
+	n := int(mb.Spec.Workers.Replicas)
+	if n != 20 || w.Publishers+w.Subscribers != 1_000_000 {
+		t.Fatalf("docs/scale.md's manifest: %d workers, %d clients; the page is about 20 × 50,000", n, w.Publishers+w.Subscribers)
+	}
+	for i := range n {
+		p := loadgen.NewPlan(w, i, n)
+		if got := len(p.Publishers) + len(p.Subscribers); got != 50_000 || len(p.Publishers) != 25_000 {
+			t.Errorf("worker %d gets %d clients (%d publishers), want 50,000 (25,000)", i, got, len(p.Publishers))
+		}
+	}
+	if ramp := time.Duration(25_000/w.ConnectRate) * time.Second; w.Warmup.Duration < ramp {
+		t.Errorf("warm-up %s is shorter than the publishers' ramp (%s at connectRate %d)", w.Warmup.Duration, ramp, w.ConnectRate)
+	}
+
+	mb.Namespace = newNamespace(t)
+	job := resources.WorkersJob(mb, resources.DefaultConfig())
+	spec := job.Spec.Template.Spec
+	if sc := spec.SecurityContext; sc == nil || len(sc.Sysctls) != 1 || sc.Sysctls[0].Value != resources.WidePortRange {
+		t.Fatalf("worker pod security context %+v: want the wide port range for 50,000 clients", sc)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "worker-", Namespace: mb.Namespace, Labels: job.Spec.Template.Labels}, Spec: spec}
+	if err := env.Client.Create(context.Background(), pod, client.DryRunAll); err != nil {
+		t.Errorf("a worker pod of docs/scale.md's manifest is refused in a restricted namespace: %v", err)
+	}
+	// The namespace does refuse a sysctl outside the safe set: the admission above means something.
+	bad := pod.DeepCopy()
+	bad.Spec.SecurityContext.Sysctls = []corev1.Sysctl{{Name: "net.core.somaxconn", Value: "4096"}}
+	if err := env.Client.Create(context.Background(), bad, client.DryRunAll); err == nil || !strings.Contains(err.Error(), "sysctl") {
+		t.Errorf("an unsafe sysctl was not refused by PodSecurity: %v", err)
 	}
 }
