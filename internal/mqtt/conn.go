@@ -10,7 +10,9 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+	"unsafe"
 )
 
 // Options configure a client connection.
@@ -45,6 +47,12 @@ type Options struct {
 	// does not hold a publisher's buffer.
 	ReadBufferSize  int
 	WriteBufferSize int
+
+	// Raw, when set, is nc's socket (TCP, not TLS): the reader then waits for the next packet
+	// without holding its read buffer, which goes back to a pool shared by all connections, so
+	// that an idle connection costs no buffer at all. Unset, the reader blocks in a read into
+	// its own buffer.
+	Raw syscall.RawConn
 }
 
 // ErrClosed is returned by operations on a closed connection.
@@ -105,6 +113,15 @@ type Conn struct {
 	stopped chan struct{}
 
 	pub Publish
+
+	// The reader's buffer-free waits (Options.Raw), all on the reader goroutine: peek is
+	// peekReadable bound once (no allocation per wait), peeks counts its calls in one wait,
+	// ready the waits in a row that found data at once, direct the plain blocking reads left
+	// before the next buffer-free wait.
+	peek   func(fd uintptr) bool
+	peeks  int
+	ready  int
+	direct int
 }
 
 type slot struct {
@@ -181,6 +198,7 @@ func Connect(ctx context.Context, nc net.Conn, o Options) (*Conn, error) {
 		period := time.Duration(o.Connect.KeepAlive) * time.Second * 3 / 4
 		c.keepalive = time.AfterFunc(period, func() { c.keepaliveTick(period) })
 	}
+	c.peek = c.peekReadable
 	go c.readLoop()
 	return c, nil
 }
@@ -644,6 +662,55 @@ func (c *Conn) packetBuffered() bool {
 	return ok && size <= n
 }
 
+// waitReadable waits until the socket has data (or an error or end) with the read buffer
+// returned to the pool, then takes a buffer back. The wait peeks at one byte, which the next read
+// consumes: one more system call per wake-up. When data was already there (a busy stream), the
+// next directReads waits are plain blocking reads, so that a busy connection pays it rarely.
+func (c *Conn) waitReadable() error {
+	pool := readerPool(c.br.Size())
+	pool.Put(c.br)
+	c.br = nil
+	c.peeks = 0
+	err := c.opts.Raw.Read(c.peek)
+	br := pool.Get().(*bufio.Reader)
+	br.Reset(c.nc)
+	c.br = br
+	if c.peeks > 1 {
+		c.ready = 0
+	} else if c.ready++; c.ready >= busyWaits {
+		c.ready, c.direct = 0, directReads
+	}
+	return err
+}
+
+// A connection whose busyWaits waits in a row found data already there is busy: its next
+// directReads waits are plain reads. A reply that came before the wait (a SUBACK) does not make
+// an idle connection busy.
+const (
+	busyWaits   = 4
+	directReads = 64
+)
+
+// peekReadable is RawConn.Read's callback: false (wait) while the socket has nothing to read.
+func (c *Conn) peekReadable(fd uintptr) bool {
+	c.peeks++
+	var b [1]byte
+	_, _, errno := syscall.Syscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1,
+		syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+	return errno != syscall.EAGAIN && errno != syscall.EINTR
+}
+
+// readerPools holds a sync.Pool of read buffers per buffer size.
+var readerPools sync.Map // int → *sync.Pool
+
+func readerPool(size int) *sync.Pool {
+	if p, ok := readerPools.Load(size); ok {
+		return p.(*sync.Pool)
+	}
+	p, _ := readerPools.LoadOrStore(size, &sync.Pool{New: func() any { return bufio.NewReaderSize(nil, size) }})
+	return p.(*sync.Pool)
+}
+
 func (c *Conn) readLoop() {
 	defer close(c.stopped)
 	var err error
@@ -653,6 +720,14 @@ func (c *Conn) readLoop() {
 		idle := !c.packetBuffered() // the next read may block on the socket
 		if idle {
 			c.readerIdle.Store(true)
+			if c.direct > 0 {
+				c.direct--
+			} else if c.opts.Raw != nil && c.br.Buffered() == 0 {
+				if err = c.waitReadable(); err != nil {
+					c.readerIdle.Store(false)
+					break
+				}
+			}
 		}
 		h, body, err = c.readPacket()
 		if idle {

@@ -10,6 +10,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
@@ -115,6 +116,13 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 		o.OnComplete = func(_ uint16, sentAt int64, reason byte) { h.Completed(sentAt, reason < 0x80) }
 	} else {
 		o.OnPublish = func(p *mqtt.Publish) { h.Message(p.Payload) }
+	}
+	if wc, ok := nc.(*wire.Conn); ok { // plain TCP: an idle reader need not hold its buffer
+		if sc, ok := wc.Conn.(syscall.Conn); ok {
+			if raw, err := sc.SyscallConn(); err == nil {
+				o.Raw = raw
+			}
+		}
 	}
 	conn, err := mqtt.Connect(ctx, nc, o)
 	if err != nil {
