@@ -309,6 +309,7 @@ func (r *run) runStorm(ctx context.Context) {
 			continue // not connected (yet, or any more)
 		}
 		p.dropped.Store(true)
+		p.droppedAt.Store(r.now())
 		abort(*sp)
 		clients = append(clients, client{rejoin: p.reconnect, giveUp: func() { p.rejoined <- nil }})
 	}
@@ -423,9 +424,11 @@ func (s *subscriber) reconnect(ctx context.Context) error {
 
 // rejoin is a dropped publisher taking its new session: it retires the old one, resends the
 // publishes the old one left unacknowledged (QoS ≥ 1; acknowledgements come in order, so they
-// are the last ones) and, when retry, publishes message k once more (its Publish was interrupted
-// by the drop). It returns the new session, or an error when the client never came back.
-func (p *publisher) rejoin(ctx context.Context, old drivers.Session, k int64, retry bool, payload []byte) (drivers.Session, error) {
+// are the last ones) and, when retry, publishes message k, whose Publish failed: interrupted by
+// the drop (begun before it: it was in flight, and counts as resent) or refused by the session
+// already dropped (not sent at all: it just goes on the new session). It returns the new
+// session, or an error when the client never came back.
+func (p *publisher) rejoin(ctx context.Context, old drivers.Session, k int64, retry, interrupted bool, payload []byte) (drivers.Session, error) {
 	r := p.r
 	st := r.churn.storm
 	var sess drivers.Session
@@ -452,7 +455,11 @@ func (p *publisher) rejoin(ctx context.Context, old drivers.Session, k int64, re
 	if retry {
 		last = k + 1
 	}
-	st.inFlight.Add(last - (k - n))
+	inFlight := n
+	if retry && interrupted {
+		inFlight++
+	}
+	st.inFlight.Add(inFlight)
 	for j := k - n; j < last; j++ {
 		if len(payload) >= HeaderSize {
 			putHeader(payload, uint32(p.plan.Index), uint32(j), p.intended[j%int64(len(p.intended))])
@@ -461,7 +468,9 @@ func (p *publisher) rejoin(ctx context.Context, old drivers.Session, k int64, re
 			return sess, err
 		}
 		p.sessPublished++
-		st.resent.Add(1)
+		if j < k || interrupted {
+			st.resent.Add(1)
+		}
 	}
 	return sess, nil
 }

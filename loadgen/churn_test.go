@@ -123,3 +123,26 @@ func TestReconnectStormAfterTheLastPublish(t *testing.T) {
 		t.Errorf("storm %+v; sent %d acked %d lost %d errors %d (%s): want all 4 back, 4 sent and acknowledged", *s, res.Sent, res.Acked, *res.Lost, res.Errors, res.Message)
 	}
 }
+
+// In a closed loop at QoS 1 every publisher has its inflight window full when the storm drops
+// it: those publishes are resent on the new session, and nothing is lost (a resent message the
+// broker had already taken is a duplicate, counted).
+func TestReconnectStormResendsWhatWasInFlight(t *testing.T) {
+	b := startMosquitto(t, "")
+	spec := baseSpec()
+	off := false
+	spec.MQTT.CleanSession = &off
+	spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 4, 4, 4
+	spec.Workload.Warmup, spec.Workload.Duration = dur(200*time.Millisecond), dur(1200*time.Millisecond)
+	spec.Workload.ReconnectStorm = &v1alpha1.ReconnectStormSpec{At: dur(700 * time.Millisecond)}
+	res := run(t, spec, loadgen.Options{Address: b.Addr})
+	s := res.Churn.Storm
+	t.Logf("storm %+v; sent %d acked %d received %d lost %d dups %d", *s, res.Sent, res.Acked, res.Received, *res.Lost, *res.Duplicates)
+	if s.InFlightAtDrop == 0 || s.Resent != s.InFlightAtDrop || s.Reconnected != 8 {
+		t.Errorf("in flight %d, resent %d, reconnected %d: want the full windows resent, all 8 back", s.InFlightAtDrop, s.Resent, s.Reconnected)
+	}
+	if *res.Lost != 0 || res.Acked != res.Sent || res.Received != res.Sent+*res.Duplicates || *res.Duplicates > s.Resent {
+		t.Errorf("sent %d acked %d received %d lost %d duplicates %d (resent %d): want nothing lost, duplicates only of resent messages",
+			res.Sent, res.Acked, res.Received, *res.Lost, *res.Duplicates, s.Resent)
+	}
+}

@@ -157,6 +157,7 @@ type publisher struct {
 	// intended times of the latest publishes by sequence number (what was in flight at the drop
 	// is resent with its own).
 	dropped       atomic.Bool
+	droppedAt     atomic.Int64 // engine time the storm dropped its session
 	rejoined      chan drivers.Session
 	rejoinedOnce  bool
 	sessPublished int64
@@ -256,12 +257,13 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 		if p.intended != nil {
 			p.intended[k%int64(len(p.intended))] = intended
 		}
-		p.blockedSince.Store(r.now())
+		began := r.now()
+		p.blockedSince.Store(began)
 		err := sess.Publish(payload, openLoop)
 		if err == nil {
 			p.sessPublished++
 		} else if p.dropped.Load() { // a reconnect storm: on with the new session
-			sess, err = p.rejoin(ctx, sess, k, true, payload)
+			sess, err = p.rejoin(ctx, sess, k, true, began < p.droppedAt.Load(), payload)
 		}
 		p.blockedSince.Store(0)
 		actual := r.now()
@@ -285,7 +287,7 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 	}
 	p.next, p.payload = k, payload
 	if p.dropped.Load() { // dropped after its last publish: resend what was in flight
-		if sess, err = p.rejoin(ctx, sess, k, false, payload); err != nil {
+		if sess, err = p.rejoin(ctx, sess, k, false, false, payload); err != nil {
 			return p.failed(err)
 		}
 	}

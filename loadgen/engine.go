@@ -421,7 +421,7 @@ func (r *run) drain(ctx context.Context) []error {
 			continue
 		}
 		if p.dropped.Load() && p.payload != nil { // a reconnect storm after its last publish
-			if _, err := p.rejoin(ackCtx, p.sess, p.next, false, p.payload); err != nil {
+			if _, err := p.rejoin(ackCtx, p.sess, p.next, false, false, p.payload); err != nil {
 				errs = append(errs, clientErr(drivers.Publisher, p.plan.Index, err))
 				continue
 			}
