@@ -67,6 +67,13 @@ func WriteSummary(w io.Writer, r *Result) error {
 		row(l.name, fmt.Sprintf("p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  (n=%d)", us(l.s.P50Micros), us(l.s.P90Micros),
 			us(l.s.P99Micros), us(l.s.P999Micros), us(l.s.MaxMicros), l.s.Count))
 	}
+	if cr := r.ConnectRamp; cr != nil && cr.Seconds > 0 {
+		target := "all at once"
+		if cr.TargetPerSecond > 0 {
+			target = fmt.Sprintf("target %d/s", cr.TargetPerSecond)
+		}
+		row("connect rate", fmt.Sprintf("%.0f/s achieved, %d connections in %.2f s (%s)", cr.PerSecond, cr.Connections, cr.Seconds, target))
+	}
 	var wire []string
 	if r.Wire.BytesPerMessage != nil {
 		wire = append(wire, fmt.Sprintf("%.1f B/msg all traffic", *r.Wire.BytesPerMessage))

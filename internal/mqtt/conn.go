@@ -97,7 +97,9 @@ type Conn struct {
 	// OnComplete runs (a gateway's completion handler may publish again at once), so
 	// WaitInflight waits on this instead, or a caller counting completions could miss the last.
 	unfinished atomic.Int32
-	waiters    map[uint16]chan Ack // SUBACK/UNSUBACK waiters, under smu
+	// waiters are SUBACK/UNSUBACK waiters, under smu; nil while none waits (an idle
+	// connection need not keep a map's buckets).
+	waiters map[uint16]chan Ack
 
 	// Incoming QoS 2 packet ids between PUBLISH and PUBREL (allocated on first use).
 	qos2In []uint64
@@ -166,7 +168,6 @@ func Connect(ctx context.Context, nc net.Conn, o Options) (*Conn, error) {
 		bw:      bufio.NewWriterSize(nc, min(o.WriteBufferSize, idleWriteBuffer)),
 		done:    make(chan struct{}),
 		stopped: make(chan struct{}),
-		waiters: map[uint16]chan Ack{},
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		_ = nc.SetDeadline(dl)
@@ -497,6 +498,9 @@ func (c *Conn) request(ctx context.Context, build func([]byte, uint16) []byte) (
 	c.wmu.Lock()
 	c.smu.Lock()
 	id := c.allocLocked(slotAwaitSub)
+	if c.waiters == nil {
+		c.waiters = map[uint16]chan Ack{}
+	}
 	c.waiters[id] = reply
 	c.smu.Unlock()
 	c.hdr = build(c.hdr[:0], id)
@@ -798,6 +802,9 @@ func (c *Conn) handle(h Header, body []byte) error {
 		w, ok := c.waiters[a.PacketID]
 		if ok {
 			delete(c.waiters, a.PacketID)
+			if len(c.waiters) == 0 {
+				c.waiters = nil
+			}
 			c.slots[a.PacketID&c.mask].state = slotFree
 		}
 		c.smu.Unlock()
