@@ -407,7 +407,8 @@ func (s *subscriber) reconnect(ctx context.Context) error {
 	r := s.r
 	c := drivers.Client{ID: r.clientID("s", s.plan.Index), Role: drivers.Subscriber, Topic: r.spec.Workload.TopicName(s.plan.Topic), TopicIndex: s.plan.Topic}
 	s.sessStart.Store(r.now())
-	s.resumed.Store(true)
+	// only a kept session has a queue (a clean one's late deliveries are late publishes)
+	s.resumed.Store(!r.spec.MQTT.CleanSessionOrDefault() && r.spec.QoS >= 1)
 	sess, err := r.timedConnect(ctx, c, s, &s.dial)
 	if err != nil {
 		return err
@@ -477,8 +478,9 @@ func (p *publisher) rejoin(ctx context.Context, old drivers.Session, k int64, re
 
 // --- Result ---
 
-// churnResult is the result's churn section (nil without churn), and its histograms go to hists.
-func (r *run) churnResult(hists map[string]*hdrhistogram.Histogram) *results.Churn {
+// churnResult is the result's churn section (nil without churn), and its histograms go to hists;
+// lost is the run's lost deliveries.
+func (r *run) churnResult(hists map[string]*hdrhistogram.Histogram, lost *int64) *results.Churn {
 	w := &r.spec.Workload
 	if w.DutyCycle == nil && w.ReconnectStorm == nil {
 		return nil
@@ -516,6 +518,10 @@ func (r *run) churnResult(hists map[string]*hdrhistogram.Histogram) *results.Chu
 			Dropped: st.dropped.Load(), Reconnected: st.reconnected.Load(), NotBack: st.notBack.Load(),
 			FailedAttempts: st.failed.Load(), Retries: st.retries.Load(),
 			InFlightAtDrop: st.inFlight.Load(), Resent: st.resent.Load(),
+			PersistentSessions: !r.spec.MQTT.CleanSessionOrDefault() && r.spec.QoS >= 1,
+		}
+		if lost != nil {
+			s.LostAtDrop = *lost
 		}
 		if at := st.at.Load(); at > 0 {
 			s.AtSeconds = time.Duration(at - c.t0).Seconds()

@@ -146,3 +146,27 @@ func TestReconnectStormResendsWhatWasInFlight(t *testing.T) {
 			res.Sent, res.Acked, res.Received, *res.Lost, *res.Duplicates, s.Resent)
 	}
 }
+
+// With clean sessions (the default) the broker discards what is published to a subscriber until
+// it has subscribed again: the storm runs, every client comes back, and whatever was lost is
+// counted as lost at the drop, the run's every loss (at QoS 1 and at QoS 0).
+func TestReconnectStormCleanSessions(t *testing.T) {
+	b := startMosquitto(t, "")
+	for _, qos := range []int32{1, 0} {
+		spec := baseSpec()
+		spec.QoS = qos
+		spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 4, 4, 2
+		spec.Workload.Rate = 400
+		spec.Workload.Warmup, spec.Workload.Duration = dur(200*time.Millisecond), dur(1200*time.Millisecond)
+		spec.Workload.ReconnectStorm = &v1alpha1.ReconnectStormSpec{At: dur(700 * time.Millisecond)}
+		res := run(t, spec, loadgen.Options{Address: b.Addr})
+		s := res.Churn.Storm
+		t.Logf("qos %d: storm %+v; sent %d received %d expected %d lost %d dups %d", qos, *s, res.Sent, res.Received, res.Expected, *res.Lost, *res.Duplicates)
+		if s.Reconnected != 8 || s.NotBack != 0 || s.PersistentSessions || s.LostAtDrop != *res.Lost || res.Churn.QueuedDeliveries != 0 {
+			t.Errorf("qos %d: storm %+v, lost %d, queued %d: want all 8 back, no persistent session, every loss the drop's, nothing queued", qos, *s, *res.Lost, res.Churn.QueuedDeliveries)
+		}
+		if unique := res.Received - *res.Duplicates; unique+*res.Lost != res.Expected {
+			t.Errorf("qos %d: %d unique + %d lost != %d expected", qos, unique, *res.Lost, res.Expected)
+		}
+	}
+}

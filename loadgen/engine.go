@@ -622,7 +622,7 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 	res.Workers = []results.WorkerSummary{{Index: r.o.Worker, Sent: tot.sent, Received: tot.received, StartSkewMicros: skew.Microseconds(), Phase: res.Phase}}
 	r.environment(&res.Environment)
 	r.tlsCounts(&res.Wire)
-	res.Churn = r.churnResult(hists)
+	res.Churn = r.churnResult(hists, res.Lost)
 	_ = res.Finalize(hists)
 	if r.o.Workers == 1 { // a run's only worker judges it; several are judged once merged
 		results.Judge(res).Apply(res)

@@ -75,6 +75,13 @@ type Storm struct {
 	// had already taken is delivered twice: a duplicate.
 	InFlightAtDrop int64 `json:"inFlightAtDrop"`
 	Resent         int64 `json:"resent"`
+	// PersistentSessions is whether the subscribers resumed sessions the broker kept
+	// (cleanSession false at QoS ≥ 1): then nothing may be lost. LostAtDrop is the run's lost
+	// deliveries, all of them the drop's on a path that loses nothing else: with clean sessions
+	// what the broker routed to a subscriber while it was away (it discards it), at QoS 0 also
+	// what the dropped sockets still held.
+	PersistentSessions bool  `json:"persistentSessions"`
+	LostAtDrop         int64 `json:"lostAtDrop"`
 	// Reconnect is the connect latency of the successful reconnections.
 	Reconnect *LatencySummary `json:"reconnect,omitempty"`
 }
@@ -157,6 +164,8 @@ func mergeChurn(parts []*Result) *Churn {
 			ms.Retries += s.Retries
 			ms.InFlightAtDrop += s.InFlightAtDrop
 			ms.Resent += s.Resent
+			ms.LostAtDrop += s.LostAtDrop
+			ms.PersistentSessions = s.PersistentSessions
 		}
 	}
 	return m
@@ -190,8 +199,8 @@ func churnSummary(c *Churn) string {
 		if s.NotBack > 0 {
 			back = fmt.Sprintf("%d not back", s.NotBack)
 		}
-		st := fmt.Sprintf("storm at %.2f s: %d dropped, %s (%.0f/s), %d failed attempts, %d in flight at the drop, %d resent",
-			s.AtSeconds, s.Dropped, back, s.ReconnectsPerSecond, s.FailedAttempts, s.InFlightAtDrop, s.Resent)
+		st := fmt.Sprintf("storm at %.2f s: %d dropped, %s (%.0f/s), %d failed attempts, %d in flight at the drop, %d resent, %d lost at the drop",
+			s.AtSeconds, s.Dropped, back, s.ReconnectsPerSecond, s.FailedAttempts, s.InFlightAtDrop, s.Resent, s.LostAtDrop)
 		if s.Reconnect != nil {
 			st += fmt.Sprintf("; reconnect p50 %s p99 %s", micros(s.Reconnect.P50Micros), micros(s.Reconnect.P99Micros))
 		}

@@ -75,8 +75,6 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.workload.reconnectStorm) || self.protocol in ['mqtt', 'mqtt-quic']",messageExpression="'spec.workload.reconnectStorm: protocol ' + self.protocol + ' has no driver that can drop a connection abruptly and resume it; reconnect storms run on mqtt and mqtt-quic'",fieldPath=".workload.reconnectStorm",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="!has(self.workload.reconnectStorm) || self.workload.messages == 0",message="spec.workload.messages: a reconnect storm must fall inside the run, whose end is known only with duration; remove messages",fieldPath=".workload.messages",reason="FieldValueForbidden"
 // +kubebuilder:validation:XValidation:rule="!has(self.workload.reconnectStorm) || duration(self.workload.reconnectStorm.at) + (has(self.workload.reconnectStorm.spread) ? duration(self.workload.reconnectStorm.spread) : duration('0s')) < duration(self.workload.warmup) + duration(self.workload.duration)",message="spec.workload.reconnectStorm.at: the drop plus spread must come before the end of publishing (warmup + duration), or the storm would be cut short",fieldPath=".workload.reconnectStorm.at",reason="FieldValueInvalid"
-// +kubebuilder:validation:XValidation:rule="!has(self.workload.reconnectStorm) || self.workload.subscribers == 0 || (has(self.mqtt.cleanSession) && !self.mqtt.cleanSession)",message="spec.mqtt.cleanSession: a reconnect storm drops every subscriber, and with a clean session the broker discards what is published to it until it is back, which no count can predict; set cleanSession: false (the broker queues it) or subscribers: 0",fieldPath=".mqtt.cleanSession",reason="FieldValueInvalid"
-// +kubebuilder:validation:XValidation:rule="!has(self.workload.reconnectStorm) || self.workload.subscribers == 0 || self.qos >= 1",message="spec.qos: a reconnect storm drops every subscriber, and brokers queue only QoS 1 and 2 messages for it until it is back; at QoS 0 they would be lost by design: set qos 1 or 2, or subscribers: 0",fieldPath=".qos",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="duration(self.workload.timelineInterval) >= duration('100ms')",message="spec.workload.timelineInterval: must be at least 100ms",fieldPath=".workload.timelineInterval",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.broker.type != 'external' || (has(self.broker.external) && has(self.broker.external.address))",message="spec.broker.external.address: required when spec.broker.type is external",fieldPath=".broker.external",reason="FieldValueRequired"
 // +kubebuilder:validation:XValidation:rule="self.broker.type == 'external' || !has(self.broker.external)",message="spec.broker.external: only allowed when spec.broker.type is external",fieldPath=".broker.external",reason="FieldValueForbidden"
@@ -650,7 +648,9 @@ type WorkloadSpec struct {
 
 	// reconnectStorm drops every client's connection at once, abruptly (no DISCONNECT, as when a
 	// NAT or a gateway loses them), and every client reconnects at once or spread over a time
-	// (docs/churn.md).
+	// (docs/churn.md). Publishes unacknowledged at the drop are resent (QoS ≥ 1); subscribers
+	// with persistent sessions (mqtt.cleanSession false, QoS ≥ 1) get what the broker queued
+	// meanwhile, others lose it by design (result: churn.storm.lostAtDrop).
 	// +optional
 	ReconnectStorm *ReconnectStormSpec `json:"reconnectStorm,omitempty"`
 }

@@ -14,6 +14,7 @@ func TestChurnSpecsAreAccepted(t *testing.T) {
 		"duty-cycle-mqtt-quic":       "protocol: mqtt-quic\nworkload: {dutyCycle: {period: 1s}}",
 		"sleeping-subscribers":       "protocol: mqtt\nmqtt: {cleanSession: false}\nworkload: {dutyCycle: {period: 2s, subscribers: true, awake: 500ms}}",
 		"storm-publishers-only-qos0": "protocol: mqtt\nqos: 0\nworkload: {subscribers: 0, reconnectStorm: {at: 2s}}",
+		"storm-clean-sessions":       "protocol: mqtt\nworkload: {reconnectStorm: {at: 2s}}",
 		"storm-persistent":           "protocol: mqtt\nmqtt: {cleanSession: false}\nworkload: {warmup: 1s, duration: 3s, reconnectStorm: {at: 2s, spread: 1s}}",
 	} {
 		mb, err := manifest.Parse(doc(name, spec))
