@@ -111,9 +111,15 @@ test-unit: ## The inner loop (no root, no API server; 137 s measured): the packa
 .PHONY: bench
 bench: ## Performance runs (not part of make test); numbers go to docs/benchmarks.md.
 	go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./loadgen/
+	go test -count=1 -run '^$$' -bench IdleConnectionMemory -benchtime 1x ./loadgen/drivers/mqtt/
 	MSGBENCH_COMPARE=1 go test -count=1 -run TestCompareWithDirectMQTT -v -timeout 30m ./loadgen/drivers/mqttsn/
 	hack/bench-metrics.sh
 	hack/bench-brokers.sh
+	hack/bench-fleet.sh
+
+.PHONY: bench-fleet
+bench-fleet: ## The largest fleet of idle MQTT clients one local Mosquitto holds here, and a size series (docs/benchmarks.md, "Fleets").
+	hack/bench-fleet.sh
 
 ##@ Packaging
 
