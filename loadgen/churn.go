@@ -499,6 +499,7 @@ func (r *run) churnResult(hists map[string]*hdrhistogram.Histogram, lost *int64)
 			out.ExpectedWakes += wakesIn(c.t0, ph, period, r.window.Load(), r.end)
 			expected += wakesIn(c.t0, ph, period, c.t0, r.end)
 		}
+		out.ExpectedMessages = out.ExpectedWakes * int64(max(1, dc.MessagesPerWake))
 		for _, s := range r.subs {
 			expected++ // subscribed before the start
 			if !dc.Subscribers {

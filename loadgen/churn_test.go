@@ -27,8 +27,8 @@ func TestDutyCycleExactCounts(t *testing.T) {
 		t.Fatal("no churn section")
 	}
 	t.Logf("churn %+v; sent %d acked %d received %d expected %d lost %d", *c, res.Sent, res.Acked, res.Received, res.Expected, *res.Lost)
-	if c.ExpectedWakes != 80 || c.Wakes != 80 {
-		t.Errorf("wakes %d of %d expected; want 80 of 80", c.Wakes, c.ExpectedWakes)
+	if c.ExpectedWakes != 80 || c.Wakes != 80 || c.ExpectedMessages != 160 {
+		t.Errorf("wakes %d of %d expected, %d messages expected; want 80 of 80, 160", c.Wakes, c.ExpectedWakes, c.ExpectedMessages)
 	}
 	if c.ExpectedConnects == nil || *c.ExpectedConnects != 81 || c.Connects != 81 { // 80 wakes + the subscriber
 		t.Errorf("connects %d of %v; want 81 of 81", c.Connects, c.ExpectedConnects)

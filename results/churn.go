@@ -32,6 +32,8 @@ type Churn struct {
 	// duty cycle's phases put in it; each sent messagesPerWake messages.
 	Wakes         int64 `json:"wakes"`
 	ExpectedWakes int64 `json:"expectedWakes"`
+	// ExpectedMessages is expectedWakes × messagesPerWake: what sent must be.
+	ExpectedMessages int64 `json:"expectedMessages,omitempty"`
 	// LateWakes counts measured wakes whose connection began more than 10 ms after the
 	// intended wake time (the device before it in its own cycle still busy, or the machine).
 	LateWakes int64 `json:"lateWakes"`
@@ -145,6 +147,7 @@ func mergeChurn(parts []*Result) *Churn {
 		m.Disconnects += c.Disconnects
 		m.Wakes += c.Wakes
 		m.ExpectedWakes += c.ExpectedWakes
+		m.ExpectedMessages += c.ExpectedMessages
 		m.LateWakes += c.LateWakes
 		m.SubscriberWakes += c.SubscriberWakes
 		m.ExpectedSubscriberWakes += c.ExpectedSubscriberWakes
@@ -184,7 +187,7 @@ func churnSummary(c *Churn) string {
 	}
 	parts = append(parts, conn+fmt.Sprintf(", %d disconnects", c.Disconnects))
 	if c.ExpectedWakes > 0 || c.Wakes > 0 {
-		parts = append(parts, fmt.Sprintf("wakes %d of %d (%d late)", c.Wakes, c.ExpectedWakes, c.LateWakes))
+		parts = append(parts, fmt.Sprintf("wakes %d of %d (%d late), %d messages expected", c.Wakes, c.ExpectedWakes, c.LateWakes, c.ExpectedMessages))
 	}
 	if c.ExpectedSubscriberWakes > 0 || c.SubscriberWakes > 0 {
 		q := fmt.Sprintf("subscriber wakes %d of %d + %d to collect, %d queued deliveries", c.SubscriberWakes,

@@ -18,7 +18,7 @@ func TestChurnMergeIsExact(t *testing.T) {
 			RecordMicros(h[HistQueuedEndToEnd], 1000*v)
 		}
 		r := &Result{Name: "b", Phase: "Succeeded", Workers: []WorkerSummary{{Index: int(w)}},
-			Churn: &Churn{Connects: 10 + w, ExpectedConnects: Int64(10 + w), Disconnects: 4, Wakes: 8, ExpectedWakes: 8, LateWakes: w,
+			Churn: &Churn{Connects: 10 + w, ExpectedConnects: Int64(10 + w), Disconnects: 4, Wakes: 8, ExpectedWakes: 8, ExpectedMessages: 16, LateWakes: w,
 				SubscriberWakes: 3, ExpectedSubscriberWakes: 3, CollectWakes: 1, QueuedDeliveries: int64(len(reconnects)),
 				Storm: &Storm{AtSeconds: 2 + float64(w)/1000, Dropped: 6, Reconnected: 6, RecoverySeconds: recovery, FailedAttempts: w, Retries: w, InFlightAtDrop: 3, Resent: 3}}}
 		if err := r.Finalize(h); err != nil {
@@ -35,7 +35,7 @@ func TestChurnMergeIsExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := m.Churn
-	if c.Connects != 21 || *c.ExpectedConnects != 21 || c.Disconnects != 8 || c.Wakes != 16 || c.ExpectedWakes != 16 || c.LateWakes != 1 ||
+	if c.Connects != 21 || *c.ExpectedConnects != 21 || c.Disconnects != 8 || c.Wakes != 16 || c.ExpectedWakes != 16 || c.ExpectedMessages != 32 || c.LateWakes != 1 ||
 		c.SubscriberWakes != 6 || c.ExpectedSubscriberWakes != 6 || c.CollectWakes != 2 || c.QueuedDeliveries != 5 {
 		t.Errorf("counts not summed: %+v", *c)
 	}
