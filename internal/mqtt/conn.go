@@ -89,7 +89,8 @@ type Conn struct {
 	// the socket: no acknowledgement is coming until the broker sends more.
 	readerIdle atomic.Bool
 	smu        sync.Mutex
-	slots      []slot
+	slots      []slot // nil until first used; nil again after a subscriber's last SUBACK
+	published  bool   // a PUBLISH took a slot: keep them
 	mask       uint16
 	nextID     uint16
 	inflight   atomic.Int32
@@ -193,8 +194,7 @@ func Connect(ctx context.Context, nc net.Conn, o Options) (*Conn, error) {
 	}
 	c.window = make(chan struct{}, inflight)
 	c.lowWater = make(chan struct{}, 1)
-	c.slots = make([]slot, size)
-	c.mask = uint16(size - 1)
+	c.mask = uint16(size - 1) // slots are allocated at the first request or publish
 	if o.Connect.KeepAlive > 0 {
 		period := time.Duration(o.Connect.KeepAlive) * time.Second * 3 / 4
 		c.keepalive = time.AfterFunc(period, func() { c.keepaliveTick(period) })
@@ -407,6 +407,12 @@ const ackStallGuard = 200 * time.Microsecond
 // allocLocked finds a free packet id whose slot is free. The window guarantees one exists within
 // len(slots) steps. Caller holds smu.
 func (c *Conn) allocLocked(state uint8) uint16 {
+	if c.slots == nil {
+		c.slots = make([]slot, int(c.mask)+1)
+	}
+	if state != slotAwaitSub {
+		c.published = true
+	}
 	for {
 		c.nextID++
 		if c.nextID == 0 {
@@ -806,6 +812,9 @@ func (c *Conn) handle(h Header, body []byte) error {
 				c.waiters = nil
 			}
 			c.slots[a.PacketID&c.mask].state = slotFree
+			if c.waiters == nil && !c.published {
+				c.slots = nil // a subscriber that never publishes keeps no slots while idle
+			}
 		}
 		c.smu.Unlock()
 		if ok {
@@ -835,6 +844,10 @@ func (c *Conn) deliver(p *Publish) {
 // repeat an acknowledgement after a reconnect.
 func (c *Conn) outgoingAck(packetType byte, id uint16, reason byte) {
 	c.smu.Lock()
+	if c.slots == nil { // nothing was ever published: an acknowledgement of nothing
+		c.smu.Unlock()
+		return
+	}
 	s := &c.slots[id&c.mask]
 	if packetType == PUBREC && s.state == slotAwaitAck && reason < 0x80 {
 		s.state = slotAwaitComp
