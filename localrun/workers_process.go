@@ -49,6 +49,17 @@ func (w *workerProc) failed(format string, args ...any) error {
 	return errors.New(msg)
 }
 
+// explain is err of a request to the worker, or, when the worker has exited (its control socket
+// then refuses), why it exited.
+func (w *workerProc) explain(err error) error {
+	select {
+	case <-w.exited:
+		return w.failed("exited: %v", w.exitErr)
+	case <-time.After(time.Second):
+		return w.failed("%v", err)
+	}
+}
+
 // runWorkerProcesses runs spec.workers.replicas workers as processes, as the operator runs
 // pods: each is connected (/connect), awaited until ready, started at one time (/start),
 // followed (/status) until done, and its result collected (/result) before it exits (/exit);
@@ -134,7 +145,7 @@ func (r *runner) startWorkerProcesses(n int, token string) ([]*workerProc, error
 	ws := make([]*workerProc, 0, n)
 	r.onTeardown(func() { stopWorkerProcesses(ws, r.workerGrace) })
 	for i := 0; i < n; i++ {
-		w, err := startWorkerProcess(i, n, argv, token, start)
+		w, err := startWorkerProcess(i, argv, token, start)
 		if err != nil {
 			return nil, fmt.Errorf("worker %d: %w", i, err)
 		}
@@ -197,7 +208,7 @@ func (r *runner) workerTrust() (ca []byte, serverName string) {
 	return nil, ""
 }
 
-func startWorkerProcess(i, n int, argv []string, token string, start func(*exec.Cmd) error) (*workerProc, error) {
+func startWorkerProcess(i int, argv []string, token string, start func(*exec.Cmd) error) (*workerProc, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("control listener: %w", err)
@@ -233,11 +244,12 @@ func stopWorkerProcesses(ws []*workerProc, grace time.Duration) {
 	for _, w := range ws {
 		select {
 		case <-w.exited:
-			continue
 		case <-deadline.C:
+			for _, w := range ws { // each at once: none has time left
+				_ = w.cmd.Process.Kill()
+			}
+			<-w.exited
 		}
-		_ = w.cmd.Process.Kill()
-		<-w.exited
 	}
 }
 
@@ -261,7 +273,7 @@ func (r *runner) awaitWorkers(ctx context.Context, c *control.Client, ws []*work
 			case ctx.Err() != nil:
 				return ctx.Err()
 			case err != nil:
-				return w.failed("does not answer: %v", err)
+				return w.explain(err)
 			case st.State == control.StateFailed:
 				return w.failed("failed: %s", st.Error)
 			}
@@ -292,7 +304,7 @@ func eachWorker(ws []*workerProc, f func(*workerProc) error) error {
 		go func() {
 			defer wg.Done()
 			if err := f(w); err != nil {
-				errs[i] = fmt.Errorf("worker %d (pid %d): %w", w.index, w.pid(), err)
+				errs[i] = w.explain(err)
 			}
 		}()
 	}
