@@ -165,10 +165,17 @@ func Connect(ctx context.Context, nc net.Conn, o Options) (*Conn, error) {
 		nc:      nc,
 		opts:    o,
 		version: o.Connect.Version,
-		br:      bufio.NewReaderSize(nc, o.ReadBufferSize),
 		bw:      bufio.NewWriterSize(nc, min(o.WriteBufferSize, idleWriteBuffer)),
 		done:    make(chan struct{}),
 		stopped: make(chan struct{}),
+	}
+	if o.Raw != nil {
+		// The buffer it will hand back to the pool at its first wait: take it from there too, or
+		// a ramp of connections fills the pool with one buffer per connection.
+		c.br = readerPool(o.ReadBufferSize).Get().(*bufio.Reader)
+		c.br.Reset(nc)
+	} else {
+		c.br = bufio.NewReaderSize(nc, o.ReadBufferSize)
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		_ = nc.SetDeadline(dl)

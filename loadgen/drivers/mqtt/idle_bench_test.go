@@ -77,6 +77,9 @@ func BenchmarkIdleConnectionMemory(b *testing.B) {
 		b.ReportMetric((heap+stack)/float64(n), "go-B/conn")
 		b.ReportMetric(float64(rss1-rss0)/float64(n), "rss-B/conn")
 		b.ReportMetric(float64(after.NumGC), "gcs")
+		// Allocated while connecting, live or not: garbage makes the heap, and the RSS, grow
+		// past the live connections until the next GC.
+		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(n), "alloc-B/conn")
 		for _, s := range sessions {
 			_ = s.Close()
 		}
