@@ -19,6 +19,7 @@ import (
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/mosquitto"
 	"github.com/msgbench/msgbench/internal/manifest"
+	"github.com/msgbench/msgbench/netem/emulator"
 	"github.com/msgbench/msgbench/results"
 )
 
@@ -265,3 +266,44 @@ func TestKilledRunLeavesNoWorkerProcess(t *testing.T) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestWorkerProcessesOnTheEmulatedLink: over spec.network the worker processes run in the
+// device network namespace, so their clients' packets cross the emulated link (counted by it),
+// and the counts stay exact.
+func TestWorkerProcessesOnTheEmulatedLink(t *testing.T) {
+	if err := emulator.CheckPrivileges(); err != nil {
+		t.Skip(err)
+	}
+	mb := processBenchmark(t, 2, `{publishers: 2, subscribers: 2, topics: 2, payloadBytes: 64, messages: 100, warmup: 0s}`)
+	mb.Spec.Network.Profile = "wifi" // 2 ms each way
+	log := newWorkerLog(t)
+	var nets []string
+	o := Options{WorkerCommand: []string{msgbenchBinary(t)}, Logf: func(f string, a ...any) {
+		log.logf(f, a...)
+		if m := pidsLine.FindStringSubmatch(fmt.Sprintf(f, a...)); m != nil {
+			for _, p := range strings.Fields(m[2]) {
+				ns, _ := os.Readlink("/proc/" + p + "/ns/net")
+				nets = append(nets, ns)
+			}
+		}
+	}}
+	res, err := Run(context.Background(), mb, o)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	// (Not /proc/self's: the thread group leader may be a thread that entered a namespace.)
+	host, _ := os.Readlink("/proc/1/ns/net")
+	if len(nets) != 2 || nets[0] == "" || nets[0] == host || nets[1] != nets[0] {
+		t.Errorf("worker network namespaces %q, the machine's %q: want both in the device namespace", nets, host)
+	}
+	if res.Phase != "Succeeded" || res.Sent != 100 || res.Received != 100 || *res.Lost != 0 {
+		t.Errorf("phase %s, sent %d, received %d, lost %d: %s", res.Phase, res.Sent, res.Received, *res.Lost, res.Message)
+	}
+	network, _ := res.Network.(map[string]any)
+	packets, _ := network["packets"].(map[string]any)
+	up, _ := packets["up"].(map[string]any)
+	if n, _ := strconv.Atoi(fmt.Sprint(up["packets"])); n < 100 {
+		t.Errorf("network %v: want the workers' 100 publishes counted by the link", network)
+	}
+	assertGone(t, log.pids)
+}
