@@ -79,8 +79,12 @@ func (r *runner) runWorkerProcesses(ctx context.Context) (*results.Result, error
 	pids := make([]string, n)
 	for i, w := range ws {
 		pids[i] = strconv.Itoa(w.pid())
-		pid := w.pid()
-		r.register(proc.NewCollector(func() (proc.Usage, error) { return proc.Of(pid) }, loadgen.LabelsOf(r.mb, i).Component("loadgen")), true)
+	}
+	metrics := newWorkerMetrics(c, ws) // each worker's, its process's CPU and memory included
+	if r.o.Metrics != nil {
+		if err := registerWorkerMetrics(r.o.Metrics, fmt.Sprint(loadgen.LabelsOf(r.mb, 0)), metrics); err != nil {
+			r.logf("metrics: %v", err)
+		}
 	}
 	r.logf("workers: %d processes, pids %s", n, strings.Join(pids, " "))
 	stopProgress := r.progress(ctx, func() []loadgen.Snapshot { return processSnapshots(ws) })
@@ -113,6 +117,9 @@ func (r *runner) runWorkerProcesses(ctx context.Context) (*results.Result, error
 		return err
 	}); err != nil {
 		return nil, err
+	}
+	if r.o.Metrics != nil {
+		metrics.refresh() // the final values, kept after the run
 	}
 	_ = eachWorker(ws, func(w *workerProc) error { return c.Exit(ctx, w.addr) })
 	r.workerGrace = 5 * time.Second // then the teardown kills any that missed it

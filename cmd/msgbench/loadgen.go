@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
@@ -132,6 +133,14 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 		gatewayUsage = proc.Fetch(f.gatewayUsage, 15*time.Second)
 	}
 	monitor := &loadgen.Monitor{}
+	if ctl != nil {
+		// The control protocol's GET /metrics: how `msgbench run --metrics` shows its worker
+		// processes' metrics.
+		reg := prometheus.NewRegistry()
+		labels := loadgen.LabelsOf(mb, f.worker)
+		reg.MustRegister(loadgen.NewCollector(monitor, labels), proc.NewCollector(proc.Own, labels.Component("loadgen")))
+		ctl.ServeMetrics(reg)
+	}
 	if f.metrics != "" {
 		srv, err := metricserver.Listen(f.metrics)
 		if err != nil {

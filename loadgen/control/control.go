@@ -10,6 +10,7 @@
 //	POST /start    {"at": RFC 3339 time} → 200 {"now": the worker's clock when it answered}
 //	GET  /result   the worker's full result document once the run is over (409 before)
 //	POST /exit     the worker exits (0 if its run succeeded) once the operator has its result
+//	GET  /metrics  the worker's live metrics, length-delimited protobuf (metrics.go)
 //
 // The result stays on the worker until /exit, so an operator that restarts mid-run collects it
 // afterwards; nothing passes through a 4 KiB termination message.
@@ -24,6 +25,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/results"
@@ -77,16 +80,17 @@ type StartResponse struct {
 type Server struct {
 	token string
 
-	mu      sync.Mutex
-	state   string
-	startAt time.Time
-	errText string
-	waiting string
-	result  []byte
-	connect chan struct{} // closed by /connect
-	started chan struct{} // closed by the first valid /start
-	exit    chan struct{} // closed by /exit
-	monitor *loadgen.Monitor
+	mu       sync.Mutex
+	state    string
+	startAt  time.Time
+	errText  string
+	waiting  string
+	result   []byte
+	connect  chan struct{} // closed by /connect
+	started  chan struct{} // closed by the first valid /start
+	exit     chan struct{} // closed by /exit
+	monitor  *loadgen.Monitor
+	gatherer prometheus.Gatherer // GET /metrics (nil: none)
 }
 
 // NewServer returns a worker's control server requiring token. The worker waits for /connect
@@ -181,6 +185,7 @@ func (s *Server) Handler() http.Handler {
 		}
 		writeJSON(w, st)
 	}))
+	mux.HandleFunc("GET /metrics", s.auth(s.serveMetrics))
 	mux.HandleFunc("POST /connect", s.auth(func(w http.ResponseWriter, _ *http.Request) {
 		s.mu.Lock()
 		if s.state == StateWaiting {
