@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/netem"
 	"github.com/msgbench/msgbench/results"
 )
 
@@ -37,16 +38,29 @@ type ramp struct {
 const (
 	maxConcurrentConnects = 64
 	minConcurrentConnects = 8
+	// slowLinkConnects bounds one worker's connects in flight through an emulated link.
+	slowLinkConnects = 256
 )
 
-// concurrentConnects is one worker's share of maxConcurrentConnects.
-func concurrentConnects(workers int) int {
-	return max(minConcurrentConnects, maxConcurrentConnects/max(1, workers))
+// concurrentConnects is one worker's share of maxConcurrentConnects. Through an emulated link of
+// round trip rtt it is more, up to slowLinkConnects: the connects then wait on the link, not in
+// the broker's accept queue, and the cap bounds the rate to cap / connect time (64 over a 600 ms
+// satellite round trip, three of them to a CONNACK, would allow 35 connections a second).
+func concurrentConnects(workers int, rtt time.Duration) int {
+	n := max(minConcurrentConnects, maxConcurrentConnects/max(1, workers))
+	if ms := int(rtt / time.Millisecond); ms > 1 {
+		n = min(slowLinkConnects, n*ms)
+	}
+	return n
 }
 
 // newRamp starts the run's ramp (r.ramp) at spec.workload.connectRate.
 func (r *run) newRamp() *ramp {
-	r.ramp = &ramp{rate: r.spec.Workload.ConnectRate, start: time.Now(), slots: make(chan struct{}, concurrentConnects(r.o.Workers))}
+	var rtt time.Duration
+	if link, err := netem.Resolve(r.spec.Network); err == nil { // an invalid spec was refused before
+		rtt = link.Up.Delay + link.Down.Delay
+	}
+	r.ramp = &ramp{rate: r.spec.Workload.ConnectRate, start: time.Now(), slots: make(chan struct{}, concurrentConnects(r.o.Workers, rtt))}
 	return r.ramp
 }
 

@@ -10,14 +10,21 @@ import (
 
 // All workers together stay below Mosquitto's listen backlog of 100.
 func TestConcurrentConnects(t *testing.T) {
-	for _, tc := range []struct{ workers, want int }{
-		{0, 64}, {1, 64}, {2, 32}, {4, 16}, {8, 8}, {50, 8},
+	for _, tc := range []struct {
+		workers int
+		rtt     time.Duration
+		want    int
+	}{
+		{0, 0, 64}, {1, 0, 64}, {2, 0, 32}, {4, 0, 16}, {8, 0, 8}, {50, 0, 8},
+		{1, time.Millisecond, 64}, // loopback-like: the backlog bounds it
+		{2, 5 * time.Millisecond, 160}, {1, 600 * time.Millisecond, 256}, {50, 100 * time.Millisecond, 256},
 	} {
-		if got := concurrentConnects(tc.workers); got != tc.want {
-			t.Errorf("concurrentConnects(%d) = %d, want %d", tc.workers, got, tc.want)
+		got := concurrentConnects(tc.workers, tc.rtt)
+		if got != tc.want {
+			t.Errorf("concurrentConnects(%d, %v) = %d, want %d", tc.workers, tc.rtt, got, tc.want)
 		}
-		if tc.workers >= 1 && tc.workers <= 8 && tc.workers*concurrentConnects(tc.workers) >= 100 {
-			t.Errorf("%d workers may have %d connects in flight, above the backlog of 100", tc.workers, tc.workers*concurrentConnects(tc.workers))
+		if tc.rtt == 0 && tc.workers >= 1 && tc.workers <= 8 && tc.workers*got >= 100 {
+			t.Errorf("%d workers may have %d connects in flight, above the backlog of 100", tc.workers, tc.workers*got)
 		}
 	}
 }
