@@ -78,12 +78,12 @@ for s in "${sizes[@]}"; do
   [ "$s" = max ] && s=$max
   [ "$s" -le "$max" ] || { echo "skipping $s: above the largest fleet here ($max)"; continue; }
   echo "running $s connections…" >&2
-  rows+=("$(run "$s")")
+  if row=$(run "$s"); then rows+=("$row"); fi # a failed size is reported and skipped
 done
 # The connect-rate ceiling: the largest fleet once more, all at once (connectRate 0: at most 64
 # connects in flight over all workers, below Mosquitto's listen backlog of 100).
 echo "running $max connections, connectRate 0…" >&2
-rows+=("$(run "$max" 0)")
+if row=$(run "$max" 0); then rows+=("$row"); fi
 
 printf '%s\n' "${rows[@]}" > "$out/rows.jsonl"
 python3 - "$base" "$out" "$bound" <<'PY'
