@@ -1,7 +1,8 @@
 // Package localrun runs a whole MessagingBenchmark on one machine — `msgbench run`: the broker
 // as a local process (Mosquitto, a local Kafka, or an embedded broker when Mosquitto is not
 // installed), the protocol gateway in-process, the user-space link emulator for spec.network,
-// and the workers in-process with a synchronized start. It walks the operator's steps with
+// and the workers — in-process, or one process each when there are several (workers_process.go) —
+// with a synchronized start. It walks the operator's steps with
 // processes instead of pods and shares its parts: the spec decisions (v1alpha1), the broker
 // configuration (brokers/), the gateways (gateway/), the worker engine (loadgen/) and the exact
 // merge (results/). Everything it starts is torn down when Run returns, also on cancellation.
