@@ -111,9 +111,18 @@ func (r *runner) runWorkerProcesses(ctx context.Context) (*results.Result, error
 	if err := errors.Join(err, stopTimeline()); err != nil {
 		return nil, err
 	}
+	// Collected as the operator collects: the results, then each worker's clock offset in a pass
+	// of its own.
 	parts := make([]*results.Result, n)
 	if err := eachWorker(ws, func(w *workerProc) (err error) {
-		parts[w.index], err = c.Collect(ctx, w.addr)
+		parts[w.index], err = c.Result(ctx, w.addr)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := eachWorker(ws, func(w *workerProc) error {
+		offset, rtt, err := c.ClockOffset(ctx, w.addr)
+		control.OnOurClock(parts[w.index], offset, rtt)
 		return err
 	}); err != nil {
 		return nil, err

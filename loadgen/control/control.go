@@ -308,23 +308,34 @@ func (c *Client) Result(ctx context.Context, addr string) (*results.Result, erro
 	return &r, nil
 }
 
-// Collect fetches a worker's full result and puts its start skew on our clock: the worker
-// measured its lateness on its own clock, and the offset of that clock from ours (from /status)
-// puts every worker's start on one time base. The operator and a local run's worker processes
-// collect alike.
-func (c *Client) Collect(ctx context.Context, addr string) (*results.Result, error) {
-	res, err := c.Result(ctx, addr)
-	if err != nil {
-		return nil, err
+// ClockOffset estimates the offset of a worker's clock from ours from the best of three
+// /status calls: the one with the shortest round trip, which bounds the error to ± rtt/2.
+// Call it on its own, not while results download: one call alone, among 50 result downloads
+// under -race, was seen to take 78 ms.
+func (c *Client) ClockOffset(ctx context.Context, addr string) (offset, rtt time.Duration, err error) {
+	for range 3 {
+		sent := time.Now()
+		_, o, err := c.Status(ctx, addr)
+		if err != nil {
+			return 0, 0, err
+		}
+		if d := time.Since(sent); rtt == 0 || d < rtt {
+			offset, rtt = o, d
+		}
 	}
-	_, offset, err := c.Status(ctx, addr)
-	if err != nil {
-		return nil, err
-	}
+	return offset, rtt, nil
+}
+
+// OnOurClock puts a worker's result on the coordinator's clock: the worker measured its start
+// skew on its own clock, and offset (ClockOffset) puts every worker's start on one time base; the
+// result keeps the offset and the round trip that bounds it. The operator and a local run's
+// worker processes collect alike.
+func OnOurClock(res *results.Result, offset, rtt time.Duration) {
 	for i := range res.Workers {
 		res.Workers[i].StartSkewMicros -= offset.Microseconds()
+		res.Workers[i].ClockOffsetMicros = offset.Microseconds()
+		res.Workers[i].ControlRTTMicros = max(rtt.Microseconds(), 1)
 	}
-	return res, nil
 }
 
 // Exit tells a worker to exit.
