@@ -159,6 +159,10 @@ func TestWorkerProcessesCountExactly(t *testing.T) {
 	if len(res.Workers) != 3 || res.Workers[2].Index != 2 || res.Workers[0].Sent+res.Workers[1].Sent+res.Workers[2].Sent != 600 {
 		t.Errorf("workers %+v: want 3 sharing the 600 messages", res.Workers)
 	}
+	// Collected as the operator collects: each start on msgbench's clock, bounded by a round trip.
+	if res.WorkersStart == nil || res.WorkersStart.Workers != 3 || res.Workers[1].ControlRTTMicros <= 0 {
+		t.Errorf("workersStart %+v, workers %+v: want the start spread of 3 with control round trips", res.WorkersStart, res.Workers)
+	}
 	if res.Environment.Mode != "local" || res.Environment.Broker != inProcess.Environment.Broker || res.Resources.BrokerCPUSeconds == nil {
 		t.Errorf("environment %+v, broker CPU %v: want the local run's, with the broker measured", res.Environment, res.Resources.BrokerCPUSeconds)
 	}
