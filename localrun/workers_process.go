@@ -42,11 +42,12 @@ func (w *workerProc) pid() int { return w.cmd.Process.Pid }
 
 // failed names the worker, its PID and what it wrote last.
 func (w *workerProc) failed(format string, args ...any) error {
-	msg := fmt.Sprintf("worker %d (pid %d) ", w.index, w.pid()) + fmt.Sprintf(format, args...)
+	// fmt.Errorf keeps a %w'd error (a cancellation stays one).
+	err := fmt.Errorf("worker %d (pid %d) "+format, append([]any{w.index, w.pid()}, args...)...)
 	if tail := w.out.tail(); tail != "" {
-		msg += "; its output ends:\n" + tail
+		return fmt.Errorf("%w; its output ends:\n%s", err, tail)
 	}
-	return errors.New(msg)
+	return err
 }
 
 // explain is err of a request to the worker, or, when the worker has exited (its control socket
@@ -56,7 +57,7 @@ func (w *workerProc) explain(err error) error {
 	case <-w.exited:
 		return w.failed("exited: %v", w.exitErr)
 	case <-time.After(time.Second):
-		return w.failed("%v", err)
+		return w.failed("%w", err)
 	}
 }
 

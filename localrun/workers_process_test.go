@@ -311,3 +311,21 @@ func TestWorkerProcessesOnTheEmulatedLink(t *testing.T) {
 	}
 	assertGone(t, log.pids)
 }
+
+// TestTailBuffer: a failing worker's message quotes the end of its output, whole lines, at most
+// tailBytes, however much it wrote.
+func TestTailBuffer(t *testing.T) {
+	var b tailBuffer
+	for i := range 1000 {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	got := b.tail()
+	if len(got) > tailBytes || !strings.HasPrefix(got, "line ") || !strings.HasSuffix(got, "line 999") {
+		t.Errorf("tail %d bytes %q…%q: want whole last lines ending with line 999", len(got), got[:min(20, len(got))], got[max(0, len(got)-20):])
+	}
+	var short tailBuffer
+	fmt.Fprint(&short, "boom\n")
+	if short.tail() != "boom" {
+		t.Errorf("tail %q, want boom", short.tail())
+	}
+}
