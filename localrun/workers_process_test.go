@@ -224,47 +224,56 @@ func TestFailingWorkerProcessFailsTheRun(t *testing.T) {
 	assertGone(t, log.pids)
 }
 
-// TestKilledRunLeavesNoWorkerProcess: `msgbench run` killed with SIGKILL, which it cannot
-// handle, takes its worker processes with it (parent-death signal).
-func TestKilledRunLeavesNoWorkerProcess(t *testing.T) {
+// TestEndedRunLeavesNoWorkerProcess: `msgbench run` ended by SIGTERM (as Ctrl-C or a closed
+// terminal) has stopped its worker processes when it exits; killed with SIGKILL, which it cannot
+// handle, it takes them with it (their parent-death signal).
+func TestEndedRunLeavesNoWorkerProcess(t *testing.T) {
 	if _, err := mosquitto.Binary(); err != nil {
 		t.Skip(err)
 	}
-	cmd := exec.Command(msgbenchBinary(t), "run", "-q", "-f", "../config/samples/mqtt-qos1.yaml", "--out", t.TempDir(),
-		"--set", "workers.replicas=2", "--set", "workload.duration=30s", "--set", "workload.rate=20")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	var pids []int
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		if m := pidsLine.FindStringSubmatch(sc.Text()); m != nil {
-			for _, f := range strings.Fields(m[2]) {
-				pid, _ := strconv.Atoi(f)
-				pids = append(pids, pid)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd := exec.Command(msgbenchBinary(t), "run", "-q", "-f", "../config/samples/mqtt-qos1.yaml", "--out", t.TempDir(),
+				"--set", "workers.replicas=2", "--set", "workload.duration=30s", "--set", "workload.rate=20")
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
 			}
-			break
-		}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+			var pids []int
+			sc := bufio.NewScanner(stderr)
+			for sc.Scan() {
+				if m := pidsLine.FindStringSubmatch(sc.Text()); m != nil {
+					for _, f := range strings.Fields(m[2]) {
+						pid, _ := strconv.Atoi(f)
+						pids = append(pids, pid)
+					}
+					break
+				}
+			}
+			if len(pids) != 2 {
+				t.Fatalf("no worker pids in msgbench run's output")
+			}
+			go func() { _, _ = bufio.NewReader(stderr).WriteTo(discard{}) }() // until msgbench exits
+			time.Sleep(500 * time.Millisecond)                                // connected, maybe started
+			_ = cmd.Process.Signal(sig)
+			if err := cmd.Wait(); err == nil {
+				t.Errorf("msgbench run ended by %s exited 0", sig)
+			}
+			if sig == syscall.SIGKILL { // the kernel signals the workers as msgbench dies; they go soon after
+				deadline := time.Now().Add(5 * time.Second)
+				for _, pid := range pids {
+					for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
+						time.Sleep(20 * time.Millisecond)
+					}
+				}
+			}
+			assertGone(t, pids)
+		})
 	}
-	if len(pids) != 2 {
-		t.Fatalf("no worker pids in msgbench run's output")
-	}
-	time.Sleep(500 * time.Millisecond) // connected, maybe started
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
-	go func() { _, _ = bufio.NewReader(stderr).WriteTo(discard{}) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for _, pid := range pids {
-		for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	assertGone(t, pids)
 }
 
 type discard struct{}
