@@ -78,8 +78,6 @@ func filesError(in Input, m Machine, p Process) error {
 				fmt.Fprintf(&b, " --set workload.topics=%d (a topic's clients stay in one worker, so workers need at least as many topics)", topics)
 			}
 			b.WriteString("; or ")
-		} else if spec.Impaired() {
-			b.WriteString("A run over an emulated link keeps all its workers in this process (they dial from the link's device side): use fewer clients, run it on Kubernetes, or ")
 		} else {
 			b.WriteString("Use fewer clients, run it on Kubernetes, or ")
 		}
