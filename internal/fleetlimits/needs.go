@@ -39,8 +39,9 @@ const (
 
 // Memory, estimated per connection.
 const (
-	// LoadgenBytesPerClient is the load generator's memory per idle client: 10 KB, as measured
-	// for issue #22 (10,000 connections in one worker at 10 KB each; the goal is 8 KB).
+	// LoadgenBytesPerClient is the load generator's memory per idle client, with margin: after
+	// #22 fleets of 5,000–19,900 measured 5.8–7.9 KB RSS each and small fleets up to 9.6 KB
+	// (docs/benchmarks.md, Fleets); the estimate keeps 10 KB.
 	LoadgenBytesPerClient = 10 << 10
 	// GatewayBytesPerSession is an in-process gateway's per client: a broker connection with
 	// its reader and buffers, taken as the load generator's (not measured separately).
