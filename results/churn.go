@@ -103,16 +103,13 @@ func (r *Result) finalizeChurn(hists map[string]*hdrhistogram.Histogram) error {
 		}
 	}
 	for _, name := range []string{HistQueuedEndToEnd, HistReconnect} {
-		h := hists[name]
-		s := Summarize(h)
-		if s == nil {
-			continue
-		}
-		enc, err := EncodeHistogram(h)
+		s, err := r.keepHistogram(name, hists[name])
 		if err != nil {
 			return err
 		}
-		r.Histograms[name] = enc
+		if s == nil {
+			continue
+		}
 		switch {
 		case name == HistQueuedEndToEnd:
 			r.Churn.QueuedEndToEnd = s

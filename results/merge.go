@@ -9,6 +9,21 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
+// keepHistogram stores h encoded in r.Histograms under name and returns its summary (nil, and
+// nothing stored, when h is empty).
+func (r *Result) keepHistogram(name string, h *hdrhistogram.Histogram) (*LatencySummary, error) {
+	s := Summarize(h)
+	if s == nil {
+		return nil, nil
+	}
+	enc, err := EncodeHistogram(h)
+	if err != nil {
+		return nil, err
+	}
+	r.Histograms[name] = enc
+	return s, nil
+}
+
 // Finalize derives every computed figure from r's raw counts and the given histograms: latency
 // summaries and encodings, throughput, wire ratios. Workers call it on their own result; Merge
 // calls it on the merged one, so both follow one definition.
@@ -17,16 +32,13 @@ func (r *Result) Finalize(hists map[string]*hdrhistogram.Histogram) error {
 	r.Histograms = map[string]string{}
 	r.Latency = Latencies{}
 	for _, name := range HistogramNames {
-		h := hists[name]
-		s := Summarize(h)
-		if s == nil {
-			continue
-		}
-		enc, err := EncodeHistogram(h)
+		s, err := r.keepHistogram(name, hists[name])
 		if err != nil {
 			return err
 		}
-		r.Histograms[name] = enc
+		if s == nil {
+			continue
+		}
 		switch name {
 		case HistEndToEnd:
 			r.Latency.EndToEnd = s
