@@ -136,3 +136,23 @@ const (
 // TopicName is the name of topic t (0-based) of the workload: topicPrefix followed by t. The load
 // generator, the gateways' predefined topics and the operator's KafkaTopics all name topics so.
 func (w *WorkloadSpec) TopicName(t int) string { return w.TopicPrefix + strconv.Itoa(t) }
+
+// ClientsOfWorker is how many clients worker i of n holds: topics are dealt round-robin (topic t
+// to worker t mod n), each topic's publishers and subscribers go with it, and the first c mod
+// topics topics take one more of c clients (loadgen.NewPlan deals them so). Counted per topic,
+// not per client, so a million clients cost nothing. Worker 0 holds the most.
+func (w *WorkloadSpec) ClientsOfWorker(i, n int) int {
+	topics := max(1, int(w.Topics))
+	on := func(c, t int) int {
+		k := c / topics
+		if t < c%topics {
+			k++
+		}
+		return k
+	}
+	sum := 0
+	for t := i; t < topics; t += max(1, n) {
+		sum += on(int(w.Publishers), t) + on(int(w.Subscribers), t)
+	}
+	return sum
+}

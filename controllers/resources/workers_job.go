@@ -81,7 +81,7 @@ func WorkersJob(mb *v1alpha1.MessagingBenchmark, cfg Config) *batchv1.Job {
 		}},
 		Volumes: volumes,
 	}
-	if workerClients(&mb.Spec.Workload, int(w.Replicas)) > DefaultEphemeralPorts {
+	if mb.Spec.Workload.ClientsOfWorker(0, int(w.Replicas)) > DefaultEphemeralPorts {
 		// A pod has one address, and its connections to the broker's one address:port need a
 		// source port each: past the default range's 28,232 the next connect fails with
 		// EADDRNOTAVAIL. The range is a namespaced sysctl the restricted Pod Security Standard
@@ -115,22 +115,3 @@ const (
 	DefaultEphemeralPorts = 60999 - 32768 + 1
 	WidePortRange         = "1024 65535"
 )
-
-// workerClients is the most clients one of n workers holds: worker 0's, as the load generator
-// deals topics round-robin (topic t to worker t mod n) and a topic's publishers and subscribers
-// go with it, the first c mod T topics taking one more of c clients (loadgen.NewPlan).
-func workerClients(w *v1alpha1.WorkloadSpec, n int) int {
-	T := max(1, int(w.Topics))
-	on := func(c, t int) int {
-		k := c / T
-		if t < c%T {
-			k++
-		}
-		return k
-	}
-	sum := 0
-	for t := 0; t < T; t += max(1, n) {
-		sum += on(int(w.Publishers), t) + on(int(w.Subscribers), t)
-	}
-	return sum
-}

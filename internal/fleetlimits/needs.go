@@ -131,26 +131,8 @@ func clientFiles(spec *v1alpha1.MessagingBenchmarkSpec) int {
 // workers is spec.workers.replicas, at least 1.
 func workers(spec *v1alpha1.MessagingBenchmarkSpec) int { return max(1, int(spec.Workers.Replicas)) }
 
-// clientsOf is worker i of n's clients, as loadgen.NewPlan deals them: topics round-robin to
-// workers, each topic's clients with it, the remainders to the lowest topics. Counted per topic
-// (O(topics / n)) instead of listing every client, so a million clients cost nothing; a test
-// holds it to NewPlan.
-func clientsOf(w *v1alpha1.WorkloadSpec, i, n int) int {
-	T := max(1, int(w.Topics))
-	P, S := int(w.Publishers), int(w.Subscribers)
-	on := func(c, t int) int {
-		k := c / T
-		if t < c%T {
-			k++
-		}
-		return k
-	}
-	sum := 0
-	for t := i; t < T; t += n {
-		sum += on(P, t) + on(S, t)
-	}
-	return sum
-}
+// clientsOf is worker i of n's share of the clients.
+func clientsOf(w *v1alpha1.WorkloadSpec, i, n int) int { return w.ClientsOfWorker(i, n) }
 
 // gatewayConns is the broker connections the spec's gateway holds (0 without one), and the
 // files it holds towards its clients.
