@@ -248,18 +248,8 @@ func (s *subscriber) sleep() error {
 
 // resume reconnects the subscriber to its persistent session; queued messages follow CONNACK.
 func (s *subscriber) resume(ctx context.Context) error {
-	r := s.r
-	c := drivers.Client{ID: r.clientID("s", s.plan.Index), Role: drivers.Subscriber, Topic: r.spec.Workload.TopicName(s.plan.Topic), TopicIndex: s.plan.Topic}
-	s.sessStart.Store(r.now())
 	s.resumed.Store(true)
-	sess, err := r.connect(ctx, c, s, &s.dial)
-	if err != nil {
-		return clientErr(drivers.Subscriber, s.plan.Index, err)
-	}
-	r.churn.connects.Add(1)
-	s.sess = sess
-	s.live.Store(&sess)
-	return nil
+	return s.open(ctx)
 }
 
 // --- Reconnect storm ---

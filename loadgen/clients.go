@@ -34,6 +34,17 @@ type subscriber struct {
 }
 
 func (s *subscriber) connect(ctx context.Context) error {
+	if err := s.open(ctx); err != nil {
+		return err
+	}
+	if err := s.sess.Subscribe(ctx); err != nil {
+		return clientErr(drivers.Subscriber, s.plan.Index, err)
+	}
+	return nil
+}
+
+// open connects the subscriber's session (a resumed one subscribes no more: the broker kept it).
+func (s *subscriber) open(ctx context.Context) error {
 	r := s.r
 	c := drivers.Client{ID: r.clientID("s", s.plan.Index), Role: drivers.Subscriber, Topic: r.spec.Workload.TopicName(s.plan.Topic), TopicIndex: s.plan.Topic}
 	s.sessStart.Store(r.now())
@@ -44,9 +55,6 @@ func (s *subscriber) connect(ctx context.Context) error {
 	r.churn.connects.Add(1)
 	s.sess = sess
 	s.live.Store(&sess)
-	if err := sess.Subscribe(ctx); err != nil {
-		return clientErr(drivers.Subscriber, s.plan.Index, err)
-	}
 	return nil
 }
 
