@@ -53,6 +53,7 @@ import (
 	"github.com/msgbench/msgbench/internal/testenv"
 	"github.com/msgbench/msgbench/loadgen/drivers"
 	_ "github.com/msgbench/msgbench/loadgen/drivers/all"
+	"github.com/msgbench/msgbench/results"
 )
 
 var (
@@ -349,6 +350,8 @@ func TestSamples(t *testing.T) {
 		{file: "mqtt-quic.yaml"},
 		{file: "mqtt-websocket.yaml"},
 		{file: "mqtts-device-tls.yaml"},
+		{file: "churn-duty-cycle.yaml"},
+		{file: "churn-reconnect-storm.yaml"},
 	} {
 		mb := load(t, s)
 		t.Run(mb.Name, func(t *testing.T) {
@@ -530,10 +533,12 @@ func checkObjectStore(t *testing.T, mb *v1alpha1.MessagingBenchmark) {
 		Env      struct {
 			Mode string `json:"mode"`
 		} `json:"environment"`
+		Churn *results.Churn `json:"churn"`
 	}
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatalf("%s: %v", mb.Status.ResultsURL, err)
 	}
+	checkChurn(t, mb, r.Churn)
 	if r.Sent != mb.Status.Summary.Sent || r.Received != mb.Status.Summary.Received || r.Env.Mode != "kubernetes" ||
 		len(r.Workers) != int(mb.Spec.Workers.Replicas) {
 		t.Errorf("stored result (phase %s, sent %d, received %d, mode %s, %d workers) does not match the status %+v",
@@ -543,6 +548,35 @@ func checkObjectStore(t *testing.T, mb *v1alpha1.MessagingBenchmark) {
 	for i := range int(mb.Spec.Workers.Replicas) {
 		getObject(t, u.Host, fmt.Sprintf("%sworkers/%d.json", base, i))
 	}
+}
+
+// checkChurn: a run with device churn did on the node exactly what its schedule called for.
+func checkChurn(t *testing.T, mb *v1alpha1.MessagingBenchmark, c *results.Churn) {
+	t.Helper()
+	w := mb.Spec.Workload
+	if w.DutyCycle == nil && w.ReconnectStorm == nil {
+		return
+	}
+	if c == nil {
+		t.Fatalf("%s: the stored result has no churn section", mb.Name)
+	}
+	if c.ExpectedConnects != nil && c.Connects != *c.ExpectedConnects {
+		t.Errorf("%s: %d connects, the schedule called for %d", mb.Name, c.Connects, *c.ExpectedConnects)
+	}
+	if w.DutyCycle != nil && (c.Wakes == 0 || c.Wakes != c.ExpectedWakes) {
+		t.Errorf("%s: %d wakes of %d", mb.Name, c.Wakes, c.ExpectedWakes)
+	}
+	if s := c.Storm; w.ReconnectStorm != nil && (s == nil || s.Dropped == 0 || s.Reconnected != s.Dropped || s.NotBack != 0) {
+		t.Errorf("%s: reconnect storm %+v: not every dropped client came back", mb.Name, s)
+	}
+	record("%-28s churn: connects %d, wakes %d of %d%s", mb.Name, c.Connects, c.Wakes, c.ExpectedWakes, stormText(c.Storm))
+}
+
+func stormText(s *results.Storm) string {
+	if s == nil {
+		return ""
+	}
+	return fmt.Sprintf(", storm: %d dropped, all back in %.3f s, %d lost at the drop", s.Dropped, s.RecoverySeconds, s.LostAtDrop)
 }
 
 func getObject(t *testing.T, bucket, key string) []byte {
