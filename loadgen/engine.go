@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -127,6 +128,9 @@ type run struct {
 	pubs       []*publisher
 	churn      *churn // device churn's counters (dutyCycle, reconnectStorm; churn.go)
 	ramp       *ramp  // the first connections' ramp (connect.go)
+	// baseRSS is the process's resident memory before its first client connected: what the
+	// connections added is measured from it (resources.loadgenBytesPerConnection).
+	baseRSS int64
 }
 
 func (r *run) now() int64 { return int64(time.Since(r.epoch)) }
@@ -195,6 +199,9 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		o.Monitor.run.Store(r)
 	}
 
+	if u, err := proc.Of(os.Getpid()); err == nil {
+		r.baseRSS = u.RSS
+	}
 	if o.Connect != nil {
 		if err := o.Connect(ctx); err != nil {
 			return nil, fmt.Errorf("waiting for the signal to connect: %w", err)
@@ -593,6 +600,10 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 		res.Message = problems
 	}
 	res.Resources.LoadgenMaxRSSBytes = end.self.PeakRSS
+	if held := int64(len(r.pubs) + len(r.subs)); held > 0 && r.spec.Workload.DutyCycle == nil && r.baseRSS > 0 && end.self.PeakRSS > r.baseRSS {
+		// Duty-cycled devices are not all held at once, so they have no such figure.
+		res.Resources.LoadgenBytesPerConnection = results.Int64((end.self.PeakRSS - r.baseRSS) / held)
+	}
 	if usage.ok { // CPU and the machine's conditions over the window; none when it never opened
 		res.Resources.LoadgenCPUSeconds = max(0, end.self.CPU-start.self.CPU).Seconds()
 		if end.brokerOK && start.brokerOK {

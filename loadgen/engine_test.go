@@ -3,6 +3,7 @@ package loadgen_test
 import (
 	"context"
 	"net"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -402,4 +403,37 @@ func TestStoppedBrokerEndsTheRun(t *testing.T) {
 	if res.Phase == "Succeeded" || !strings.Contains(res.Message, "waiting for a free inflight slot") {
 		t.Errorf("phase %s, message %q; want a failure naming the full window", res.Phase, res.Message)
 	}
+}
+
+// TestMemoryPerConnectionHeld: the result says what each connection a worker held added to its
+// memory — here 2,000 idle subscribers, a few KB each (docs/benchmarks.md, Fleets: 5.8–7.9 KB
+// in fleets of 5,000 and more) — and a worker that held none says nothing.
+func TestMemoryPerConnectionHeld(t *testing.T) {
+	b := startMosquitto(t, "")
+	spec := baseSpec()
+	spec.QoS = 0
+	spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 1, 2000, 1
+	spec.Workload.Rate = 10
+	spec.Workload.Duration.Duration, spec.Workload.Warmup.Duration = time.Second, 0
+	res := run(t, spec, loadgen.Options{Address: b.Addr})
+	per := res.Resources.LoadgenBytesPerConnection
+	// The race detector's shadow memory multiplies it (91 KB under -race, 12 KB without: the
+	// peak holds the heap's garbage-collection headroom and the connect ramp's garbage).
+	if per == nil || *per < 1000 || *per > 256<<10 {
+		t.Fatalf("loadgenBytesPerConnection %v for 2,001 connections (peak RSS %d B)", ptrText(per), res.Resources.LoadgenMaxRSSBytes)
+	}
+	t.Logf("%d B per connection held (peak RSS %.1f MiB)", *per, float64(res.Resources.LoadgenMaxRSSBytes)/(1<<20))
+	other := *res
+	other.Resources.LoadgenBytesPerConnection = results.Int64(*per + 1)
+	m, err := results.Merge([]*results.Result{res, &other})
+	if err != nil || m.Resources.LoadgenBytesPerConnection == nil || *m.Resources.LoadgenBytesPerConnection != *per+1 {
+		t.Errorf("merged: %v %v, want the largest worker's %d", m.Resources.LoadgenBytesPerConnection, err, *per+1)
+	}
+}
+
+func ptrText(p *int64) string {
+	if p == nil {
+		return "null"
+	}
+	return strconv.FormatInt(*p, 10)
 }

@@ -147,6 +147,9 @@ func Merge(parts []*Result) (*Result, error) {
 		mergeWire(&m.Wire, &p.Wire)
 		m.Resources.LoadgenCPUSeconds += p.Resources.LoadgenCPUSeconds
 		m.Resources.LoadgenMaxRSSBytes = max(m.Resources.LoadgenMaxRSSBytes, p.Resources.LoadgenMaxRSSBytes)
+		if p.Resources.LoadgenBytesPerConnection != nil {
+			m.Resources.LoadgenBytesPerConnection = Int64(max(derefInt(m.Resources.LoadgenBytesPerConnection), *p.Resources.LoadgenBytesPerConnection))
+		}
 		if p.Resources.BrokerCPUSeconds != nil {
 			m.Resources.BrokerCPUSeconds = Float64(max(deref(m.Resources.BrokerCPUSeconds), *p.Resources.BrokerCPUSeconds))
 		}

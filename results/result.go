@@ -313,12 +313,16 @@ type Wire struct {
 // where msgbench cannot read them: an external broker, a Strimzi Kafka, an in-process gateway
 // (its CPU is the load generator's), several gateway replicas (docs/results.md).
 type Resources struct {
-	LoadgenCPUSeconds  float64  `json:"loadgenCPUSeconds"`
-	LoadgenMaxRSSBytes int64    `json:"loadgenMaxRSSBytes"`
-	BrokerCPUSeconds   *float64 `json:"brokerCPUSeconds"`
-	BrokerMaxRSSBytes  *int64   `json:"brokerMaxRSSBytes"`
-	GatewayCPUSeconds  *float64 `json:"gatewayCPUSeconds,omitempty"`
-	GatewayMaxRSSBytes *int64   `json:"gatewayMaxRSSBytes,omitempty"`
+	LoadgenCPUSeconds  float64 `json:"loadgenCPUSeconds"`
+	LoadgenMaxRSSBytes int64   `json:"loadgenMaxRSSBytes"`
+	// LoadgenBytesPerConnection is what each connection a worker held added to its process's
+	// memory: its peak RSS less its RSS before the first connect, over the clients it held
+	// (merged: the largest worker's); null for duty cycles, whose devices are not all held at once.
+	LoadgenBytesPerConnection *int64   `json:"loadgenBytesPerConnection,omitempty"`
+	BrokerCPUSeconds          *float64 `json:"brokerCPUSeconds"`
+	BrokerMaxRSSBytes         *int64   `json:"brokerMaxRSSBytes"`
+	GatewayCPUSeconds         *float64 `json:"gatewayCPUSeconds,omitempty"`
+	GatewayMaxRSSBytes        *int64   `json:"gatewayMaxRSSBytes,omitempty"`
 }
 
 // TimelinePoint counts one interval; T is the interval's end in seconds since the measured

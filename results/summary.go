@@ -95,6 +95,9 @@ func WriteSummary(w io.Writer, r *Result) error {
 			*r.Wire.TLSHandshakes, derefInt(r.Wire.TLSResumed), derefInt(r.Wire.ZeroRTT)))
 	}
 	res := fmt.Sprintf("load generator %.2f CPU-s, peak RSS %s", r.Resources.LoadgenCPUSeconds, bytesHuman(float64(r.Resources.LoadgenMaxRSSBytes)))
+	if b := r.Resources.LoadgenBytesPerConnection; b != nil {
+		res += fmt.Sprintf(" (%s per connection held)", bytesHuman(float64(*b)))
+	}
 	for _, c := range []struct {
 		name string
 		cpu  *float64
