@@ -569,14 +569,14 @@ func checkChurn(t *testing.T, mb *v1alpha1.MessagingBenchmark, c *results.Churn)
 	if s := c.Storm; w.ReconnectStorm != nil && (s == nil || s.Dropped == 0 || s.Reconnected != s.Dropped || s.NotBack != 0) {
 		t.Errorf("%s: reconnect storm %+v: not every dropped client came back", mb.Name, s)
 	}
-	record("%-28s churn: connects %d, wakes %d of %d%s", mb.Name, c.Connects, c.Wakes, c.ExpectedWakes, stormText(c.Storm))
-}
-
-func stormText(s *results.Storm) string {
-	if s == nil {
-		return ""
+	what := fmt.Sprintf("churn: connects %d", c.Connects)
+	if w.DutyCycle != nil {
+		what += fmt.Sprintf(", wakes %d of %d", c.Wakes, c.ExpectedWakes)
 	}
-	return fmt.Sprintf(", storm: %d dropped, all back in %.3f s, %d lost at the drop", s.Dropped, s.RecoverySeconds, s.LostAtDrop)
+	if s := c.Storm; s != nil {
+		what += fmt.Sprintf(", storm: %d dropped, all back in %.3f s, %d lost at the drop", s.Dropped, s.RecoverySeconds, s.LostAtDrop)
+	}
+	record("%-28s %s", mb.Name, what)
 }
 
 func getObject(t *testing.T, bucket, key string) []byte {
