@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -128,9 +127,10 @@ type run struct {
 	pubs       []*publisher
 	churn      *churn // device churn's counters (dutyCycle, reconnectStorm; churn.go)
 	ramp       *ramp  // the first connections' ramp (connect.go)
-	// baseRSS is the process's resident memory before its first client connected: what the
-	// connections added is measured from it (resources.loadgenBytesPerConnection).
-	baseRSS int64
+	// baseMem is the Go memory the process held before its first client connected, and
+	// heldMem what it held at the end with every client still connected, both after a garbage
+	// collection (memory.go): resources.loadgenBytesPerConnection is their difference per client.
+	baseMem, heldMem int64
 }
 
 func (r *run) now() int64 { return int64(time.Since(r.epoch)) }
@@ -199,9 +199,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		o.Monitor.run.Store(r)
 	}
 
-	if u, err := proc.Of(os.Getpid()); err == nil {
-		r.baseRSS = u.RSS
-	}
+	r.baseMem = goMemoryHeld()
 	if o.Connect != nil {
 		if err := o.Connect(ctx); err != nil {
 			return nil, fmt.Errorf("waiting for the signal to connect: %w", err)
@@ -313,6 +311,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	// 4. Drain: acknowledgements, then deliveries still on their way.
 	o.Monitor.setPhase(PhaseDraining)
 	drainErrs := r.drain(ctx)
+	r.heldMem = goMemoryHeld()                                              // every client still connected (closeAll comes after)
 	res := r.result(startWall, skew, usage, append(failures, drainErrs...)) // one message, causes first
 	if len(failures) > 0 {
 		// A publisher that could not connect or publish makes the numbers incomplete.
@@ -600,9 +599,9 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 		res.Message = problems
 	}
 	res.Resources.LoadgenMaxRSSBytes = end.self.PeakRSS
-	if held := int64(len(r.pubs) + len(r.subs)); held > 0 && r.spec.Workload.DutyCycle == nil && r.baseRSS > 0 && end.self.PeakRSS > r.baseRSS {
+	if held := int64(len(r.pubs) + len(r.subs)); held > 0 && r.spec.Workload.DutyCycle == nil && r.heldMem > r.baseMem {
 		// Duty-cycled devices are not all held at once, so they have no such figure.
-		res.Resources.LoadgenBytesPerConnection = results.Int64((end.self.PeakRSS - r.baseRSS) / held)
+		res.Resources.LoadgenBytesPerConnection = results.Int64((r.heldMem - r.baseMem) / held)
 	}
 	if usage.ok { // CPU and the machine's conditions over the window; none when it never opened
 		res.Resources.LoadgenCPUSeconds = max(0, end.self.CPU-start.self.CPU).Seconds()

@@ -315,9 +315,10 @@ type Wire struct {
 type Resources struct {
 	LoadgenCPUSeconds  float64 `json:"loadgenCPUSeconds"`
 	LoadgenMaxRSSBytes int64   `json:"loadgenMaxRSSBytes"`
-	// LoadgenBytesPerConnection is what each connection a worker held added to its process's
-	// memory: its peak RSS less its RSS before the first connect, over the clients it held
-	// (merged: the largest worker's); null for duty cycles, whose devices are not all held at once.
+	// LoadgenBytesPerConnection is the Go memory (live heap and goroutine stacks, after a
+	// garbage collection) each client a worker held costs: at the end with every client still
+	// connected, less before the first connect, over the clients (merged: the largest worker's);
+	// null for duty cycles, whose devices are not all connected at once.
 	LoadgenBytesPerConnection *int64   `json:"loadgenBytesPerConnection,omitempty"`
 	BrokerCPUSeconds          *float64 `json:"brokerCPUSeconds"`
 	BrokerMaxRSSBytes         *int64   `json:"brokerMaxRSSBytes"`
