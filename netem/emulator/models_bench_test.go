@@ -109,7 +109,13 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 			if allocs := testing.AllocsPerRun(20000, send); allocs != 0 {
 				t.Errorf("%v allocations per packet", allocs)
 			}
-			if st := p.snapshot(); st.Delivered == 0 || st.Lost == 0 {
+			// The writer delivers what the link delays later, on its own goroutine: wait for it
+			// (CI once took the snapshot before it had written anything).
+			st := p.snapshot()
+			for deadline := time.Now().Add(5 * time.Second); st.Delivered == 0 && time.Now().Before(deadline); st = p.snapshot() {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if st.Delivered == 0 || st.Lost == 0 {
 				t.Errorf("the path was not exercised: %+v", st)
 			}
 		})
