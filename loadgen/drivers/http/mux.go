@@ -1,49 +1,39 @@
 package http
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"sync"
-	"sync/atomic"
 
+	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/internal/wire"
 	"github.com/msgbench/msgbench/loadgen/drivers"
 	"github.com/msgbench/msgbench/loadgen/drivers/mqttquic/quicconn"
 )
 
 // muxPublisher publishes over HTTP/2 or HTTP/3, which multiplex requests on one connection: up
-// to spec.mqtt.inflight POSTs are in flight at once, each on its own stream. The connection's
-// RoundTrip blocks until the response, so a fixed set of inflight sender goroutines (not one per
-// message) takes messages from a bounded queue; with inflight 1, Publish sends directly.
+// to spec.mqtt.inflight POSTs are in flight at once, each on its own stream. Publish writes the
+// request itself through the connection's exchanger and returns; the exchanger's reader reports
+// the response (Completed) and frees the window slot — no goroutine per message and no hop
+// between goroutines on the way out, as with the MQTT driver.
 type muxPublisher struct {
-	d   *driver
-	h   drivers.Handler
-	tls *tls.Config // the client's
-	t   totals
-	url *url.URL
-	hdr http.Header // read-only, shared by every request
+	d    *driver
+	h    drivers.Handler
+	tls  *tls.Config // the client's
+	head requestHead
+	t    totals
 
-	cc     clientConn // the keep-alive connection (nil without keep-alive after the first message)
-	retire func()
-	ccMu   sync.Mutex
+	mu     sync.Mutex
+	ex     exchanger            // the connection the next message takes
+	live   map[exchanger]func() // every connection not yet retired, with its retire
+	closed bool
 
 	window chan struct{} // a slot per message in flight
-	jobs   chan job
-	// unwritten counts queued messages whose body the connection has not yet taken; Flush
-	// waits for it to reach 0, so the engine's measured-window byte count includes them.
-	unwritten atomic.Int64
-	written   chan struct{} // a token after each body taken
-	free      chan []byte   // payload copies, one per slot
-	ctx       context.Context
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
-	connB     int64
+	ctx    context.Context
+	cancel context.CancelFunc
+	connB  int64
 
 	errMu sync.Mutex
 	err   error
@@ -52,51 +42,80 @@ type muxPublisher struct {
 	gate drivers.Gate
 }
 
-type job struct {
-	payload []byte
-	sentAt  int64
-}
-
 func (d *driver) newMuxPublisher(ctx context.Context, c drivers.Client, h drivers.Handler) (*muxPublisher, error) {
-	tlsConf := d.clientTLS.For(c.ID)
-	cc, counters, err := d.open(ctx, tlsConf, false) // a POST never rides in 0-RTT (docs/tls.md)
+	p := &muxPublisher{d: d, h: h, tls: d.clientTLS.For(c.ID), done: make(chan struct{}),
+		head: requestHead{scheme: d.scheme, authority: d.host, path: d.path(c.Topic), auth: d.auth},
+		live: map[exchanger]func(){},
+		// A slot per message in flight; a connection without keep-alive carries one.
+		window: make(chan struct{}, max(1, int(d.cfg.Spec.MQTT.Inflight)))}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	ex, err := p.dial(ctx) // a POST never rides in 0-RTT (docs/tls.md)
 	if err != nil {
+		p.cancel()
 		return nil, err
 	}
-	u, err := url.Parse(d.scheme + "://" + d.host + d.path(c.Topic))
-	if err != nil {
-		_ = cc.Close()
-		return nil, err
-	}
-	p := &muxPublisher{d: d, h: h, tls: tlsConf, url: u, cc: cc, done: make(chan struct{}),
-		hdr: http.Header{"Content-Type": {"application/octet-stream"}}}
-	if d.auth != "" {
-		p.hdr.Set("Authorization", d.auth)
-	}
-	p.retire = p.t.add(counters)
+	p.ex = ex // without keep-alive too: the first message takes the connection Connect opened
 	cs := p.t.counters()
 	p.connB = cs.BytesSent + cs.BytesReceived
-	p.ctx, p.cancel = context.WithCancel(context.Background())
-	n := max(1, int(d.cfg.Spec.MQTT.Inflight))
-	p.window = make(chan struct{}, n)
-	if n > 1 {
-		p.jobs = make(chan job, n)
-		p.written = make(chan struct{}, 1)
-		p.free = make(chan []byte, n)
-		for range n {
-			p.free <- nil
-		}
-		p.wg.Add(n)
-		for range n {
-			go p.sender()
-		}
-	}
 	return p, nil
 }
 
-// Publish takes a window slot (blocking while inflight messages are outstanding) and sends the
-// message, itself (inflight 1) or through a sender.
-func (p *muxPublisher) Publish(payload []byte, _ bool) error {
+// dial opens a connection of the run's version whose responses complete messages. Without
+// keep-alive a connection carries one message, and its response closes and retires it.
+func (p *muxPublisher) dial(ctx context.Context) (exchanger, error) {
+	var ex exchanger
+	onResponse := func(sentAt int64, status int, err error) {
+		p.response(sentAt, status, err)
+		if !p.d.cfg.Spec.HTTP.KeepAliveOrDefault() {
+			p.forget(ex)
+		}
+	}
+	var err error
+	if p.d.version == v1alpha1.HTTP3 {
+		ex, err = p.d.openH3RoundTrip(ctx, p.tls, p.head, onResponse)
+	} else {
+		ex, err = p.d.openH2(ctx, p.tls, p.head, onResponse)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	p.live[ex] = p.t.add(ex.Counters)
+	p.mu.Unlock()
+	return ex, nil
+}
+
+// forget closes a connection and moves its counters to the session's closed total.
+func (p *muxPublisher) forget(ex exchanger) {
+	_ = ex.Close()
+	p.mu.Lock()
+	retire := p.live[ex]
+	delete(p.live, ex)
+	p.mu.Unlock()
+	if retire != nil {
+		retire()
+	}
+}
+
+// response completes one message: Completed (unless Close came first) and its window slot back.
+func (p *muxPublisher) response(sentAt int64, status int, err error) {
+	defer func() { <-p.window }()
+	if err != nil {
+		if p.ctx.Err() == nil {
+			p.fail(fmt.Errorf("POST %s: %w", p.head.path, quicconn.ExplainRefused(err)))
+		}
+		return
+	}
+	if !p.gate.Enter() {
+		return
+	}
+	p.h.Completed(sentAt, status >= 200 && status < 300)
+	p.gate.Leave()
+}
+
+// Publish takes a window slot (blocking while inflight messages are outstanding, after writing
+// what is buffered) and sends the message on the connection.
+func (p *muxPublisher) Publish(payload []byte, flush bool) error {
 	if err := p.Err(); err != nil {
 		return err
 	}
@@ -106,156 +125,80 @@ func (p *muxPublisher) Publish(payload []byte, _ bool) error {
 	sentAt := p.d.cfg.Now()
 	select {
 	case p.window <- struct{}{}:
-	case <-p.ctx.Done():
-		return p.closedErr()
+	default:
+		if err := p.Flush(); err != nil { // what waits in the buffer holds the slots
+			return err
+		}
+		select {
+		case p.window <- struct{}{}:
+		case <-p.ctx.Done():
+			return p.closedErr()
+		case <-p.done:
+			return p.closedErr()
+		}
 	}
-	if p.ctx.Err() != nil { // Close ran meanwhile, the slot free
+	ex, err := p.conn()
+	if err == nil {
+		err = ex.Post(payload, sentAt, flush || !p.d.cfg.Spec.HTTP.KeepAliveOrDefault())
+	}
+	if err != nil {
 		<-p.window
-		return p.closedErr()
+		if p.ctx.Err() != nil {
+			return p.closedErr()
+		}
+		return p.fail(fmt.Errorf("POST %s: %w", p.head.path, quicconn.ExplainRefused(err)))
 	}
-	if p.jobs == nil {
-		err := p.send(payload, sentAt, nil)
-		<-p.window
-		return err
-	}
-	buf := <-p.free
-	buf = append(buf[:0], payload...) // a copy: the caller reuses payload
-	p.unwritten.Add(1)
-	p.jobs <- job{payload: buf, sentAt: sentAt}
 	return nil
 }
 
-// Flush waits until the connection has taken the body of every queued message (it is in the
-// stream's send buffer, on its way to the socket), the session ends, or Close.
+// conn returns the connection for the next message: the keep-alive one, a new one when the
+// gateway closed it (idle timeout, GOAWAY — as a browser or device would), or without keep-alive
+// a new one per message (the first message uses the one Connect opened).
+func (p *muxPublisher) conn() (exchanger, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, errClosed
+	}
+	ex := p.ex
+	if !p.d.cfg.Spec.HTTP.KeepAliveOrDefault() {
+		p.ex = nil
+	}
+	if ex != nil && ex.Err() == nil {
+		return ex, nil
+	}
+	p.mu.Unlock()
+	ex, err := p.dial(p.ctx)
+	p.mu.Lock()
+	if err != nil {
+		return nil, err
+	}
+	if p.closed {
+		p.mu.Unlock()
+		p.forget(ex)
+		p.mu.Lock()
+		return nil, errClosed
+	}
+	if p.d.cfg.Spec.HTTP.KeepAliveOrDefault() {
+		p.ex = ex
+	}
+	return ex, nil
+}
+
+// Flush writes what the connection buffered.
 func (p *muxPublisher) Flush() error {
 	if p.ctx.Err() != nil {
 		return p.closedErr()
 	}
-	for p.unwritten.Load() > 0 {
-		select {
-		case <-p.written:
-		case <-p.done:
-			return p.closedErr()
-		case <-p.ctx.Done():
-			return p.closedErr()
-		}
+	p.mu.Lock()
+	ex := p.ex
+	p.mu.Unlock()
+	if ex == nil {
+		return nil
 	}
-	return nil
-}
-
-// bodyWritten is called once per queued message, when its body was read or its request ended.
-func (p *muxPublisher) bodyWritten() {
-	p.unwritten.Add(-1)
-	select {
-	case p.written <- struct{}{}:
-	default:
-	}
-}
-
-// watchedBody is a request body that reports when the transport has read all of it.
-type watchedBody struct {
-	bytes.Reader
-	once   sync.Once
-	onDone func()
-}
-
-func (b *watchedBody) Read(buf []byte) (int, error) {
-	n, err := b.Reader.Read(buf)
-	if b.Len() == 0 {
-		b.done()
-	}
-	return n, err
-}
-
-func (b *watchedBody) Close() error { b.done(); return nil }
-
-func (b *watchedBody) done() {
-	if b.onDone != nil {
-		b.once.Do(b.onDone)
-	}
-}
-
-func (p *muxPublisher) sender() {
-	defer p.wg.Done()
-	for {
-		select {
-		case j := <-p.jobs:
-			_ = p.send(j.payload, j.sentAt, p.bodyWritten)
-			p.free <- j.payload
-			<-p.window
-		case <-p.ctx.Done():
-			return
-		}
-	}
-}
-
-// conn returns the connection for one message: the shared one, or a new one without keep-alive
-// (the first message uses the one Connect opened).
-func (p *muxPublisher) conn() (clientConn, func(), error) {
-	p.ccMu.Lock()
-	if p.d.cfg.Spec.HTTP.KeepAliveOrDefault() && p.cc != nil && p.cc.Err() != nil {
-		// The gateway closed the connection (idle timeout, GOAWAY): open the next one, as a
-		// browser or device would. Requests in flight on the old one have failed already.
-		p.retire()
-		_ = p.cc.Close()
-		cc, counters, err := p.d.open(p.ctx, p.tls, false)
-		if err != nil {
-			p.cc = nil
-			p.ccMu.Unlock()
-			return nil, nil, err
-		}
-		p.cc, p.retire = cc, p.t.add(counters)
-	}
-	cc, retire := p.cc, p.retire
-	if !p.d.cfg.Spec.HTTP.KeepAliveOrDefault() {
-		p.cc, p.retire = nil, nil
-	}
-	p.ccMu.Unlock()
-	if p.d.cfg.Spec.HTTP.KeepAliveOrDefault() {
-		if cc == nil {
-			return nil, nil, errClosed
-		}
-		return cc, nil, nil
-	}
-	if cc == nil {
-		var counters func() wire.Counters
-		var err error
-		if cc, counters, err = p.d.open(p.ctx, p.tls, false); err != nil {
-			return nil, nil, err
-		}
-		retire = p.t.add(counters)
-	}
-	return cc, func() { retire(); _ = cc.Close() }, nil
-}
-
-// send POSTs one message and waits for the response; written, when set, is called once the
-// body was taken or the request ended without it.
-func (p *muxPublisher) send(payload []byte, sentAt int64, written func()) error {
-	body := &watchedBody{onDone: written}
-	body.Reset(payload)
-	defer body.done()
-	cc, hangUp, err := p.conn()
-	if err != nil {
+	if err := ex.Flush(); err != nil {
 		return p.fail(err)
 	}
-	if hangUp != nil {
-		defer hangUp()
-	}
-	req := (&http.Request{
-		Method: http.MethodPost, URL: p.url, Host: p.d.host, Header: p.hdr,
-		Body: body, ContentLength: int64(len(payload)),
-	}).WithContext(p.ctx)
-	resp, err := cc.RoundTrip(req)
-	if err != nil {
-		return p.fail(fmt.Errorf("POST %s: %w", p.url.Path, quicconn.ExplainRefused(err)))
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	_ = resp.Body.Close()
-	if !p.gate.Enter() {
-		return errClosed
-	}
-	p.h.Completed(sentAt, resp.StatusCode >= 200 && resp.StatusCode < 300)
-	p.gate.Leave()
 	return nil
 }
 
@@ -282,10 +225,13 @@ func (p *muxPublisher) closedErr() error {
 	return errClosed
 }
 
-// Drain waits until every message in flight has its response.
+// Drain writes what is buffered and waits until every message in flight has its response.
 func (p *muxPublisher) Drain(ctx context.Context) error {
 	if p.ctx.Err() != nil {
 		return p.closedErr()
+	}
+	if err := p.Flush(); err != nil {
+		return err
 	}
 	for i := 0; i < cap(p.window); i++ {
 		select {
@@ -322,20 +268,23 @@ func (p *muxPublisher) ConnectBytes() int64     { return p.connB }
 func (p *muxPublisher) Counters() wire.Counters { return p.t.counters() }
 func (p *muxPublisher) Done() <-chan struct{}   { return p.done }
 
-// Close cancels every request (a Publish blocked on the window or waiting for its response
-// returns ErrClosed), waits for the senders and for a Completed in progress, and closes the
-// connection. A second call returns nil.
+// Close ends the session: a Publish blocked on the window returns ErrClosed, Completed calls in
+// progress finish and no other follows, every connection closes (answering its open requests
+// with errors the closed session ignores). A second call returns nil.
 func (p *muxPublisher) Close() error {
 	p.cancel()
 	p.gate.Close()
-	p.wg.Wait()
-	p.ccMu.Lock()
-	if p.cc != nil {
-		p.retire()
-		_ = p.cc.Close()
-		p.cc = nil
+	p.mu.Lock()
+	p.closed = true
+	p.ex = nil
+	live := make([]exchanger, 0, len(p.live))
+	for ex := range p.live {
+		live = append(live, ex)
 	}
-	p.ccMu.Unlock()
+	p.mu.Unlock()
+	for _, ex := range live {
+		p.forget(ex)
+	}
 	p.errMu.Lock()
 	if p.err == nil {
 		select {
