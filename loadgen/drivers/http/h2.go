@@ -163,6 +163,9 @@ func (c *h2Conn) Post(payload []byte, sentAt int64, flush bool) error {
 	c.appendHeadersLocked(id, len(payload))
 	c.sending, c.sendingWindow = id, c.initWindow
 	for len(payload) > 0 {
+		if _, ok := c.open[id]; !ok {
+			break // answered or reset before its body was all sent (413, RST_STREAM): stop sending
+		}
 		n := min(len(payload), c.maxFrame)
 		n = int(min(int64(n), c.connWindow, c.sendingWindow))
 		if n <= 0 { // out of send window: write what waits and let the reader take WINDOW_UPDATEs
