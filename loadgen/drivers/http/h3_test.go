@@ -1,0 +1,375 @@
+package http
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2/hpack"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/brokers/mosquitto"
+	"github.com/msgbench/msgbench/gateway"
+	gwhttp "github.com/msgbench/msgbench/gateway/http"
+	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/internal/certs/certstest"
+	"github.com/msgbench/msgbench/internal/mqtt"
+	"github.com/msgbench/msgbench/loadgen/drivers"
+)
+
+// h3Env is a real Mosquitto behind the real HTTP gateway, which serves HTTP/3 with TLS.
+type h3Env struct {
+	broker *mosquitto.Process
+	addr   string
+	tls    *tls.Config
+}
+
+func startH3Env(tb testing.TB, limits gwhttp.Limits) *h3Env {
+	tb.Helper()
+	b, err := mosquitto.Start(context.Background(), mosquitto.Options{MaxInflight: 20})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = syscall.Kill(b.PID(), syscall.SIGCONT); _ = b.Stop() })
+	bundle, srv := certstest.Loopback(tb)
+	gw, err := gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, TLS: srv}, limits)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = gw.Close() })
+	clientTLS, err := certs.ClientTLS(bundle.CACert, "127.0.0.1", "1.3")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &h3Env{broker: b, addr: gw.Addr().String(), tls: clientTLS}
+}
+
+// open connects an HTTP/3 exchanger with inflight readers, POSTing to topic at QoS 1 (or with
+// edit's changes to the request head), reporting responses to on.
+func (env *h3Env) open(tb testing.TB, inflight int32, topic string, edit func(*requestHead), on responseFunc) (*driver, exchanger) {
+	tb.Helper()
+	s := &v1alpha1.MessagingBenchmarkSpec{Protocol: v1alpha1.ProtocolHTTP, QoS: 1,
+		HTTP: v1alpha1.HTTPSpec{Version: v1alpha1.HTTP3}, MQTT: v1alpha1.MQTTSpec{Inflight: inflight},
+		Workload: v1alpha1.WorkloadSpec{PayloadBytes: 256}}
+	drv, err := New(drivers.Config{Spec: s, Address: env.addr, TLS: env.tls}, Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	d := drv.(*driver)
+	head := requestHead{scheme: d.scheme, authority: d.host, path: d.path(topic), auth: d.auth}
+	if edit != nil {
+		edit(&head)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ex, err := d.openH3(ctx, d.clientTLS.For("h3-"+tb.Name()), head, on)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = ex.Close() })
+	return d, ex
+}
+
+// h3Outcome is one responseFunc call.
+type h3Outcome struct {
+	sentAt int64
+	status int
+	err    error
+}
+
+// h3Log records responseFunc calls.
+type h3Log struct {
+	mu  sync.Mutex
+	got []h3Outcome
+	n   chan struct{} // a token per call
+}
+
+func newH3Log() *h3Log { return &h3Log{n: make(chan struct{}, 1024)} }
+
+func (l *h3Log) on(sentAt int64, status int, err error) {
+	l.mu.Lock()
+	l.got = append(l.got, h3Outcome{sentAt, status, err})
+	l.mu.Unlock()
+	l.n <- struct{}{}
+}
+
+func (l *h3Log) wait(t *testing.T, n int) []h3Outcome {
+	t.Helper()
+	for i := range n {
+		select {
+		case <-l.n:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d of %d responses after 10 s", i, n)
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]h3Outcome(nil), l.got...)
+}
+
+func (l *h3Log) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.got)
+}
+
+// TestH3PostsReachTheBroker: POSTs at QoS 1, up to four in flight, each answered 204 through
+// onResponse once with its sentAt, and a real MQTT subscriber receives every body byte for byte
+// (the caller's buffer is reused after each Post, as the contract allows).
+func TestH3PostsReachTheBroker(t *testing.T) {
+	env := startH3Env(t, gwhttp.Limits{})
+	const topic, n = "h3/exchange", 40
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	nc, err := net.Dial("tcp", env.broker.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delivered := make(chan []byte, n)
+	sub, err := mqtt.Connect(ctx, nc, mqtt.Options{Connect: mqtt.ConnectOptions{ClientID: "h3-sub", CleanSession: true},
+		OnPublish: func(p *mqtt.Publish) { delivered <- bytes.Clone(p.Payload) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if _, err := sub.Subscribe(ctx, mqtt.Subscription{Filter: topic, QoS: 1}); err != nil {
+		t.Fatal(err)
+	}
+
+	log := newH3Log()
+	window := make(chan struct{}, 4)
+	d, ex := env.open(t, 4, topic, nil, func(sentAt int64, status int, err error) {
+		log.on(sentAt, status, err)
+		<-window
+	})
+	body := func(i int, b []byte) []byte {
+		for j := range b {
+			b[j] = byte(i*7 + j)
+		}
+		return b
+	}
+	payload := make([]byte, 256)
+	for i := range n {
+		window <- struct{}{}
+		if err := ex.Post(body(i, payload), int64(i), i%2 == 0); err != nil {
+			t.Fatalf("post %d: %v", i, err)
+		}
+	}
+	seen := map[int64]bool{}
+	for _, o := range log.wait(t, n) {
+		if o.status != 204 || o.err != nil || seen[o.sentAt] {
+			t.Errorf("response for sentAt %d: status %d, error %v, seen before %v; want one 204", o.sentAt, o.status, o.err, seen[o.sentAt])
+		}
+		seen[o.sentAt] = true
+	}
+	want := map[string]int{}
+	for i := range n {
+		want[string(body(i, make([]byte, 256)))] = i
+	}
+	for range n {
+		select {
+		case p := <-delivered:
+			if _, ok := want[string(p)]; !ok {
+				t.Fatalf("the subscriber got a body no POST sent: % x…", p[:min(len(p), 16)])
+			}
+			delete(want, string(p))
+		case <-ctx.Done():
+			t.Fatalf("the subscriber got %d of %d bodies", n-len(want), n)
+		}
+	}
+	c := ex.Counters()
+	t.Logf("%d POSTs of 256 B: %d B in %d datagrams sent, %d B in %d received", n, c.BytesSent, c.DatagramsSent, c.BytesReceived, c.DatagramsReceived)
+	if c.BytesSent < n*256 || ex.Err() != nil {
+		t.Errorf("%d bytes sent for %d 256-byte bodies; Err %v", c.BytesSent, n, ex.Err())
+	}
+	if cs := d.TLSState(); cs == nil || cs.NegotiatedProtocol != "h3" {
+		t.Errorf("TLS state noted: %+v; want the h3 handshake's", cs)
+	}
+	if err := ex.Close(); err != nil || ex.Err() == nil || ex.Post(payload, 0, true) == nil {
+		t.Errorf("after Close: Close %v, Err %v, and Post succeeded", err, ex.Err())
+	}
+}
+
+// TestH3ErrorStatuses: the statuses the gateway refuses requests with arrive as they were sent:
+// 400 and others from the static table, 401 and 413 as Huffman-coded literals (413 with the
+// request stream stopped, as the gateway does for a body too large); the connection goes on.
+func TestH3ErrorStatuses(t *testing.T) {
+	env := startH3Env(t, gwhttp.Limits{MaxBodyBytes: 1000})
+	for _, c := range []struct {
+		name string
+		edit func(*requestHead)
+		size int
+		want int
+	}{
+		{"bad QoS", func(h *requestHead) { h.path = "/topics/h3/bad?qos=3" }, 10, 400},
+		{"wildcard topic", func(h *requestHead) { h.path = "/topics/h3/%23?qos=1" }, 10, 400},
+		{"not Basic credentials", func(h *requestHead) { h.auth = "Bearer x" }, 10, 401},
+		{"body too large", nil, 2000, 413},
+	} {
+		log := newH3Log()
+		_, ex := env.open(t, 2, "h3/status", c.edit, log.on)
+		if err := ex.Post(make([]byte, c.size), 1, true); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := log.wait(t, 1)[0]; got.status != c.want || got.err != nil {
+			t.Errorf("%s: status %d, error %v; want %d", c.name, got.status, got.err, c.want)
+		}
+		if c.edit == nil { // the same connection still publishes
+			if err := ex.Post(make([]byte, 10), 2, true); err != nil {
+				t.Fatal(err)
+			}
+			if got := log.wait(t, 1)[1]; got.status != 204 || got.err != nil {
+				t.Errorf("%s, then a good request: status %d, error %v", c.name, got.status, got.err)
+			}
+		}
+	}
+}
+
+// TestH3CloseWithRequestsOutstanding: with the broker stopped, requests wait for their
+// responses; Close gives each exactly one errClosed before it returns and nothing follows,
+// called from outside or from within a responseFunc (the 413 of a body too large, answered
+// while the others wait).
+func TestH3CloseWithRequestsOutstanding(t *testing.T) {
+	env := startH3Env(t, gwhttp.Limits{MaxBodyBytes: 1000})
+	for _, inside := range []bool{false, true} {
+		log := newH3Log()
+		var ex exchanger
+		var closeReturned atomic.Bool
+		var lateErrors atomic.Int32
+		on := func(sentAt int64, status int, err error) {
+			if closeReturned.Load() {
+				lateErrors.Add(1)
+			}
+			log.on(sentAt, status, err)
+			if status == 413 {
+				_ = ex.Close()
+				closeReturned.Store(true)
+			}
+		}
+		_, ex = env.open(t, 4, "h3/stall", nil, on)
+		if err := syscall.Kill(env.broker.PID(), syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			if err := ex.Post([]byte("x"), int64(i), true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(300 * time.Millisecond) // the requests reach the gateway and wait for the broker
+		if got := log.count(); got != 0 {
+			t.Fatalf("inside %v: %d responses from a stopped broker", inside, got)
+		}
+		if inside {
+			if err := ex.Post(make([]byte, 2000), 3, true); err != nil {
+				t.Fatal(err)
+			}
+			log.wait(t, 1)
+		} else {
+			_ = ex.Close()
+			closeReturned.Store(true)
+		}
+		time.Sleep(200 * time.Millisecond)
+		_ = syscall.Kill(env.broker.PID(), syscall.SIGCONT)
+		got := log.wait(t, 3)
+		time.Sleep(200 * time.Millisecond)
+		seen := map[int64]bool{}
+		for _, o := range got[len(got)-3:] {
+			if !errors.Is(o.err, errClosed) || seen[o.sentAt] {
+				t.Errorf("inside %v: request %d ended with status %d, error %v (seen before %v); want errClosed once", inside, o.sentAt, o.status, o.err, seen[o.sentAt])
+			}
+			seen[o.sentAt] = true
+		}
+		if want := map[bool]int{false: 3, true: 4}[inside]; log.count() != want || lateErrors.Load() != 0 {
+			t.Errorf("inside %v: %d responseFunc calls, %d after Close returned; want %d, 0", inside, log.count(), lateErrors.Load(), want)
+		}
+	}
+}
+
+// TestQPACKStatus decodes every status the way quic-go's encoder and others may send it.
+func TestQPACKStatus(t *testing.T) {
+	section := func(lines ...[]byte) []byte {
+		b := []byte{0, 0}
+		for _, l := range lines {
+			b = append(b, l...)
+		}
+		return b
+	}
+	other := appendQPACKLiteral(nil, 0, 92, "msgbench") // server: msgbench, before the status
+	for st := 100; st <= 599; st++ {
+		v := fmt.Sprint(st)
+		forms := map[string][]byte{
+			"name ref, plain":   append(appendQPACKInt(nil, 0x50, 4, qpackStatus103), append([]byte{3}, v...)...),
+			"name ref, Huffman": append(appendQPACKInt(nil, 0x50, 4, qpackStatus103), huffmanLiteral(v)...),
+			"literal name":      append(append(appendQPACKInt(nil, 0x20, 3, 7), ":status"...), huffmanLiteral(v)...),
+			"Huffman name":      append(append(appendQPACKInt(nil, 0x28, 3, uint64(len(qpackStatusHuffman))), qpackStatusHuffman...), 3, v[0], v[1], v[2]),
+		}
+		for idx := range uint64(qpackStaticEntries) {
+			if qpackStaticStatus(idx) == st {
+				forms["indexed"] = appendQPACKIndexed(nil, idx)
+			}
+		}
+		for name, line := range forms {
+			if got, err := qpackStatus(section(other, line)); got != st || err != nil {
+				t.Fatalf("%d %s (% x): %d, %v", st, name, line, got, err)
+			}
+		}
+	}
+	for name, p := range map[string][]byte{
+		"no status":       section(other),
+		"dynamic indexed": section([]byte{0x80}),
+		"post-base":       section([]byte{0x10}),
+		"insert count":    {1, 0, 0xd9},
+		"truncated":       section([]byte{0x5f}),
+		"two digits":      section(append(appendQPACKInt(nil, 0x50, 4, qpackStatus103), 2, '2', '0')),
+	} {
+		if st, err := qpackStatus(p); err == nil {
+			t.Errorf("%s: status %d, no error", name, st)
+		}
+	}
+}
+
+// huffmanLiteral is a string literal forced to Huffman coding.
+func huffmanLiteral(s string) []byte {
+	return hpack.AppendHuffmanString(appendQPACKInt(nil, 0x80, 7, hpack.HuffmanEncodeLength(s)), s)
+}
+
+// BenchmarkH3Exchange is one HTTP/3 exchanger POSTing 256 B at QoS 1 closed loop through the
+// in-process gateway to a real Mosquitto, with 1 or 16 requests in flight: allocs/op and B/op
+// include the gateway's (compare BenchmarkPublish/http3, the quic-go client it replaces).
+func BenchmarkH3Exchange(b *testing.B) {
+	env := startH3Env(b, gwhttp.Limits{})
+	for _, inflight := range []int32{1, 16} {
+		b.Run(fmt.Sprintf("inflight%d", inflight), func(b *testing.B) {
+			window := make(chan struct{}, inflight)
+			var ok atomic.Int64
+			_, ex := env.open(b, inflight, "bench/h3", nil, func(_ int64, status int, _ error) {
+				if status == 204 {
+					ok.Add(1)
+				}
+				<-window
+			})
+			payload := make([]byte, 256)
+			b.ReportAllocs()
+			for b.Loop() {
+				window <- struct{}{}
+				if err := ex.Post(payload, 0, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for range inflight {
+				window <- struct{}{}
+			}
+			if ok.Load() != int64(b.N) {
+				b.Fatalf("%d of %d responses were 204", ok.Load(), b.N)
+			}
+		})
+	}
+}
