@@ -382,7 +382,7 @@ func (r *h2Reader) loop(br *bufio.Reader) error {
 		var err error
 		switch typ {
 		case frameData:
-			err = r.data(stream, flags, length)
+			r.data(stream, flags, length)
 		case frameHeaders:
 			err = r.headers(stream, flags, p)
 		case frameContinuation:
@@ -423,7 +423,7 @@ func (r *h2Reader) loop(br *bufio.Reader) error {
 	}
 }
 
-func (r *h2Reader) data(stream uint32, flags byte, length int) error {
+func (r *h2Reader) data(stream uint32, flags byte, length int) {
 	if length > 0 {
 		r.c.consumed(int64(length))
 	}
@@ -437,7 +437,6 @@ func (r *h2Reader) data(stream uint32, flags byte, length int) error {
 			r.c.end(stream, status, nil)
 		}
 	}
-	return nil
 }
 
 func (r *h2Reader) headers(stream uint32, flags byte, p []byte) error {
@@ -576,10 +575,10 @@ func (c *h2Conn) consumed(n int64) {
 
 func (c *h2Conn) windowUpdate(stream uint32, n int64) {
 	c.mu.Lock()
-	switch {
-	case stream == 0:
+	switch stream {
+	case 0:
 		c.connWindow += n
-	case stream == c.sending:
+	case c.sending:
 		c.sendingWindow += n
 	}
 	c.wake.Broadcast()

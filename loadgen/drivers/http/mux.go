@@ -102,7 +102,7 @@ func (p *muxPublisher) response(sentAt int64, status int, err error) {
 	defer func() { <-p.window }()
 	if err != nil {
 		if p.ctx.Err() == nil {
-			p.fail(fmt.Errorf("POST %s: %w", p.head.path, quicconn.ExplainRefused(err)))
+			_ = p.fail(fmt.Errorf("POST %s: %w", p.head.path, quicconn.ExplainRefused(err)))
 		}
 		return
 	}
