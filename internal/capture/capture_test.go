@@ -2,7 +2,9 @@ package capture
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"io"
 	"net"
@@ -12,8 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quic-go/quic-go"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
+
+	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/internal/certs/certstest"
 )
 
 // start starts a capture or skips the test where packet sockets are not permitted.
@@ -264,4 +270,149 @@ func equal(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// TestQUICKeys: the key derivation reproduces RFC 9001 §A.1's client Initial keys, and packet
+// numbers decode as in RFC 9000 §A.3.
+func TestQUICKeys(t *testing.T) {
+	secret, _ := hex.DecodeString("c00cf151ca5be075ed0ebfb5c80323c42d6b7db67881289af4008f1f6c357aea")
+	key, iv, hp, err := deriveQUIC(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want []byte
+	}{
+		{"key", key, unhex("1f369613dd76d5467730efcbe3b1a22d")},
+		{"iv", iv, unhex("fa044b2f42a3fd3b46fb255c")},
+		{"hp", hp, unhex("9f50449e04a0e810283a1e9933adedd2")},
+	} {
+		if !bytes.Equal(c.got, c.want) {
+			t.Errorf("%s %x, want %x", c.name, c.got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		largest   int64
+		truncated uint64
+		bits      int
+		want      int64
+	}{
+		{0xa82f30ea, 0x9b32, 16, 0xa82f9b32}, // RFC 9000 §A.3
+		{-1, 0, 16, 0},
+		{250, 3, 8, 259},
+		{300, 0xff, 8, 255},
+	} {
+		if got := decodePacketNumber(c.largest, c.truncated, c.bits); got != c.want {
+			t.Errorf("decodePacketNumber(%#x, %#x, %d) = %#x, want %#x", c.largest, c.truncated, c.bits, got, c.want)
+		}
+	}
+}
+
+func unhex(s string) []byte {
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestQUIC opens what a quic-go client sends on loopback with the traffic secret it logged: a
+// stream's data and FIN in one 1-RTT packet, and the client's ACK-only packets told apart.
+func TestQUIC(t *testing.T) {
+	bundle, srvTLS := certstest.Loopback(t)
+	srvTLS = srvTLS.Clone()
+	srvTLS.NextProtos = []string{"capture"}
+	ln, err := quic.ListenAddr("127.0.0.1:0", srvTLS, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	server := netip.MustParseAddrPort(ln.Addr().String())
+	got := make(chan []byte, 1)
+	go func() {
+		conn, err := ln.Accept(context.Background())
+		if err != nil {
+			got <- nil
+			return
+		}
+		s, err := conn.AcceptStream(context.Background())
+		if err != nil {
+			got <- nil
+			return
+		}
+		b, _ := io.ReadAll(s)
+		got <- b
+		_, _ = s.Write([]byte("ok"))
+		_ = s.Close()
+	}()
+	cliTLS, err := certs.ClientTLS(bundle.CACert, "127.0.0.1", "1.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keyLog bytes.Buffer
+	cliTLS.NextProtos, cliTLS.KeyLogWriter = []string{"capture"}, &keyLog
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := quic.DialAddr(ctx, server.String(), cliTLS, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.CloseWithError(0, "") }()
+	<-conn.HandshakeComplete()
+	time.Sleep(50 * time.Millisecond) // the handshake's last packets and their ACKs
+
+	c := start(t, Filter{Ports: []uint16{server.Port()}, KeepPayload: 2048})
+	s, err := conn.OpenStreamSync(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := []byte("hello capture")
+	if _, err := s.Write(msg); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	if b := <-got; !bytes.Equal(b, msg) {
+		t.Fatalf("server read %q", b)
+	}
+	if b, err := io.ReadAll(s); err != nil || string(b) != "ok" {
+		t.Fatalf("response %q, %v", b, err)
+	}
+	time.Sleep(50 * time.Millisecond) // the client's ACK of the response (max_ack_delay 25 ms)
+	pkts := stop(t, c)
+
+	secrets, err := TrafficSecrets(keyLog.Bytes(), "CLIENT_TRAFFIC_SECRET_0")
+	if err != nil || len(secrets) != 1 {
+		t.Fatalf("key log: %d client traffic secrets, %v:\n%s", len(secrets), err, keyLog.Bytes())
+	}
+	keys, err := NewQUICKeys(secrets[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := NewQUICOpener(keys)
+	var streams, acks int
+	for _, p := range Select(pkts, Port(0), server) {
+		if len(p.Payload) != p.Len {
+			t.Fatalf("%v: kept %d bytes", p, len(p.Payload))
+		}
+		pn, frames, err := o.Open(p.Payload)
+		if err != nil {
+			t.Fatalf("%v: %v", p, err)
+		}
+		t.Logf("packet %d: %+v", pn, frames)
+		if IsAckOnly(frames) {
+			acks++
+		}
+		for _, f := range frames {
+			if f.Type == QUICStream {
+				streams++
+				if f.Stream != uint64(s.StreamID()) || f.Offset != 0 || !f.Fin || !bytes.Equal(f.Data, msg) {
+					t.Errorf("packet %d: stream frame %+v, want stream %d's whole %q with FIN", pn, f, s.StreamID(), msg)
+				}
+			}
+		}
+	}
+	if streams != 1 || acks == 0 {
+		t.Errorf("%d stream frames, %d ACK-only packets; want the stream in one frame and the response acknowledged", streams, acks)
+	}
 }
