@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,8 +25,9 @@ import (
 //   - HTTP/1.1: one TCP segment per request, the whole POST;
 //   - HTTP/2 (h2c): one TCP segment per request carrying its HEADERS and its DATA (END_STREAM);
 //     a request split into a HEADERS segment and a DATA segment fails;
-//   - HTTP/3: one UDP datagram per request carrying its HEADERS and DATA (told apart by size,
-//     checkH3); ACK-only datagrams and MTU probes are reported, not asserted.
+//   - HTTP/3: one UDP datagram per request carrying its whole request stream (HEADERS and DATA
+//     with FIN), read by opening the 1-RTT packets with the secret the client logged
+//     (tls.Config.KeyLogWriter); ACK-only datagrams and MTU probes are reported, not asserted.
 //
 // It also checks the session's wire byte counter against the capture over TCP. Run it as root
 // (or with CAP_NET_RAW); elsewhere it skips.
@@ -38,6 +40,11 @@ func TestPacketsPerRequest(t *testing.T) {
 			s.MQTT.Inflight = 1
 			s.Workload.PayloadBytes = payloadBytes
 			o := g.options(s)
+			keyLog := &lockedBuffer{}
+			if o.TLS != nil {
+				o.TLS = o.TLS.Clone()
+				o.TLS.KeyLogWriter = keyLog
+			}
 			gw := netip.MustParseAddrPort(o.Address)
 			start := time.Now()
 			drv, err := httpdrv.New(drivers.Config{Spec: s, Address: o.Address, TLS: o.TLS, Now: func() int64 { return int64(time.Since(start)) }}, httpdrv.Options{})
@@ -111,7 +118,7 @@ func TestPacketsPerRequest(t *testing.T) {
 			case v1alpha1.HTTP2:
 				checkH2(t, sent, received, n, payloadBytes)
 			case v1alpha1.HTTP3:
-				checkH3(t, sent, wired, before, n, payloadBytes)
+				checkH3(t, sent, keyLog.Bytes(), wired, before, n, payloadBytes)
 			}
 		})
 	}
@@ -268,38 +275,117 @@ func checkH2(t *testing.T, sent, received []capture.Packet, n, payloadBytes int)
 	}
 }
 
-// checkH3: QUIC packets are encrypted, so their size tells them apart on loopback (no loss, so
-// an ACK frame has one range):
-//   - under 64 bytes: ACK-only (or another small control frame) — reported, not asserted;
-//   - 1200 bytes or more: a path MTU probe (PING and PADDING, which quic-go sends above its
-//     1280-byte initial size while the connection is young) — reported;
-//   - the rest carry request data: exactly one per request, each at least the 256-byte body
-//     (with HEADERS, DATA and QUIC framing). A request whose HEADERS and DATA leave in two
-//     packets shows as a ~100-byte datagram beside a ~290-byte one and fails.
-func checkH3(t *testing.T, sent []capture.Packet, wired, before wire.Counters, n, payloadBytes int) {
+// checkH3 opens the client's 1-RTT packets and asserts each request stream (client-initiated
+// bidirectional: id divisible by 4) went out whole — offset 0 to FIN, its HEADERS and its
+// 256-byte DATA frame — in one packet, one request per packet. The rest is reported: ACK-only
+// packets (the client acknowledging responses it got before its next request), path MTU probes
+// (PING and PADDING: quic-go probes above its 1280-byte start while the connection is young),
+// other control frames.
+func checkH3(t *testing.T, sent []capture.Packet, keyLog []byte, wired, before wire.Counters, n, payloadBytes int) {
 	t.Helper()
-	const ackOnly, probe = 64, 1200
-	var requests, short, acks, probes, requestBytes, datagrams int
+	secrets, err := capture.TrafficSecrets(keyLog, "CLIENT_TRAFFIC_SECRET_0")
+	if err != nil || len(secrets) == 0 {
+		t.Fatalf("no client traffic secret in the key log (%v): the driver must keep drivers.Config.TLS's KeyLogWriter", err)
+	}
+	var keys []*capture.QUICKeys
+	for _, s := range secrets {
+		k, err := capture.NewQUICKeys(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	o := capture.NewQUICOpener(keys...)
+	var requests, split, acks, probes, control, datagrams, requestBytes int
 	for _, p := range sent {
 		datagrams += p.Packets()
+		if p.Packets() > 1 {
+			t.Errorf("GSO send %v: %d datagrams at once, with one request at a time", p, p.Packets())
+			continue
+		}
+		if len(p.Payload) != p.Len {
+			t.Fatalf("datagram %v longer than the capture keeps", p)
+		}
+		pn, frames, err := o.Open(p.Payload)
+		if err != nil {
+			t.Fatalf("datagram %v: %v", p, err)
+		}
+		// A packet may carry a request stream in more than one STREAM frame (say HEADERS, then
+		// DATA): gather each stream's frames in this packet before judging it whole.
+		var kinds []string
+		var order []uint64
+		data, fin, contiguous := map[uint64][]byte{}, map[uint64]bool{}, map[uint64]bool{}
+		ping := false
+		for _, f := range frames {
+			kinds = append(kinds, fmt.Sprintf("%#x(stream %d, %d B)", f.Type, f.Stream, f.Len))
+			switch {
+			case f.Type == capture.QUICPing:
+				ping = true
+			case f.Type != capture.QUICStream || f.Stream%4 != 0:
+			default:
+				if _, seen := data[f.Stream]; !seen {
+					order = append(order, f.Stream)
+					contiguous[f.Stream] = f.Offset == 0
+				}
+				contiguous[f.Stream] = contiguous[f.Stream] && f.Offset == uint64(len(data[f.Stream]))
+				data[f.Stream] = append(data[f.Stream], f.Data...)
+				fin[f.Stream] = fin[f.Stream] || f.Fin
+			}
+		}
+		whole, part := 0, 0
+		for _, id := range order {
+			if contiguous[id] && fin[id] && h3Request(data[id], payloadBytes) {
+				whole++
+				continue
+			}
+			part++
+			t.Errorf("packet %d (%v): part of request stream %d (%d bytes, from offset 0 %v, FIN %v): the request was split: %v", pn, p, id, len(data[id]), contiguous[id], fin[id], kinds)
+		}
 		switch {
-		case p.Packets() > 1:
-			t.Errorf("GSO send %v: %d datagrams of requests at once, with one request at a time", p, p.Packets())
-		case p.Len < ackOnly:
-			acks++
-		case p.Len >= probe:
-			probes++
-		case p.Len < payloadBytes:
-			short++
-			t.Errorf("datagram %v: %d bytes, neither ACK-only nor a whole %d-byte request: part of a split request?", p, p.Len, payloadBytes)
-		default:
-			requests++
+		case whole+part > 0:
+			requests += whole
+			split += part
 			requestBytes += p.Len
+			if whole > 1 {
+				t.Errorf("packet %d (%v): %d requests in one packet, with one request at a time", pn, p, whole)
+			}
+		case capture.IsAckOnly(frames):
+			acks++
+		case ping && p.Len >= 1200:
+			probes++
+		default:
+			control++
+			t.Logf("control packet %d (%v): %v", pn, p, kinds)
 		}
 	}
-	t.Logf("HTTP/3: %d datagrams: %d of ≥256 bytes (a request, or a split one's body; %.1f bytes each), %d shorter than a request, %d ACK-only (<%d B), %d MTU probes (≥%d B); wire counters: %d datagrams sent",
-		datagrams, requests, float64(requestBytes)/float64(max(requests, 1)), short, acks, ackOnly, probes, probe, wired.DatagramsSent-before.DatagramsSent)
-	if requests != n || short != 0 {
-		t.Errorf("HTTP/3: %d datagrams of ≥256 bytes and %d shorter ones carried requests, for %d requests; want one datagram per request", requests, short, n)
+	t.Logf("HTTP/3: %d datagrams: %d requests whole in one packet, %d request parts split (%.1f bytes per packet with request data), %d ACK-only, %d MTU probes, %d other control; wire counters: %d datagrams sent",
+		datagrams, requests, split, float64(requestBytes)/float64(max(requests+split, 1)), acks, probes, control, wired.DatagramsSent-before.DatagramsSent)
+	if requests != n || split != 0 {
+		t.Errorf("HTTP/3: %d requests went out whole in one packet and %d packets held part of one, for %d requests; want one packet per request", requests, split, n)
 	}
+}
+
+// h3Request says whether a request stream's data is a POST's HEADERS then one DATA frame with
+// the whole body.
+func h3Request(b []byte, payloadBytes int) bool {
+	types, lengths, err := capture.HTTP3Frames(b)
+	return err == nil && len(types) == 2 && types[0] == 0x01 && types[1] == 0x00 && lengths[1] == payloadBytes
+}
+
+// lockedBuffer is a key log the client's handshake writes and the test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) Bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return bytes.Clone(l.b.Bytes())
 }
