@@ -63,9 +63,11 @@ client=${MSGBENCH:-$tmp/msgbench}
 
 if [ "$version" = 3 ]; then
   # hack/h3load's classes and class path into bin/h3load (git-ignored); Maven resolves Netty.
-  (cd "$root/hack/h3load" && mvn -q -B package dependency:build-classpath -Dmdep.outputFile=classpath.txt \
+  (cd "$root/hack/h3load" && mvn -q -B package dependency:build-classpath -Dmdep.outputFile="$root/bin/h3load/classpath.txt" \
     -Dh3load.dir="$root/bin/h3load" >&2)
-  h3load=(java -XX:+UseParallelGC -cp "$root/bin/h3load/classes:$(cat "$root/bin/h3load/classpath.txt")" h3load.H3Load)
+  # H3LOAD_FLAGS: more h3load options, e.g. -t2 for two event-loop threads (default one, as h2load).
+  read -ra h3flags <<<"${H3LOAD_FLAGS:-}"
+  h3load=(java -XX:+UseParallelGC -cp "$root/bin/h3load/classes:$(cat "$root/bin/h3load/classpath.txt")" h3load.H3Load "${h3flags[@]}")
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=127.0.0.1 \
     -addext subjectAltName=IP:127.0.0.1 -keyout "$tmp/tls.key" -out "$tmp/tls.crt" 2>/dev/null
 fi
