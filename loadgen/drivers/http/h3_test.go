@@ -4,15 +4,22 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	gohttp "net/http"
+	"net/url"
+	"os"
+	"os/exec"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/quic-go/quic-go/http3"
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
@@ -23,6 +30,7 @@ import (
 	"github.com/msgbench/msgbench/internal/certs/certstest"
 	"github.com/msgbench/msgbench/internal/mqtt"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/loadgen/drivers/mqttquic/quicconn"
 )
 
 // h3Env is a real Mosquitto behind the real HTTP gateway, which serves HTTP/3 with TLS.
@@ -30,6 +38,7 @@ type h3Env struct {
 	broker *mosquitto.Process
 	addr   string
 	tls    *tls.Config
+	ca     []byte // PEM
 }
 
 func startH3Env(tb testing.TB, limits gwhttp.Limits) *h3Env {
@@ -49,21 +58,14 @@ func startH3Env(tb testing.TB, limits gwhttp.Limits) *h3Env {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &h3Env{broker: b, addr: gw.Addr().String(), tls: clientTLS}
+	return &h3Env{broker: b, addr: gw.Addr().String(), tls: clientTLS, ca: bundle.CACert}
 }
 
 // open connects an HTTP/3 exchanger with inflight readers, POSTing to topic at QoS 1 (or with
 // edit's changes to the request head), reporting responses to on.
 func (env *h3Env) open(tb testing.TB, inflight int32, topic string, edit func(*requestHead), on responseFunc) (*driver, exchanger) {
 	tb.Helper()
-	s := &v1alpha1.MessagingBenchmarkSpec{Protocol: v1alpha1.ProtocolHTTP, QoS: 1,
-		HTTP: v1alpha1.HTTPSpec{Version: v1alpha1.HTTP3}, MQTT: v1alpha1.MQTTSpec{Inflight: inflight},
-		Workload: v1alpha1.WorkloadSpec{PayloadBytes: 256}}
-	drv, err := New(drivers.Config{Spec: s, Address: env.addr, TLS: env.tls}, Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	d := drv.(*driver)
+	d := env.driver(tb, inflight)
 	head := requestHead{scheme: d.scheme, authority: d.host, path: d.path(topic), auth: d.auth}
 	if edit != nil {
 		edit(&head)
@@ -76,6 +78,19 @@ func (env *h3Env) open(tb testing.TB, inflight int32, topic string, edit func(*r
 	}
 	tb.Cleanup(func() { _ = ex.Close() })
 	return d, ex
+}
+
+// driver is an HTTP/3 driver at QoS 1 for the gateway.
+func (env *h3Env) driver(tb testing.TB, inflight int32) *driver {
+	tb.Helper()
+	s := &v1alpha1.MessagingBenchmarkSpec{Protocol: v1alpha1.ProtocolHTTP, QoS: 1,
+		HTTP: v1alpha1.HTTPSpec{Version: v1alpha1.HTTP3}, MQTT: v1alpha1.MQTTSpec{Inflight: inflight},
+		Workload: v1alpha1.WorkloadSpec{PayloadBytes: 256}}
+	drv, err := New(drivers.Config{Spec: s, Address: env.addr, TLS: env.tls}, Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return drv.(*driver)
 }
 
 // h3Outcome is one responseFunc call.
@@ -342,10 +357,13 @@ func huffmanLiteral(s string) []byte {
 }
 
 // BenchmarkH3Exchange is one HTTP/3 exchanger POSTing 256 B at QoS 1 closed loop through the
-// in-process gateway to a real Mosquitto, with 1 or 16 requests in flight: allocs/op and B/op
-// include the gateway's (compare BenchmarkPublish/http3, the quic-go client it replaces).
+// gateway to a real Mosquitto, with 1 or 16 requests in flight. With the gateway in this process
+// allocs/op and B/op include its share (compare BenchmarkPublish/http3, the quic-go client it
+// replaces); with MSGBENCH_H3_BENCH_REMOTE=1 the gateway and broker run in a child process and
+// the numbers (and a -memprofile) are the client's alone, beside BenchmarkH3RoundTrip, quic-go's
+// http3 client doing the same.
 func BenchmarkH3Exchange(b *testing.B) {
-	env := startH3Env(b, gwhttp.Limits{})
+	env := h3BenchEnv(b)
 	for _, inflight := range []int32{1, 16} {
 		b.Run(fmt.Sprintf("inflight%d", inflight), func(b *testing.B) {
 			window := make(chan struct{}, inflight)
@@ -372,4 +390,81 @@ func BenchmarkH3Exchange(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkH3RoundTrip is the path h3.go replaces, one request at a time: quic-go's
+// http3.ClientConn.RoundTrip with an http.Request per message, the body read to its end.
+func BenchmarkH3RoundTrip(b *testing.B) {
+	env := h3BenchEnv(b)
+	d := env.driver(b, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	qc, err := quicconn.Dial(ctx, d.cfg.Dialer(), d.cfg.Address, d.clientTLS.For("rt"), d.quic, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer qc.Close()
+	cc := (&http3.Transport{}).NewClientConn(qc.Conn)
+	u, _ := url.Parse("https://" + d.host + d.path("bench/h3"))
+	hdr := gohttp.Header{"Content-Type": {"application/octet-stream"}}
+	payload := make([]byte, 256)
+	var body bytes.Reader
+	b.ReportAllocs()
+	for b.Loop() {
+		body.Reset(payload)
+		resp, err := cc.RoundTrip(&gohttp.Request{Method: gohttp.MethodPost, URL: u, Host: d.host, Header: hdr,
+			Body: io.NopCloser(&body), ContentLength: int64(len(payload))})
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != gohttp.StatusNoContent {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+}
+
+// h3BenchEnv is the benchmarks' gateway: in this process, or (MSGBENCH_H3_BENCH_REMOTE=1) in a
+// child process running TestH3GatewayProcess, so that a memory profile shows the client alone.
+func h3BenchEnv(b *testing.B) *h3Env {
+	if os.Getenv("MSGBENCH_H3_BENCH_REMOTE") == "" {
+		return startH3Env(b, gwhttp.Limits{})
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestH3GatewayProcess$")
+	cmd.Env = append(os.Environ(), "MSGBENCH_H3_GATEWAY_PROCESS=1")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = stdin.Close(); _ = cmd.Wait() }) // the child ends when its stdin does
+	var addr, ca string
+	if _, err := fmt.Fscanf(stdout, "gateway %s %s\n", &addr, &ca); err != nil {
+		b.Fatalf("the gateway process: %v", err)
+	}
+	pem, _ := base64.StdEncoding.DecodeString(ca)
+	clientTLS, err := certs.ClientTLS(pem, "127.0.0.1", "1.3")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &h3Env{addr: addr, tls: clientTLS, ca: pem}
+}
+
+// TestH3GatewayProcess is the child process of h3BenchEnv's remote mode: Mosquitto and the
+// gateway, running until its stdin closes. It skips in a normal test run.
+func TestH3GatewayProcess(t *testing.T) {
+	if os.Getenv("MSGBENCH_H3_GATEWAY_PROCESS") == "" {
+		t.Skip("the gateway process of the HTTP/3 benchmarks' remote mode (MSGBENCH_H3_BENCH_REMOTE=1)")
+	}
+	env := startH3Env(t, gwhttp.Limits{})
+	fmt.Printf("gateway %s %s\n", env.addr, base64.StdEncoding.EncodeToString(env.ca))
+	_, _ = io.Copy(io.Discard, os.Stdin)
 }
