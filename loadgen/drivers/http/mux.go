@@ -30,7 +30,8 @@ type muxPublisher struct {
 	live   map[exchanger]func() // every connection not yet retired, with its retire
 	closed bool
 
-	window chan struct{} // a slot per message in flight
+	window chan struct{}  // a slot per message in flight
+	wg     sync.WaitGroup // messages dialing their own connection (without keep-alive)
 	ctx    context.Context
 	cancel context.CancelFunc
 	connB  int64
@@ -137,6 +138,29 @@ func (p *muxPublisher) Publish(payload []byte, flush bool) error {
 			return p.closedErr()
 		}
 	}
+	if !p.d.cfg.Spec.HTTP.KeepAliveOrDefault() && p.firstUsed() {
+		// A connection per message: its handshake must not hold up the next message, so each
+		// dials on its own goroutine (at most inflight at once), as separate devices would.
+		body := append([]byte(nil), payload...)
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			_ = p.send(body, sentAt, true)
+		}()
+		return nil
+	}
+	return p.send(payload, sentAt, flush)
+}
+
+// firstUsed reports, without keep-alive, whether the connection Connect opened is taken.
+func (p *muxPublisher) firstUsed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ex == nil
+}
+
+// send posts a message whose window slot is taken, and gives the slot back when it fails.
+func (p *muxPublisher) send(payload []byte, sentAt int64, flush bool) error {
 	ex, err := p.conn()
 	if err == nil {
 		err = ex.Post(payload, sentAt, flush || !p.d.cfg.Spec.HTTP.KeepAliveOrDefault())
@@ -273,6 +297,7 @@ func (p *muxPublisher) Done() <-chan struct{}   { return p.done }
 // with errors the closed session ignores). A second call returns nil.
 func (p *muxPublisher) Close() error {
 	p.cancel()
+	p.wg.Wait() // their dials end with the context
 	p.gate.Close()
 	p.mu.Lock()
 	p.closed = true
