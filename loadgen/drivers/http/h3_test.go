@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +28,7 @@ import (
 	"github.com/msgbench/msgbench/internal/certs"
 	"github.com/msgbench/msgbench/internal/certs/certstest"
 	"github.com/msgbench/msgbench/internal/mqtt"
+	"github.com/msgbench/msgbench/internal/proc"
 	"github.com/msgbench/msgbench/loadgen/drivers"
 	"github.com/msgbench/msgbench/loadgen/drivers/mqttquic/quicconn"
 )
@@ -38,7 +38,6 @@ type h3Env struct {
 	broker *mosquitto.Process
 	addr   string
 	tls    *tls.Config
-	ca     []byte // PEM
 }
 
 func startH3Env(tb testing.TB, limits gwhttp.Limits) *h3Env {
@@ -58,7 +57,7 @@ func startH3Env(tb testing.TB, limits gwhttp.Limits) *h3Env {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &h3Env{broker: b, addr: gw.Addr().String(), tls: clientTLS, ca: bundle.CACert}
+	return &h3Env{broker: b, addr: gw.Addr().String(), tls: clientTLS}
 }
 
 // open connects an HTTP/3 exchanger with inflight readers, POSTing to topic at QoS 1 (or with
@@ -357,11 +356,9 @@ func huffmanLiteral(s string) []byte {
 }
 
 // BenchmarkH3Exchange is one HTTP/3 exchanger POSTing 256 B at QoS 1 closed loop through the
-// gateway to a real Mosquitto, with 1 or 16 requests in flight. With the gateway in this process
-// allocs/op and B/op include its share (compare BenchmarkPublish/http3, the quic-go client it
-// replaces); with MSGBENCH_H3_BENCH_REMOTE=1 the gateway and broker run in a child process and
-// the numbers (and a -memprofile) are the client's alone, beside BenchmarkH3RoundTrip, quic-go's
-// http3 client doing the same.
+// gateway to a real Mosquitto, with 1 or 16 requests in flight. The gateway runs in a child
+// process (alloc_test.go's TestMain), as for BenchmarkPublish, so allocs/op, B/op and a
+// -memprofile are the client's alone; BenchmarkH3RoundTrip is quic-go's client doing the same.
 func BenchmarkH3Exchange(b *testing.B) {
 	env := h3BenchEnv(b)
 	for _, inflight := range []int32{1, 16} {
@@ -425,19 +422,13 @@ func BenchmarkH3RoundTrip(b *testing.B) {
 	}
 }
 
-// h3BenchEnv is the benchmarks' gateway: in this process, or (MSGBENCH_H3_BENCH_REMOTE=1) in a
-// child process running TestH3GatewayProcess, so that a memory profile shows the client alone.
+// h3BenchEnv is the benchmarks' gateway and broker in a child process: this test binary run as
+// alloc_test.go's TestMain does with MSGBENCH_TEST_GATEWAY set, which prints its addresses and
+// CA.
 func h3BenchEnv(b *testing.B) *h3Env {
-	if os.Getenv("MSGBENCH_H3_BENCH_REMOTE") == "" {
-		return startH3Env(b, gwhttp.Limits{})
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestH3GatewayProcess$")
-	cmd.Env = append(os.Environ(), "MSGBENCH_H3_GATEWAY_PROCESS=1")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "MSGBENCH_TEST_GATEWAY=1")
 	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -445,26 +436,15 @@ func h3BenchEnv(b *testing.B) *h3Env {
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = stdin.Close(); _ = cmd.Wait() }) // the child ends when its stdin does
-	var addr, ca string
-	if _, err := fmt.Fscanf(stdout, "gateway %s %s\n", &addr, &ca); err != nil {
+	b.Cleanup(func() { _ = proc.Stop(cmd, 5*time.Second) })
+	var plain, secure string
+	var ca []byte
+	if _, err := fmt.Fscanf(stdout, "%s %s %x\n", &plain, &secure, &ca); err != nil {
 		b.Fatalf("the gateway process: %v", err)
 	}
-	pem, _ := base64.StdEncoding.DecodeString(ca)
-	clientTLS, err := certs.ClientTLS(pem, "127.0.0.1", "1.3")
+	clientTLS, err := certs.ClientTLS(ca, "127.0.0.1", "1.3")
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &h3Env{addr: addr, tls: clientTLS, ca: pem}
-}
-
-// TestH3GatewayProcess is the child process of h3BenchEnv's remote mode: Mosquitto and the
-// gateway, running until its stdin closes. It skips in a normal test run.
-func TestH3GatewayProcess(t *testing.T) {
-	if os.Getenv("MSGBENCH_H3_GATEWAY_PROCESS") == "" {
-		t.Skip("the gateway process of the HTTP/3 benchmarks' remote mode (MSGBENCH_H3_BENCH_REMOTE=1)")
-	}
-	env := startH3Env(t, gwhttp.Limits{})
-	fmt.Printf("gateway %s %s\n", env.addr, base64.StdEncoding.EncodeToString(env.ca))
-	_, _ = io.Copy(io.Discard, os.Stdin)
+	return &h3Env{addr: secure, tls: clientTLS}
 }
