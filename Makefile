@@ -116,6 +116,13 @@ bench: ## Performance runs (not part of make test); numbers go to docs/benchmark
 	hack/bench-metrics.sh
 	hack/bench-brokers.sh
 	hack/bench-fleet.sh
+	$(MAKE) bench-http
+
+.PHONY: bench-http
+bench-http: ## msgbench's http driver side by side with wrk and h2load (HTTP/1.1), h2load (HTTP/2) and hack/h3load (HTTP/3) (docs/benchmarks-http.md).
+	hack/bench-http.sh 8 10 256 1
+	VERSION=2 hack/bench-http.sh 4 5 256 1
+	VERSION=3 hack/bench-http.sh 4 5 256 1
 
 .PHONY: bench-fleet
 bench-fleet: ## The largest fleet of idle MQTT clients one local Mosquitto holds here, and a size series (docs/benchmarks.md, "Fleets").
