@@ -9,9 +9,11 @@
 #   VERSION=1.1 (default): wrk, h2load --h1 and msgbench; one request in flight per connection.
 #   VERSION=2: h2load (h2c, prior knowledge) and msgbench (spec.http.version "2", cleartext);
 #              STREAMS requests in flight per connection (h2load -m, msgbench spec.mqtt.inflight).
-#   VERSION=3: hack/h3load (Netty's HTTP/3 codec over Cloudflare quiche; Debian's h2load has no
-#              HTTP/3) and msgbench (spec.http.version "3") against the gateway's HTTP/3 listener,
-#              with a throwaway certificate.
+#   VERSION=3: Debian's h2load has no HTTP/3, so two h2load-like clients built here:
+#              h3load-rs (hack/h3load/rs: Rust, quinn + h3, one thread) and h3load (hack/h3load:
+#              Java, Netty's HTTP/3 codec over Cloudflare quiche), and msgbench
+#              (spec.http.version "3") against the gateway's HTTP/3 listener, with a throwaway
+#              certificate. H3CLIENTS="rs netty" (default) picks them.
 #
 # Usage: [VERSION=1.1|2|3] [STREAMS=16] [ROUNDS=6] [MSGBENCH=path] [PROFILE=dir] \
 #          hack/bench-http.sh [connections=8] [seconds=10] [payload-bytes=256] [qos=1]
@@ -19,7 +21,8 @@
 # MSGBENCH: the msgbench binary to measure (default: built from this tree); the gateway is always
 # this tree's. PROFILE: write a Go CPU profile of each msgbench loadgen run into this folder.
 # Needs: Go, mosquitto (hack/apt-packages.sh), wrk and h2load (installed from Debian when
-# missing), python3, openssl; VERSION=3 also Java 17 and Maven (dependencies from Maven Central).
+# missing), python3, openssl; VERSION=3 also cargo (crates.io) for h3load-rs, Java 17 and Maven
+# (Maven Central) for h3load.
 set -euo pipefail
 
 conns=${1:-8} secs=${2:-10} payload=${3:-256} qos=${4:-1}
@@ -29,7 +32,9 @@ warm=2
 case "$version" in
   1.1) streams=1; tools=(wrk h2load msgbench) ;;
   2) streams=${STREAMS:-16}; tools=(h2load msgbench) ;;
-  3) streams=${STREAMS:-16}; tools=(h3load msgbench) ;;
+  3) streams=${STREAMS:-16}; tools=()
+     for c in ${H3CLIENTS:-rs netty}; do case $c in rs) tools+=(h3load-rs) ;; netty) tools+=(h3load) ;; esac; done
+     tools+=(msgbench) ;;
   *) echo "bench-http: VERSION must be 1.1, 2 or 3, not $version" >&2; exit 2 ;;
 esac
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -61,13 +66,18 @@ cpu_seconds() { # user+system CPU seconds of a process
 (cd "$root" && CGO_ENABLED=0 go build -o "$tmp/msgbench" ./cmd/msgbench)
 client=${MSGBENCH:-$tmp/msgbench}
 
-if [ "$version" = 3 ]; then
+if [[ " ${tools[*]} " == *" h3load-rs "* ]]; then # into bin/h3load-rs (git-ignored)
+  (cd "$root/hack/h3load/rs" && CARGO_TARGET_DIR="$root/bin/h3load-rs" cargo build --release -q --locked >&2)
+fi
+if [[ " ${tools[*]} " == *" h3load "* ]]; then
   # hack/h3load's classes and class path into bin/h3load (git-ignored); Maven resolves Netty.
   (cd "$root/hack/h3load" && mvn -q -B package dependency:build-classpath -Dmdep.outputFile="$root/bin/h3load/classpath.txt" \
     -Dh3load.dir="$root/bin/h3load" >&2)
   # H3LOAD_FLAGS: more h3load options, e.g. -t2 for two event-loop threads (default one, as h2load).
   read -ra h3flags <<<"${H3LOAD_FLAGS:-}"
   h3load=(java -XX:+UseParallelGC -cp "$root/bin/h3load/classes:$(cat "$root/bin/h3load/classpath.txt")" h3load.H3Load "${h3flags[@]}")
+fi
+if [ "$version" = 3 ]; then
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=127.0.0.1 \
     -addext subjectAltName=IP:127.0.0.1 -keyout "$tmp/tls.key" -out "$tmp/tls.crt" 2>/dev/null
 fi
@@ -163,11 +173,14 @@ for round in $(seq "$rounds"); do
       report "$round" wrk "$(awk '/Requests\/sec/ {print $2}' "$tmp/wrk.out")" "$(awk '{print $1+$2}' "$tmp/time")" "$n_req" \
         "$(echo "$g1 - $g0" | bc -l)" "$n_req" "$(awk '$1=="50%" {print $2}' "$tmp/wrk.out")" "$(awk '$1=="99%" {print $2}' "$tmp/wrk.out")" -
       ;;
-    h2load | h3load)
+    h2load | h3load | h3load-rs)
       if [ "$tool" = h2load ]; then
         proto=(); [ "$version" = 1.1 ] && proto=(--h1)
         cmd=(h2load "${proto[@]}" -c"$conns" -m"$streams" -D"$secs" --warm-up-time=${warm}s -d "$tmp/body"
           -H 'content-type: application/octet-stream' "$url/bench-h2load?qos=$qos")
+      elif [ "$tool" = h3load-rs ]; then
+        cmd=("$root/bin/h3load-rs/release/h3load-rs" -c"$conns" -m"$streams" -D"$secs" --warm-up-time=${warm} -d "$tmp/body"
+          -H 'content-type: application/octet-stream' "$url/bench-h3load?qos=$qos")
       else
         cmd=("${h3load[@]}" -c"$conns" -m"$streams" -D"$secs" --warm-up-time=${warm} -d "$tmp/body"
           -H 'content-type: application/octet-stream' "$url/bench-h3load?qos=$qos")
