@@ -15,11 +15,12 @@
 #              (spec.http.version "3") against the gateway's HTTP/3 listener, with a throwaway
 #              certificate. H3CLIENTS="rs netty" (default) picks them.
 #
-# Usage: [VERSION=1.1|2|3] [STREAMS=16] [ROUNDS=6] [MSGBENCH=path] [PROFILE=dir] \
+# Usage: [VERSION=1.1|2|3] [STREAMS=16] [ROUNDS=6] [MSGBENCH=path] [GATEWAY=path] [PROFILE=dir] \
 #          hack/bench-http.sh [connections=8] [seconds=10] [payload-bytes=256] [qos=1]
 #   e.g. VERSION=2 STREAMS=16 hack/bench-http.sh 4 5 256 1
-# MSGBENCH: the msgbench binary to measure (default: built from this tree); the gateway is always
-# this tree's. PROFILE: write a Go CPU profile of each msgbench loadgen run into this folder.
+# MSGBENCH: the msgbench binary to measure (default: built from this tree); GATEWAY: the msgbench
+# binary that serves as gateway (default: built from this tree). PROFILE: write a Go CPU profile
+# of each msgbench loadgen run into this folder.
 # Needs: Go, mosquitto (hack/apt-packages.sh), wrk and h2load (installed from Debian when
 # missing), python3, openssl; VERSION=3 also cargo (crates.io) for h3load-rs, Java 17 and Maven
 # (Maven Central) for h3load.
@@ -63,7 +64,7 @@ cpu_seconds() { # user+system CPU seconds of a process
   awk -v hz="$(getconf CLK_TCK)" '{print ($14+$15)/hz}' "/proc/$1/stat"
 }
 
-(cd "$root" && CGO_ENABLED=0 go build -o "$tmp/msgbench" ./cmd/msgbench)
+if [ -n "${GATEWAY:-}" ]; then cp "$GATEWAY" "$tmp/msgbench"; else (cd "$root" && CGO_ENABLED=0 go build -o "$tmp/msgbench" ./cmd/msgbench); fi
 client=${MSGBENCH:-$tmp/msgbench}
 
 if [[ " ${tools[*]} " == *" h3load-rs "* ]]; then # into bin/h3load-rs (git-ignored)
