@@ -296,7 +296,8 @@ func checkH3(t *testing.T, sent []capture.Packet, keyLog []byte, wired, before w
 		keys = append(keys, k)
 	}
 	o := capture.NewQUICOpener(keys...)
-	var requests, split, acks, probes, control, datagrams, requestBytes int
+	var requests, split, acks, probes, control, datagrams, requestBytes, resent int
+	wholeStreams := map[uint64]bool{}
 	for _, p := range sent {
 		datagrams += p.Packets()
 		if p.Packets() > 1 {
@@ -335,6 +336,11 @@ func checkH3(t *testing.T, sent []capture.Packet, keyLog []byte, wired, before w
 		whole, part := 0, 0
 		for _, id := range order {
 			if contiguous[id] && fin[id] && h3Request(data[id], payloadBytes) {
+				if wholeStreams[id] { // a retransmission (loss timers fire on a loaded machine)
+					resent++
+					continue
+				}
+				wholeStreams[id] = true
 				whole++
 				continue
 			}
@@ -342,6 +348,7 @@ func checkH3(t *testing.T, sent []capture.Packet, keyLog []byte, wired, before w
 			t.Errorf("packet %d (%v): part of request stream %d (%d bytes, from offset 0 %v, FIN %v): the request was split: %v", pn, p, id, len(data[id]), contiguous[id], fin[id], kinds)
 		}
 		switch {
+		case whole+part == 0 && resent > 0 && len(order) > 0:
 		case whole+part > 0:
 			requests += whole
 			split += part
@@ -358,8 +365,8 @@ func checkH3(t *testing.T, sent []capture.Packet, keyLog []byte, wired, before w
 			t.Logf("control packet %d (%v): %v", pn, p, kinds)
 		}
 	}
-	t.Logf("HTTP/3: %d datagrams: %d requests whole in one packet, %d request parts split (%.1f bytes per packet with request data), %d ACK-only, %d MTU probes, %d other control; wire counters: %d datagrams sent",
-		datagrams, requests, split, float64(requestBytes)/float64(max(requests+split, 1)), acks, probes, control, wired.DatagramsSent-before.DatagramsSent)
+	t.Logf("HTTP/3: %d datagrams: %d requests whole in one packet, %d request parts split (%.1f bytes per packet with request data), %d requests sent again whole (retransmissions), %d ACK-only, %d MTU probes, %d other control; wire counters: %d datagrams sent",
+		datagrams, requests, split, float64(requestBytes)/float64(max(requests+split, 1)), resent, acks, probes, control, wired.DatagramsSent-before.DatagramsSent)
 	if requests != n || split != 0 {
 		t.Errorf("HTTP/3: %d requests went out whole in one packet and %d packets held part of one, for %d requests; want one packet per request", requests, split, n)
 	}

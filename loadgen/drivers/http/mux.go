@@ -73,7 +73,7 @@ func (p *muxPublisher) dial(ctx context.Context) (exchanger, error) {
 	}
 	var err error
 	if p.d.version == v1alpha1.HTTP3 {
-		ex, err = p.d.openH3RoundTrip(ctx, p.tls, p.head, onResponse)
+		ex, err = p.d.openH3(ctx, p.tls, p.head, onResponse)
 	} else {
 		ex, err = p.d.openH2(ctx, p.tls, p.head, onResponse)
 	}
