@@ -307,6 +307,80 @@ func TestH3CloseWithRequestsOutstanding(t *testing.T) {
 	}
 }
 
+// TestH3IdleGatewayEndsTheConnection: a gateway that closes idle connections (GOAWAY, then
+// CONNECTION_CLOSE) makes Err non-nil, so the publisher knows to dial again, and Post refuses.
+func TestH3IdleGatewayEndsTheConnection(t *testing.T) {
+	env := startH3Env(t, gwhttp.Limits{IdleTimeout: 300 * time.Millisecond})
+	log := newH3Log()
+	_, ex := env.open(t, 1, "h3/idle", nil, log.on)
+	if err := ex.Post([]byte("x"), 1, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := log.wait(t, 1)[0]; got.status != 204 {
+		t.Fatalf("status %d, error %v", got.status, got.err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for ex.Err() == nil && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("Err after the gateway's idle timeout: %v", ex.Err())
+	if ex.Err() == nil || ex.Post([]byte("x"), 2, true) == nil {
+		t.Errorf("5 s after a 300 ms idle timeout: Err %v, and Post was accepted", ex.Err())
+	}
+}
+
+// TestH3GoAway: quic-go's HTTP/3 server shutting down gracefully sends GOAWAY; the connection
+// then takes no new request (Err is errGone) while the request in progress gets its response.
+func TestH3GoAway(t *testing.T) {
+	bundle, srvTLS := certstest.Loopback(t)
+	release := make(chan struct{})
+	srv := &http3.Server{TLSConfig: http3.ConfigureTLSConfig(srvTLS), Handler: gohttp.HandlerFunc(func(w gohttp.ResponseWriter, r *gohttp.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		<-release
+		w.WriteHeader(gohttp.StatusNoContent)
+	})}
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(udp) }()
+	t.Cleanup(func() { _ = srv.Close(); _ = udp.Close() })
+	clientTLS, err := certs.ClientTLS(bundle.CACert, "127.0.0.1", "1.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // before srv.Close, which waits for the handler
+	log := newH3Log()
+	_, ex := (&h3Env{addr: udp.LocalAddr().String(), tls: clientTLS}).open(t, 2, "goaway", nil, log.on)
+	if err := ex.Post([]byte("x"), 1, true); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // the request reaches the handler
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		shut <- srv.Shutdown(ctx)
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for ex.Err() == nil && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !errors.Is(ex.Err(), errGone) || ex.Post([]byte("x"), 2, true) == nil {
+		t.Fatalf("after GOAWAY: Err %v, and Post was accepted; want errGone and a refusal", ex.Err())
+	}
+	unblock()
+	if got := log.wait(t, 1)[0]; got.status != 204 || got.err != nil || got.sentAt != 1 {
+		t.Errorf("the request sent before GOAWAY: %+v; want its 204", got)
+	}
+	_ = ex.Close()
+	if err := <-shut; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+}
+
 // TestQPACKStatus decodes every status the way quic-go's encoder and others may send it.
 func TestQPACKStatus(t *testing.T) {
 	section := func(lines ...[]byte) []byte {
