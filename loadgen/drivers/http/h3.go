@@ -21,11 +21,11 @@ import (
 
 // h3Client is msgbench's own HTTP/3 client connection for publishers (RFC 9114, QPACK RFC 9204
 // with the static table only). Post writes a request's HEADERS and DATA frames in one buffer
-// with one stream Write followed by FIN, so they leave in one QUIC packet when they fit (as
-// with h2load or curl); a fixed set of reader goroutines (at most spec.mqtt.inflight, started
-// as requests overlap) reads the responses, finds each :status in place and reports it. The
-// request and read buffers are reused, so nothing of msgbench's is allocated per request;
-// quic-go allocates per stream (docs/benchmarks-http.md §3).
+// with one stream Write followed by FIN, so they leave in one QUIC packet when they fit; a fixed
+// set of reader goroutines (at most spec.mqtt.inflight, started as requests overlap) reads the
+// responses, finds each :status in place and reports it. The request and read buffers are
+// reused, so nothing of msgbench's is allocated per request; quic-go allocates per stream
+// (docs/benchmarks-http.md §3).
 type h3Client struct {
 	qc         *quicconn.Conn
 	onResponse responseFunc
@@ -56,7 +56,7 @@ type h3Client struct {
 type h3Slot struct {
 	str    *quic.Stream
 	sentAt int64
-	state  uint8 // slotIdle, slotSent (the request waits for its response), slotTaken (by Close)
+	state  uint8 // h3SlotIdle, h3SlotSent (waiting for its response), h3SlotTaken (by Close)
 	buf    []byte
 }
 
@@ -69,11 +69,11 @@ const (
 // HTTP/3 frame and stream types, settings and error codes (RFC 9114 §7.2, §6.2, §7.2.4.1, §8.1;
 // RFC 9204 §4.2, §5, §6).
 const (
-	h3FrameData       = 0x0
-	h3FrameHeaders    = 0x1
-	h3FrameSettings   = 0x4
-	h3FramePushPromis = 0x5
-	h3FrameGoAway     = 0x7
+	h3FrameData        = 0x0
+	h3FrameHeaders     = 0x1
+	h3FrameSettings    = 0x4
+	h3FramePushPromise = 0x5
+	h3FrameGoAway      = 0x7
 
 	h3StreamControl      = 0x0
 	h3StreamPush         = 0x1
@@ -312,7 +312,7 @@ func (c *h3Client) response(r *h3Reader) (int, error) {
 		case typ == h3FrameData && status == 0:
 			r.str.CancelRead(h3FrameUnexpected)
 			return 0, fmt.Errorf("HTTP/3 POST %s: DATA before the response's HEADERS on stream %d", c.path, r.str.StreamID())
-		case typ == h3FrameSettings || typ == h3FrameGoAway || typ == h3FramePushPromis || h3ReservedFrame(typ):
+		case typ == h3FrameSettings || typ == h3FrameGoAway || typ == h3FramePushPromise || h3ReservedFrame(typ):
 			c.fail(h3FrameUnexpected, fmt.Errorf("the gateway sent frame type 0x%x on a request stream (RFC 9114 §7.2)", typ))
 			return 0, c.requestErr(r.str, c.Err())
 		default: // DATA, trailers, unknown frame types
@@ -519,7 +519,7 @@ func (c *h3Client) readControl(br *bufio.Reader) {
 				return
 			}
 			c.goAway(id)
-		case typ == h3FrameSettings || typ == h3FrameData || typ == h3FrameHeaders || typ == h3FramePushPromis || h3ReservedFrame(typ):
+		case typ == h3FrameSettings || typ == h3FrameData || typ == h3FrameHeaders || typ == h3FramePushPromise || h3ReservedFrame(typ):
 			c.fail(h3FrameUnexpected, fmt.Errorf("the gateway sent frame type 0x%x on its HTTP/3 control stream", typ))
 			return
 		default: // CANCEL_PUSH, PRIORITY_UPDATE, extensions: nothing for a publisher to do
