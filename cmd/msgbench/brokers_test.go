@@ -34,6 +34,11 @@ func TestLocalBrokers(t *testing.T) {
 		{"artemis-qos2-mqtt311", "artemis 2.40", []string{"broker.type=artemis", "qos=2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// Beside each other (go test's -parallel: two at a time on 2 cores): each run starts
+			// its own broker on ports of its own, and what is checked are counts, names and the
+			// broker's pid, not time (a fixed message count, so no open-loop rate to sustain).
+			// Most of each run is the broker booting (RabbitMQ about 10 s), mostly waiting.
+			t.Parallel()
 			out := t.TempDir()
 			args := []string{"run", "-f", repo("config", "samples", "mqtt-qos1.yaml"), "--out", out, "--name", tc.name,
 				"--set", "workload.publishers=2", "--set", "workload.subscribers=2", "--set", "workload.topics=2",
