@@ -79,8 +79,9 @@ func TestLiveMetricsInPrometheus(t *testing.T) {
 		servers[name] = p
 	}
 	start := time.Now()
+	// A 1 s warm-up, not the default 5 s: the scrapes every 500 ms see it and the window.
 	out, err := msgbench(t, "run", "-f", repo("config", "samples", "http-1-1.yaml"), "--name", "live", "--run-id", "m",
-		"--set", "workload.duration=4s", "--set", "workers.replicas=2", "--out", filepath.Join(dir, "runs"), "-q",
+		"--set", "workload.warmup=1s", "--set", "workload.duration=4s", "--set", "workers.replicas=2", "--out", filepath.Join(dir, "runs"), "-q",
 		"--metrics", addr, "--metrics-wait", "30s")
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
