@@ -24,7 +24,9 @@ type exchanger interface {
 	Err() error
 	// Close closes the connection at once. It may be called from within a responseFunc.
 	// Every request Post accepted gets exactly one responseFunc call, before or during Close
-	// (with an error for those left without a response), never after Close returns.
+	// (with an error for those left without a response); none starts after Close returns, but
+	// one a reader had begun may still be running (the publisher's drivers.Gate covers that).
+	// A connection that failed on its own keeps its readers until Close.
 	Close() error
 	// Counters are the connection's wire counters; they stay valid after Close (a snapshot
 	// taken before the socket closed).
@@ -32,7 +34,8 @@ type exchanger interface {
 }
 
 // responseFunc receives one request's outcome: its sentAt, the response's status, or err when
-// the request ended without a response (stream reset, connection lost or closed).
+// the request ended without a response (stream reset, connection lost or closed). HTTP/2 calls
+// it from its one reader; HTTP/3 from up to inflight readers at once (a stream each).
 type responseFunc func(sentAt int64, status int, err error)
 
 // requestHead is what every request of a publisher carries besides its body.
