@@ -68,6 +68,11 @@ if [ -n "${GATEWAY:-}" ]; then cp "$GATEWAY" "$tmp/msgbench"; else (cd "$root" &
 client=${MSGBENCH:-$tmp/msgbench}
 
 if [[ " ${tools[*]} " == *" h3load-rs "* ]]; then # into bin/h3load-rs (git-ignored)
+  if ! command -v cargo >/dev/null; then
+    # Debian's cargo (bookworm: Rust 1.63) is older than quinn needs; rustup's is not a package.
+    echo "bench-http: h3load-rs needs cargo with Rust ≥ 1.85 (rustup: edition 2024) and crates.io; run with H3CLIENTS=netty to compare with hack/h3load alone" >&2
+    exit 2
+  fi
   (cd "$root/hack/h3load/rs" && CARGO_TARGET_DIR="$root/bin/h3load-rs" cargo build --release -q --locked >&2)
 fi
 if [[ " ${tools[*]} " == *" h3load "* ]]; then
