@@ -34,7 +34,12 @@ case "$version" in
   1.1) streams=1; tools=(wrk h2load msgbench) ;;
   2) streams=${STREAMS:-16}; tools=(h2load msgbench) ;;
   3) streams=${STREAMS:-16}; tools=()
-     for c in ${H3CLIENTS:-rs netty}; do case $c in rs) tools+=(h3load-rs) ;; netty) tools+=(h3load) ;; esac; done
+     default="rs netty"
+     if ! command -v cargo >/dev/null && [ -z "${H3CLIENTS:-}" ]; then
+       echo "bench-http: no cargo here (h3load-rs needs Rust ≥ 1.85 from rustup): comparing with hack/h3load (Netty) alone" >&2
+       default=netty
+     fi
+     for c in ${H3CLIENTS:-$default}; do case $c in rs) tools+=(h3load-rs) ;; netty) tools+=(h3load) ;; esac; done
      tools+=(msgbench) ;;
   *) echo "bench-http: VERSION must be 1.1, 2 or 3, not $version" >&2; exit 2 ;;
 esac
