@@ -4,8 +4,10 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/loadgen/drivers"
 	httpdrv "github.com/msgbench/msgbench/loadgen/drivers/http"
 )
@@ -57,5 +59,29 @@ func (s *statuses) Completed(_ int64, ok bool) {
 		s.ok.Add(1)
 	} else {
 		s.refused.Add(1)
+	}
+}
+
+// TestPublishAckExcludesWindowWait: publish-ack latency starts when the request is handed over
+// (docs/measurement.md), not while Publish waited for a window slot. With one request in flight,
+// closed loop, the requests follow each other, so their latencies add up to about the measured
+// time; counted from before the wait they would add up to twice it.
+func TestPublishAckExcludesWindowWait(t *testing.T) {
+	g := startGateways(t)
+	for _, version := range []v1alpha1.HTTPVersion{v1alpha1.HTTP2, v1alpha1.HTTP3} {
+		s := spec(version, false, true, 1)
+		s.MQTT.Inflight = 1
+		s.Workload.Publishers, s.Workload.Subscribers, s.Workload.Topics, s.Workload.Rate = 1, 0, 1, 0
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		res, err := loadgen.Run(ctx, g.options(s))
+		cancel()
+		if err != nil || res.Phase != "Succeeded" {
+			t.Fatalf("http%s: %v %s: %s", version, err, res.Phase, res.Message)
+		}
+		busy := res.Latency.PublishAck.MeanMicros * float64(res.Acked) / 1e6
+		t.Logf("http%s: %d acked in %.2f s, mean publish-ack %.0f µs: %.2f s of requests in flight", version, res.Acked, res.MeasuredSeconds, res.Latency.PublishAck.MeanMicros, busy)
+		if busy > 1.3*res.MeasuredSeconds {
+			t.Errorf("http%s: publish-ack latencies add up to %.2f s in a %.2f s window with one request in flight: they include the wait for the window", version, busy, res.MeasuredSeconds)
+		}
 	}
 }

@@ -123,7 +123,6 @@ func (p *muxPublisher) Publish(payload []byte, flush bool) error {
 	if p.ctx.Err() != nil {
 		return errClosed
 	}
-	sentAt := p.d.cfg.Now()
 	select {
 	case p.window <- struct{}{}:
 	default:
@@ -138,6 +137,9 @@ func (p *muxPublisher) Publish(payload []byte, flush bool) error {
 			return p.closedErr()
 		}
 	}
+	// Publish-ack latency starts when the request is handed over, not while it waited for a
+	// window slot (docs/measurement.md); without keep-alive it includes the connection's dial.
+	sentAt := p.d.cfg.Now()
 	if !p.d.cfg.Spec.HTTP.KeepAliveOrDefault() && p.firstUsed() {
 		// A connection per message: its handshake must not hold up the next message, so each
 		// dials on its own goroutine (at most inflight at once), as separate devices would.
