@@ -26,8 +26,8 @@ type muxPublisher struct {
 	t    totals
 
 	mu     sync.Mutex
-	ex     exchanger            // the connection the next message takes
-	live   map[exchanger]func() // every connection not yet retired, with its retire
+	ex     exchanger               // the connection the next message takes
+	live   map[exchanger]*liveConn // every connection not yet retired
 	closed bool
 
 	window chan struct{}  // a slot per message in flight
@@ -46,7 +46,7 @@ type muxPublisher struct {
 func (d *driver) newMuxPublisher(ctx context.Context, c drivers.Client, h drivers.Handler) (*muxPublisher, error) {
 	p := &muxPublisher{d: d, h: h, tls: d.clientTLS.For(c.ID), done: make(chan struct{}),
 		head: requestHead{scheme: d.scheme, authority: d.host, path: d.path(c.Topic), auth: d.auth},
-		live: map[exchanger]func(){},
+		live: map[exchanger]*liveConn{},
 		// A slot per message in flight; a connection without keep-alive carries one.
 		window: make(chan struct{}, max(1, int(d.cfg.Spec.MQTT.Inflight)))}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
@@ -61,13 +61,28 @@ func (d *driver) newMuxPublisher(ctx context.Context, c drivers.Client, h driver
 	return p, nil
 }
 
-// dial opens a connection of the run's version whose responses complete messages. Without
-// keep-alive a connection carries one message, and its response closes and retires it.
+// liveConn is a connection's bookkeeping: its counters' retire and its requests in flight.
+type liveConn struct {
+	retire func()
+	open   int
+}
+
+// dial opens a connection of the run's version whose responses complete messages. A connection
+// is closed and retired once it takes no more requests and its last response is in: without
+// keep-alive after its one message, with keep-alive after the gateway closed it (idle timeout,
+// GOAWAY) and a new one replaced it — a long run does not pile up dead connections.
 func (p *muxPublisher) dial(ctx context.Context) (exchanger, error) {
 	var ex exchanger
 	onResponse := func(sentAt int64, status int, err error) {
 		p.response(sentAt, status, err)
-		if !p.d.cfg.Spec.HTTP.KeepAliveOrDefault() {
+		p.mu.Lock()
+		done := false
+		if lc := p.live[ex]; lc != nil {
+			lc.open--
+			done = lc.open == 0 && ex != p.ex && (!p.d.cfg.Spec.HTTP.KeepAliveOrDefault() || ex.Err() != nil)
+		}
+		p.mu.Unlock()
+		if done {
 			p.forget(ex)
 		}
 	}
@@ -81,7 +96,7 @@ func (p *muxPublisher) dial(ctx context.Context) (exchanger, error) {
 		return nil, err
 	}
 	p.mu.Lock()
-	p.live[ex] = p.t.add(ex.Counters)
+	p.live[ex] = &liveConn{retire: p.t.add(ex.Counters)}
 	p.mu.Unlock()
 	return ex, nil
 }
@@ -90,11 +105,11 @@ func (p *muxPublisher) dial(ctx context.Context) (exchanger, error) {
 func (p *muxPublisher) forget(ex exchanger) {
 	_ = ex.Close()
 	p.mu.Lock()
-	retire := p.live[ex]
+	lc := p.live[ex]
 	delete(p.live, ex)
 	p.mu.Unlock()
-	if retire != nil {
-		retire()
+	if lc != nil {
+		lc.retire()
 	}
 }
 
@@ -165,7 +180,10 @@ func (p *muxPublisher) firstUsed() bool {
 func (p *muxPublisher) send(payload []byte, sentAt int64, flush bool) error {
 	ex, err := p.conn()
 	if err == nil {
-		err = ex.Post(payload, sentAt, flush || !p.d.cfg.Spec.HTTP.KeepAliveOrDefault())
+		p.opened(ex, 1) // before Post: its response may come before Post returns
+		if err = ex.Post(payload, sentAt, flush || !p.d.cfg.Spec.HTTP.KeepAliveOrDefault()); err != nil {
+			p.opened(ex, -1)
+		}
 	}
 	if err != nil {
 		<-p.window
@@ -175,6 +193,15 @@ func (p *muxPublisher) send(payload []byte, sentAt int64, flush bool) error {
 		return p.fail(fmt.Errorf("POST %s: %w", p.head.path, quicconn.ExplainRefused(err)))
 	}
 	return nil
+}
+
+// opened counts requests in flight on a connection.
+func (p *muxPublisher) opened(ex exchanger, n int) {
+	p.mu.Lock()
+	if lc := p.live[ex]; lc != nil {
+		lc.open += n
+	}
+	p.mu.Unlock()
 }
 
 // conn returns the connection for the next message: the keep-alive one, a new one when the
@@ -192,6 +219,12 @@ func (p *muxPublisher) conn() (exchanger, error) {
 	}
 	if ex != nil && ex.Err() == nil {
 		return ex, nil
+	}
+	p.ex = nil                                                    // the old one, if any, is retired by its last response from now on
+	if lc := p.live[ex]; ex != nil && lc != nil && lc.open == 0 { // closed by the gateway, idle
+		p.mu.Unlock()
+		p.forget(ex)
+		p.mu.Lock()
 	}
 	p.mu.Unlock()
 	ex, err := p.dial(p.ctx)
