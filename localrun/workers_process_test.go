@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,42 +18,14 @@ import (
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/mosquitto"
 	"github.com/msgbench/msgbench/internal/manifest"
+	"github.com/msgbench/msgbench/internal/testbin"
 	"github.com/msgbench/msgbench/netem/emulator"
 	"github.com/msgbench/msgbench/results"
 )
 
-// The worker processes are the msgbench binary; a test binary is not one, so the tests build it
-// once (the build cache makes that a link step).
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
-
-func msgbenchBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "msgbench-localrun-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "msgbench")
-		if out, err := exec.Command("go", "build", "-o", builtBin, "../cmd/msgbench").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
-}
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if builtBin != "" {
-		_ = os.RemoveAll(filepath.Dir(builtBin))
-	}
+	testbin.Remove()
 	os.Exit(code)
 }
 
@@ -141,7 +112,7 @@ func TestWorkerProcessesCountExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := newWorkerLog(t)
-	res, err := Run(context.Background(), processBenchmark(t, 3, workload), Options{WorkerCommand: []string{msgbenchBinary(t)}, Logf: log.logf})
+	res, err := Run(context.Background(), processBenchmark(t, 3, workload), Options{WorkerCommand: []string{testbin.Msgbench(t)}, Logf: log.logf})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}
@@ -177,7 +148,7 @@ func TestWorkerProcessesStopOnCancel(t *testing.T) {
 	defer cancel()
 	measuring := make(chan struct{})
 	var once sync.Once
-	o := Options{WorkerCommand: []string{msgbenchBinary(t)}, Logf: log.logf, Progress: func(p Progress) {
+	o := Options{WorkerCommand: []string{testbin.Msgbench(t)}, Logf: log.logf, Progress: func(p Progress) {
 		if p.Received > 0 {
 			once.Do(func() { close(measuring) })
 		}
@@ -216,7 +187,7 @@ func TestFailingWorkerProcessFailsTheRun(t *testing.T) {
 	script := `case " $* " in *" --worker-index 1 "*) echo "injected: worker 1 cannot start" >&2; exit 3;; esac; exec "$@"`
 	log := newWorkerLog(t)
 	log.live = false
-	_, err := Run(context.Background(), mb, Options{WorkerCommand: []string{"/bin/sh", "-c", script, "sh", msgbenchBinary(t)}, Logf: log.logf})
+	_, err := Run(context.Background(), mb, Options{WorkerCommand: []string{"/bin/sh", "-c", script, "sh", testbin.Msgbench(t)}, Logf: log.logf})
 	if err == nil || !strings.Contains(err.Error(), "worker 1 (pid ") || !strings.Contains(err.Error(), "injected: worker 1 cannot start") ||
 		!strings.Contains(err.Error(), "exit status 3") {
 		t.Fatalf("err %v: want worker 1 named with its exit and output\n%s", err, log)
@@ -233,7 +204,7 @@ func TestEndedRunLeavesNoWorkerProcess(t *testing.T) {
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
-			cmd := exec.Command(msgbenchBinary(t), "run", "-q", "-f", "../config/samples/mqtt-qos1.yaml", "--out", t.TempDir(),
+			cmd := exec.Command(testbin.Msgbench(t), "run", "-q", "-f", "../config/samples/mqtt-qos1.yaml", "--out", t.TempDir(),
 				"--set", "workers.replicas=2", "--set", "workload.duration=30s", "--set", "workload.rate=20")
 			stderr, err := cmd.StderrPipe()
 			if err != nil {
@@ -291,7 +262,7 @@ func TestWorkerProcessesOnTheEmulatedLink(t *testing.T) {
 	mb.Spec.Network.Profile = "wifi" // 2 ms each way
 	log := newWorkerLog(t)
 	var nets []string
-	o := Options{WorkerCommand: []string{msgbenchBinary(t)}, Logf: func(f string, a ...any) {
+	o := Options{WorkerCommand: []string{testbin.Msgbench(t)}, Logf: func(f string, a ...any) {
 		log.logf(f, a...)
 		if m := pidsLine.FindStringSubmatch(fmt.Sprintf(f, a...)); m != nil {
 			for _, p := range strings.Fields(m[2]) {

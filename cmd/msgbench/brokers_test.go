@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgbench/msgbench/internal/testbin"
 	"github.com/msgbench/msgbench/results"
 )
 
@@ -22,7 +23,7 @@ import (
 // broker-rabbitmq.yaml (QoS 1) and broker-artemis.yaml (QoS 2, MQTT 5) run in
 // TestEverySampleRunsLocally.
 func TestLocalBrokers(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testbin.Msgbench(t)
 	for _, tc := range []struct {
 		name, broker string
 		set          []string

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/msgbench/msgbench/brokers/mosquitto"
+	"github.com/msgbench/msgbench/internal/testbin"
 )
 
 // TestEveryWayOfEndingLeavesNothingBehind runs the real msgbench binary against real Mosquitto
@@ -33,7 +34,7 @@ func TestEveryWayOfEndingLeavesNothingBehind(t *testing.T) {
 	}
 	bin := os.Getenv("MSGBENCH_TEST_BINARY")
 	if bin == "" {
-		bin = buildBinary(t)
+		bin = testbin.Msgbench(t)
 	}
 	signal := func(sig syscall.Signal, group bool) func(t *testing.T, r *endingRun) {
 		return func(t *testing.T, r *endingRun) {

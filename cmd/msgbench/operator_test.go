@@ -26,6 +26,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 
+	"github.com/msgbench/msgbench/internal/testbin"
 	"github.com/msgbench/msgbench/internal/testenv"
 )
 
@@ -63,7 +64,7 @@ func TestOperatorProcess(t *testing.T) {
 
 	metricsAddr, probeAddr := freeAddr(t), freeAddr(t)
 	var out bytes.Buffer
-	cmd := exec.Command(buildBinary(t), "operator", "--metrics-bind-address="+metricsAddr, "--health-probe-bind-address="+probeAddr)
+	cmd := exec.Command(testbin.Msgbench(t), "operator", "--metrics-bind-address="+metricsAddr, "--health-probe-bind-address="+probeAddr)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

@@ -15,7 +15,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,6 +24,7 @@ import (
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/mosquitto"
 	"github.com/msgbench/msgbench/internal/manifest"
+	"github.com/msgbench/msgbench/internal/testbin"
 	"github.com/msgbench/msgbench/internal/testenv"
 	"github.com/msgbench/msgbench/loadgen/drivers"
 	"github.com/msgbench/msgbench/netem"
@@ -33,39 +33,9 @@ import (
 	"github.com/msgbench/msgbench/suite"
 )
 
-// The msgbench binary, built once for the package: each build links it again (5-7 s on the
-// 2-core CI machine, even with every package cached), and seven tests run it as a process.
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
-
-// buildBinary returns msgbench built from this package, built on the first call.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "msgbench-cmd-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "msgbench")
-		if out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
-}
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if builtBin != "" {
-		_ = os.RemoveAll(filepath.Dir(builtBin))
-	}
+	testbin.Remove()
 	os.Exit(code)
 }
 
@@ -324,7 +294,7 @@ func checkSanity(t *testing.T, r *results.Result) {
 // TestRunFailsClearly: each failure ends with a message naming the cause and a non-zero exit,
 // and leaves no broker process behind.
 func TestRunFailsClearly(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testbin.Msgbench(t)
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -383,7 +353,7 @@ func TestEmbeddedBrokerFallback(t *testing.T) {
 
 // TestInterruptLeavesNothingBehind sends SIGINT in the middle of a run.
 func TestInterruptLeavesNothingBehind(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testbin.Msgbench(t)
 	cmd := exec.Command(bin, "run", "-f", repo("config", "samples", "mqtt-qos1.yaml"), "--out", t.TempDir(), "--set", "workload.duration=30s")
 	var stderr bytes.Buffer
 	pr, pw, _ := os.Pipe()

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgbench/msgbench/internal/testbin"
 	"github.com/msgbench/msgbench/results"
 	"github.com/msgbench/msgbench/results/stats"
 	"github.com/msgbench/msgbench/suite"
@@ -146,7 +147,7 @@ func TestSuiteRefusesBeforeStarting(t *testing.T) {
 // TestSuiteInterruptKeepsFinishedRuns: Ctrl-C during the second run stops it and everything it
 // started, exits non-zero, and suite.json keeps the first run, marked interrupted.
 func TestSuiteInterruptKeepsFinishedRuns(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testbin.Msgbench(t)
 	out := t.TempDir()
 	// A first run of 1 s to keep, then one of 20 s to interrupt (a 20 s first run made the test
 	// wait 20 s for nothing).

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/msgbench/msgbench/brokers/mosquitto"
+	"github.com/msgbench/msgbench/internal/testbin"
 	"github.com/msgbench/msgbench/results"
 )
 
@@ -28,7 +29,7 @@ func TestRunOverWebSocketIsolated(t *testing.T) {
 	if _, err := mosquitto.Binary(); err != nil {
 		t.Skip(err)
 	}
-	bin := buildBinary(t)
+	bin := testbin.Msgbench(t)
 	for _, tc := range []struct {
 		name      string
 		set       []string
@@ -173,7 +174,7 @@ func TestRunOverWebSocketWithoutPrivileges(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	bin := buildBinary(t)
+	bin := testbin.Msgbench(t)
 	out := t.TempDir()
 	cmd := exec.Command(setpriv, "--inh-caps=-all", "--bounding-set=-net_admin,-sys_admin", bin, "run", "-q",
 		"-f", repo("config", "samples", "mqtt-qos1.yaml"), "--out", out, "--name", "ws-exposed",
