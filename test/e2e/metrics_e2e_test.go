@@ -29,11 +29,11 @@ func checkCost(t *testing.T, mb *v1alpha1.MessagingBenchmark) {
 	s := mb.Status.Summary
 	if mb.Spec.Broker.Type.MQTTBroker() &&
 		(ptr.Deref(s.BrokerCPUMillis, 0) <= 0 || ptr.Deref(s.BrokerMaxRSSBytes, 0) < 1<<20) {
-		t.Errorf("broker cost not in the status: cpu %v ms, rss %v B", s.BrokerCPUMillis, s.BrokerMaxRSSBytes)
+		t.Errorf("broker cost not in the status: cpu %v ms, rss %v B", ptr.Deref(s.BrokerCPUMillis, -1), ptr.Deref(s.BrokerMaxRSSBytes, -1))
 	}
 	if mb.Spec.GatewayMode() != "" && mb.Spec.Gateway.Replicas == 1 &&
 		(ptr.Deref(s.GatewayCPUMillis, 0) <= 0 || ptr.Deref(s.GatewayMaxRSSBytes, 0) < 1<<20) {
-		t.Errorf("gateway cost not in the status: cpu %v ms, rss %v B", s.GatewayCPUMillis, s.GatewayMaxRSSBytes)
+		t.Errorf("gateway cost not in the status: cpu %v ms, rss %v B", ptr.Deref(s.GatewayCPUMillis, -1), ptr.Deref(s.GatewayMaxRSSBytes, -1))
 	}
 }
 
