@@ -37,10 +37,9 @@ type h2Conn struct {
 	clLen    int
 	clStr    string // content-length's value
 	nextID   uint32
-	open     map[uint32]int64 // stream → sentAt, for requests without their final response
-	status   map[uint32]int   // stream → :status of its final HEADERS, until END_STREAM
-	maxOpen  int              // the peer's SETTINGS_MAX_CONCURRENT_STREAMS
-	maxFrame int              // the peer's SETTINGS_MAX_FRAME_SIZE
+	open     map[uint32]h2Stream // requests without their end
+	maxOpen  int                 // the peer's SETTINGS_MAX_CONCURRENT_STREAMS
+	maxFrame int                 // the peer's SETTINGS_MAX_FRAME_SIZE
 	// Send windows (RFC 9113 §6.9): the connection's and the initial one of a new stream.
 	connWindow, initWindow int64
 	// The stream Post is sending DATA on and its window (only one Post sends at a time).
@@ -63,6 +62,12 @@ const (
 	// h2FlushAt sends buffered requests once this many bytes wait, whatever flush says.
 	h2FlushAt = 16 << 10
 )
+
+// h2Stream is a request in flight: when it was sent, and its final :status once its HEADERS came.
+type h2Stream struct {
+	sentAt int64
+	status int
+}
 
 // HTTP/2 frame types and flags (RFC 9113 §6).
 const (
@@ -113,7 +118,7 @@ func (d *driver) openH2(ctx context.Context, tlsConf *tls.Config, head requestHe
 
 func newH2Conn(nc net.Conn, counted *wire.Conn, head requestHead, onResponse responseFunc) *h2Conn {
 	c := &h2Conn{nc: nc, counted: counted, onResponse: onResponse, head: head, nextID: 1,
-		open: map[uint32]int64{}, status: map[uint32]int{},
+		open:    map[uint32]h2Stream{},
 		maxOpen: 100, maxFrame: 16384, connWindow: 65535, initWindow: 65535}
 	c.wake = sync.NewCond(&c.mu)
 	c.enc = hpack.NewEncoder(&c.hbuf)
@@ -159,7 +164,7 @@ func (c *h2Conn) Post(payload []byte, sentAt int64, flush bool) error {
 	}
 	id := c.nextID
 	c.nextID += 2
-	c.open[id] = sentAt
+	c.open[id] = h2Stream{sentAt: sentAt}
 	c.appendHeadersLocked(id, len(payload))
 	c.sending, c.sendingWindow = id, c.initWindow
 	for len(payload) > 0 {
@@ -318,10 +323,9 @@ func (c *h2Conn) closeWith(err error) {
 // when the connection ends.
 func (c *h2Conn) takeOpenLocked() []int64 {
 	var out []int64
-	for id, sentAt := range c.open {
-		out = append(out, sentAt)
+	for id, st := range c.open {
+		out = append(out, st.sentAt)
 		delete(c.open, id)
-		delete(c.status, id)
 	}
 	return out
 }
@@ -429,7 +433,7 @@ func (r *h2Reader) data(stream uint32, flags byte, length int) {
 	}
 	if flags&flagEndStream != 0 {
 		r.c.mu.Lock()
-		status := r.c.status[stream]
+		status := r.c.open[stream].status
 		r.c.mu.Unlock()
 		if status == 0 {
 			r.c.end(stream, 0, fmt.Errorf("HTTP/2: stream %d ended without a response status", stream))
@@ -488,7 +492,7 @@ func (r *h2Reader) headerBlock(block []byte) error {
 		return nil
 	case status == 0:
 		r.c.mu.Lock()
-		_, isResponse := r.c.status[r.blockOf]
+		isResponse := r.c.open[r.blockOf].status != 0
 		r.c.mu.Unlock()
 		if !isResponse { // trailers carry no status; a response without one is an error
 			r.c.end(r.blockOf, 0, fmt.Errorf("HTTP/2: the gateway's response on stream %d has no :status", r.blockOf))
@@ -496,14 +500,15 @@ func (r *h2Reader) headerBlock(block []byte) error {
 		}
 	default:
 		r.c.mu.Lock()
-		if _, ok := r.c.open[r.blockOf]; ok {
-			r.c.status[r.blockOf] = status
+		if st, ok := r.c.open[r.blockOf]; ok {
+			st.status = status
+			r.c.open[r.blockOf] = st
 		}
 		r.c.mu.Unlock()
 	}
 	if r.endOf {
 		r.c.mu.Lock()
-		status = r.c.status[r.blockOf]
+		status = r.c.open[r.blockOf].status
 		r.c.mu.Unlock()
 		r.c.end(r.blockOf, status, nil)
 	}
@@ -588,15 +593,14 @@ func (c *h2Conn) windowUpdate(stream uint32, n int64) {
 // end reports a request's outcome, once: requests Close has taken are not reported again.
 func (c *h2Conn) end(stream uint32, status int, err error) {
 	c.mu.Lock()
-	sentAt, ok := c.open[stream]
+	st, ok := c.open[stream]
 	if ok {
 		delete(c.open, stream)
-		delete(c.status, stream)
 		c.wake.Broadcast()
 	}
 	c.mu.Unlock()
 	if ok {
-		c.onResponse(sentAt, status, err)
+		c.onResponse(st.sentAt, status, err)
 	}
 }
 
@@ -611,11 +615,10 @@ func (c *h2Conn) goAway(last, code uint32) {
 		}
 	}
 	var failed []int64
-	for id, sentAt := range c.open {
+	for id, st := range c.open {
 		if id > last {
-			failed = append(failed, sentAt)
+			failed = append(failed, st.sentAt)
 			delete(c.open, id)
-			delete(c.status, id)
 		}
 	}
 	c.wake.Broadcast()
