@@ -121,6 +121,23 @@ func Expand(s *v1alpha1.MessagingBenchmarkSuite, template map[string]any) ([]Poi
 			add(c)
 		}
 	}
+	if len(points) == 0 && len(m.Include) == 0 {
+		// A suite of no run would end at once with an empty suite.json and no report: refused
+		// before anything starts, here, so `msgbench run` and the operator refuse it alike.
+		if len(m.Exclude) > 0 {
+			var entries []string
+			for _, e := range m.Exclude {
+				entries = append(entries, pointText(e))
+			}
+			which := fmt.Sprintf("its %d entries (%s) remove", len(entries), strings.Join(entries, ", "))
+			if len(entries) == 1 {
+				which = "its entry " + entries[0] + " removes"
+			}
+			return nil, fmt.Errorf("spec.matrix.exclude: %s every one of the %d points of the axes, and there is no include: the suite has nothing to run; remove an exclude entry, or add an axis value or an include",
+				which, len(combos))
+		}
+		return nil, fmt.Errorf("spec.matrix: no point: the suite has nothing to run")
+	}
 	for i, inc := range m.Include {
 		if len(inc) == 0 {
 			return nil, fmt.Errorf("spec.matrix.include[%d]: empty: name the fields of the point to add", i)
@@ -376,6 +393,19 @@ func describe(p Point) string {
 		return "the template"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// pointText is an exclude or include entry as written in YAML: "{protocol: http, qos: 2}".
+func pointText(e v1alpha1.MatrixPoint) string {
+	var parts []string
+	for _, k := range sortedKeys(e) {
+		t := string(e[k].Raw)
+		if v, err := decode(e[k]); err == nil {
+			t = valueText(v)
+		}
+		parts = append(parts, k+": "+t)
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 func sortedKeys(m v1alpha1.MatrixPoint) []string {

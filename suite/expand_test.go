@@ -174,3 +174,27 @@ func TestExpandRefusesAnExplodingMatrix(t *testing.T) {
 		t.Errorf("15 points × 1000: %v", err)
 	}
 }
+
+// TestExpandRefusesASuiteThatRunsNothing: excludes that remove every point of the axes (and no
+// include) leave a suite of no run, refused here — by `msgbench run` and by the operator alike —
+// naming the excludes, not run to an empty suite.json and a report.html never written (#31).
+func TestExpandRefusesASuiteThatRunsNothing(t *testing.T) {
+	head, _, _ := strings.Cut(doc, "  matrix:")
+	for _, c := range []struct{ matrix, want string }{
+		{"  matrix:\n    axes:\n    - field: qos\n      values: [0, 1]\n    exclude:\n    - {qos: 0}\n    - {qos: 1}\n",
+			`spec.matrix.exclude: its 2 entries ({qos: 0}, {qos: 1}) remove every one of the 2 points of the axes`},
+		{"  matrix:\n    axes:\n    - field: protocol\n      values: [mqtt, http]\n    - name: clients\n      fields: [workload.publishers, workload.subscribers]\n      values: [1, 16]\n    exclude:\n    - {clients: 1}\n    - {clients: 16}\n",
+			`({clients: 1}, {clients: 16}) remove every one of the 4 points`},
+	} {
+		s, tmpl := parse(t, head+c.matrix)
+		points, err := Expand(s, tmpl)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "nothing to run") {
+			t.Errorf("%d points, err %v; want %q", len(points), err, c.want)
+		}
+	}
+	// An include next to excludes that remove every product point is a suite of one point.
+	s, tmpl := parse(t, head+"  matrix:\n    axes:\n    - field: qos\n      values: [0, 1]\n    exclude:\n    - {qos: 0}\n    - {qos: 1}\n    include:\n    - {qos: 2}\n")
+	if points, err := Expand(s, tmpl); err != nil || len(points) != 1 || points[0].Name != "qos2" {
+		t.Errorf("excludes and one include: %v, %v", points, err)
+	}
+}
