@@ -6,7 +6,7 @@
 package atomicfile
 
 import (
-	"fmt"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -27,8 +27,8 @@ var createTemp = func(dir, pattern string) (File, error) { return os.CreateTemp(
 // WriteFile writes data to path atomically: a temporary file in path's folder is written, synced
 // to disk and closed (each error checked: a full disk may only show at Sync or Close), then
 // renamed over path, and the folder synced so the rename lasts. On any error the temporary file is
-// removed, path is left as it was (absent or its earlier content), and the error names path. The
-// folder must exist.
+// removed, path is left as it was (absent or its earlier content), and the error is an
+// *os.PathError naming path. The folder must exist.
 func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
@@ -36,7 +36,7 @@ func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
 	}
 	f, err := createTemp(dir, "."+base+".tmp-")
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return pathError(path, err)
 	}
 	tmp := f.Name()
 	closed := false
@@ -46,7 +46,7 @@ func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
 				_ = f.Close()
 			}
 			_ = os.Remove(tmp)
-			err = fmt.Errorf("writing %s: %w", path, err)
+			err = pathError(path, err)
 		}
 	}()
 	n, err := f.Write(data)
@@ -71,6 +71,20 @@ func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
 	}
 	syncDir(dir)
 	return nil
+}
+
+// pathError is err as an *os.PathError naming path ("write DIR/result.json: no space left on
+// device"), not the temporary file the underlying error may name.
+func pathError(path string, err error) error {
+	var pe *os.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		err = pe.Err
+	case errors.As(err, &le):
+		err = le.Err
+	}
+	return &os.PathError{Op: "write", Path: path, Err: err}
 }
 
 // syncDir makes a rename in dir durable; a file system that cannot sync a folder is not an error

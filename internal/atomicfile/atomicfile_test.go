@@ -115,8 +115,9 @@ func TestWriteFileFailures(t *testing.T) {
 					}
 				}
 				err := WriteFile(p, data, 0o644)
-				if err == nil || !errors.Is(err, tc.want) || !strings.Contains(err.Error(), p) {
-					t.Fatalf("err %v, want %v naming %s", err, tc.want, p)
+				var pe *os.PathError
+				if err == nil || !errors.Is(err, tc.want) || !errors.As(err, &pe) || pe.Path != p || strings.Contains(err.Error(), ".tmp-") {
+					t.Fatalf("err %v, want %v naming %s (not the temporary file)", err, tc.want, p)
 				}
 				if earlier {
 					if got, _ := os.ReadFile(p); string(got) != "earlier\n" {
