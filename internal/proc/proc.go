@@ -1,5 +1,25 @@
 // Package proc measures processes: CPU time and peak resident memory of this process
-// (getrusage) and of others by PID (/proc), and stops the processes msgbench started.
+// (getrusage) and of others by PID (the process's CPU clock and /proc), and stops the
+// processes msgbench started.
+//
+// Every CPU figure carries its resolution (Usage.CPUResolution): a difference of two readings
+// smaller than it may be a true zero or anything below the resolution, never a measured zero.
+// Where each counter comes from and why, finest first:
+//
+//   - Self: getrusage(RUSAGE_SELF), 1 µs. All threads of this process, exited ones included.
+//   - Of(pid): the process's CPU-time clock (clock_gettime on clock_getcpuclockid(pid)'s
+//     clock, CPUCLOCK_SCHED), 1 ns. The kernel's thread-group sum: sum_exec_runtime of every
+//     live thread plus what exited threads left in the signal struct — exactly the total that
+//     /proc/PID/stat's utime+stime is scaled to, before it is cut to 10 ms clock ticks. Any
+//     process in the same PID namespace can read it, without privilege or ptrace access.
+//     Not /proc/PID/schedstat: that is the main thread alone; summing
+//     /proc/PID/task/*/schedstat loses every thread that exited (a JVM's or Erlang VM's
+//     short-lived workers, a Go thread released by LockOSThread).
+//   - Others' cgroups: a cgroup v2 cpu.stat usage_usec, 1 µs, for a container's cgroup this
+//     process can see (a cgroup namespace usually hides the sibling containers' cgroups; then
+//     the process clocks). It also counts the container's processes that have exited.
+//   - Fallback only, where nothing finer answers: /proc/PID/stat utime+stime in USER_HZ
+//     clock ticks, 10 ms (ClockTick).
 package proc
 
 import (
@@ -18,19 +38,30 @@ import (
 
 // Usage is CPU time used and peak resident set size.
 type Usage struct {
-	CPU     time.Duration
-	PeakRSS int64 // bytes
-	RSS     int64 // bytes now (Of only)
+	CPU time.Duration
+	// CPUResolution is the step CPU is counted in (1 ns, 1 µs, or a 10 ms ClockTick): a
+	// difference of two readings below it is "less than CPUResolution", not zero. 0 means
+	// unknown (a zero Usage).
+	CPUResolution time.Duration
+	PeakRSS       int64 // bytes
+	RSS           int64 // bytes now (Of only)
 }
 
-// Self returns this process's usage.
+// Resolutions of the CPU counters (see the package comment).
+const (
+	ResolutionClock  = time.Nanosecond          // a process CPU-time clock
+	ResolutionRusage = time.Microsecond         // getrusage; cgroup v2 usage_usec
+	ClockTick        = time.Second / clockTicks // /proc/PID/stat's utime and stime
+)
+
+// Self returns this process's usage: getrusage, CPU in µs.
 func Self() Usage {
 	var ru unix.Rusage
 	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
 		return Usage{}
 	}
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return Usage{CPU: cpu, PeakRSS: ru.Maxrss * 1024}
+	return Usage{CPU: cpu, CPUResolution: ResolutionRusage, PeakRSS: ru.Maxrss * 1024}
 }
 
 // Own returns this process's usage from /proc (with its resident memory now).
@@ -40,8 +71,47 @@ func Own() (Usage, error) { return Of(os.Getpid()) }
 // Go supports.
 const clockTicks = 100
 
-// Of returns the usage of process pid from /proc: utime+stime and VmHWM.
+// processClock is clock_getcpuclockid(pid) of glibc and musl: the kernel's
+// MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED), ~pid<<3 | 2.
+func processClock(pid int) int32 { return int32(^pid<<3 | 2) }
+
+// ClockCPU is the CPU time of process pid from its CPU-time clock: every thread's, exited
+// threads' included, in ns.
+func ClockCPU(pid int) (time.Duration, error) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(processClock(pid), &ts); err != nil {
+		return 0, fmt.Errorf("CPU clock of process %d: %w", pid, err)
+	}
+	return time.Duration(ts.Nano()), nil
+}
+
+// Of returns the usage of process pid: CPU from its CPU-time clock (ns), or where that clock
+// does not answer, from /proc/PID/stat's utime+stime (10 ms ticks); VmHWM and VmRSS from
+// /proc/PID/status.
 func Of(pid int) (Usage, error) {
+	u, err := ticksOf(pid)
+	if err != nil {
+		return Usage{}, err
+	}
+	// After /proc/PID/stat: a PID that is gone fails there, and the clock read next cannot be
+	// of a process that replaced it (the clock refuses a PID that is not a process).
+	if cpu, err := ClockCPU(pid); err == nil {
+		u.CPU, u.CPUResolution = cpu, ResolutionClock
+	}
+	return u, memoryOf(pid, &u)
+}
+
+// TicksOf is Of with CPU read from /proc/PID/stat only: utime+stime in 10 ms clock ticks, the
+// fallback (and what msgbench read before the process clock).
+func TicksOf(pid int) (Usage, error) {
+	u, err := ticksOf(pid)
+	if err != nil {
+		return Usage{}, err
+	}
+	return u, memoryOf(pid, &u)
+}
+
+func ticksOf(pid int) (Usage, error) {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return Usage{}, err
@@ -60,10 +130,14 @@ func Of(pid int) (Usage, error) {
 	if err1 != nil || err2 != nil {
 		return Usage{}, errors.New("unexpected /proc stat format")
 	}
-	u := Usage{CPU: time.Duration(utime+stime) * time.Second / clockTicks}
+	return Usage{CPU: time.Duration(utime+stime) * ClockTick, CPUResolution: ClockTick}, nil
+}
+
+// memoryOf fills u's peak and current resident memory from /proc/PID/status.
+func memoryOf(pid int, u *Usage) error {
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return u, err
+		return err
 	}
 	for _, line := range strings.Split(string(status), "\n") {
 		for key, dst := range map[string]*int64{"VmHWM:": &u.PeakRSS, "VmRSS:": &u.RSS} {
@@ -74,7 +148,7 @@ func Of(pid int) (Usage, error) {
 			}
 		}
 	}
-	return u, nil
+	return nil
 }
 
 // Stop ends a process this program started: SIGTERM, then SIGKILL after grace, and reaps it.

@@ -39,14 +39,14 @@ const (
 // NewSampler samples read every interval, keeping the last keep samples, until ctx ends.
 func NewSampler(ctx context.Context, read func() (Usage, error), interval time.Duration, keep int) *Sampler {
 	s := &Sampler{read: read, interval: interval, keep: keep, changed: make(chan struct{})}
-	s.take(time.Now())
+	s.take()
 	go func() {
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
 			select {
-			case now := <-t.C:
-				s.take(now)
+			case <-t.C:
+				s.take()
 			case <-ctx.Done():
 				return
 			}
@@ -55,8 +55,12 @@ func NewSampler(ctx context.Context, read func() (Usage, error), interval time.D
 	return s
 }
 
-func (s *Sampler) take(now time.Time) {
+// take reads a sample, stamped with the middle of the read: not the ticker's time, which on a
+// loaded machine can be well before the read.
+func (s *Sampler) take() {
+	before := time.Now()
 	u, err := s.read()
+	now := before.Add(time.Since(before) / 2)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.err = err
@@ -130,9 +134,10 @@ func (s *Sampler) atLocked(t time.Time) (Usage, bool, error) {
 }
 
 // Interpolate is the usage at t between a at ta and b at tb (ta ≤ t ≤ tb): CPU on the straight
-// line between them, memory as at tb.
+// line between them, memory as at tb; CPUResolution the coarser of the two.
 func Interpolate(ta time.Time, a Usage, tb time.Time, b Usage, t time.Time) Usage {
 	u := b
+	u.CPUResolution = max(a.CPUResolution, b.CPUResolution)
 	if span := tb.Sub(ta); span > 0 {
 		u.CPU = a.CPU + time.Duration(float64(b.CPU-a.CPU)*float64(t.Sub(ta))/float64(span))
 	}

@@ -10,10 +10,10 @@ import (
 
 func TestInterpolate(t *testing.T) {
 	t0 := time.Unix(100, 0)
-	a := Usage{CPU: time.Second, PeakRSS: 10, RSS: 10}
-	b := Usage{CPU: 3 * time.Second, PeakRSS: 20, RSS: 15}
+	a := Usage{CPU: time.Second, CPUResolution: ClockTick, PeakRSS: 10, RSS: 10}
+	b := Usage{CPU: 3 * time.Second, CPUResolution: time.Nanosecond, PeakRSS: 20, RSS: 15}
 	u := Interpolate(t0, a, t0.Add(time.Second), b, t0.Add(250*time.Millisecond))
-	if u.CPU != 1500*time.Millisecond || u.PeakRSS != 20 || u.RSS != 15 {
+	if u.CPU != 1500*time.Millisecond || u.PeakRSS != 20 || u.RSS != 15 || u.CPUResolution != ClockTick {
 		t.Errorf("got %+v", u)
 	}
 	if u := Interpolate(t0, a, t0, b, t0); u.CPU != b.CPU {
@@ -92,8 +92,7 @@ func TestSamplerOnThisProcess(t *testing.T) {
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}
-	// getrusage's own count over the same moments; /proc counts in 10 ms ticks and the samples
-	// are 20 ms apart.
+	// getrusage's own count over the same moments; the samples are 20 ms apart.
 	want := s2.CPU - s1.CPU
 	if used := b.CPU - a.CPU; used < want-50*time.Millisecond || used > want+50*time.Millisecond || want < 50*time.Millisecond {
 		t.Errorf("CPU between the two moments: %v, getrusage says %v", used, want)
