@@ -104,7 +104,8 @@ func WriteSummary(w io.Writer, r *Result) error {
 		rss  *int64
 	}{{"broker", r.Resources.BrokerCPUSeconds, r.Resources.BrokerMaxRSSBytes}, {"gateway", r.Resources.GatewayCPUSeconds, r.Resources.GatewayMaxRSSBytes}} {
 		if c.cpu != nil {
-			res += fmt.Sprintf("; %s %.2f CPU-s", c.name, *c.cpu)
+			// Below 0.1 s with 4 decimals: a light run's 3 ms (counted in ns) is 0.0030, not 0.00.
+			res += fmt.Sprintf("; %s %.*f CPU-s", c.name, map[bool]int{true: 4, false: 2}[*c.cpu < 0.1], *c.cpu)
 			if c.rss != nil {
 				res += ", peak RSS " + bytesHuman(float64(*c.rss))
 			}
