@@ -27,8 +27,9 @@ func newUsageCommand() *cobra.Command {
 		Use:   "usage --listen HOST:PORT -f FILE [--component broker]",
 		Short: "Serve the CPU time and memory of the other processes in this pod (the broker's usage sidecar)",
 		Long: `Runs beside a broker in a pod that shares its process namespace (the operator adds it to the
-broker pods it creates) and serves what the broker's processes used, read from /proc every
-200 ms: /usage as JSON for the workers, which ask what it was when the measured window opened
+broker pods it creates) and serves what the broker's processes used, read every 200 ms (CPU
+from each process's CPU-time clock, in ns, or its container's cgroup v2 cpu.stat usage_usec
+where visible, in µs; memory from /proc): /usage as JSON, with the CPU figure's resolution for the workers, which ask what it was when the measured window opened
 and closed (?at=UNIX-NANOSECONDS, interpolated between samples), and /metrics for Prometheus
 (msgbench_component_*). With --ready-mqtt, /readyz answers 200 only while the broker accepts an
 MQTT CONNECT, so the pod is ready when its broker serves MQTT, whatever the broker's image holds.
