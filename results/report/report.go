@@ -16,6 +16,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/msgbench/msgbench/internal/atomicfile"
 	"github.com/msgbench/msgbench/results"
 	"github.com/msgbench/msgbench/results/figures"
 )
@@ -210,8 +211,10 @@ type Options struct {
 	Comparison *Comparison
 }
 
-// WriteFiles writes report.html and every figure's CSV into dir, and the images o asks for. It
-// returns the files written.
+// WriteFiles writes report.html and every figure's CSV into dir, and the images o asks for, each
+// atomically (internal/atomicfile: a file that cannot be written whole is not left cut short). It
+// returns the files written — on an error too, those written before it — and stops at the first
+// file that cannot be written, the error naming it.
 func WriteFiles(dir string, d *Dataset, o Options) ([]string, error) {
 	images, cmp := o.Images, o.Comparison
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -225,10 +228,11 @@ func WriteFiles(dir string, d *Dataset, o Options) ([]string, error) {
 	if err := writePage(&buf, d, figs, cmp); err != nil {
 		return nil, err
 	}
-	files := []string{filepath.Join(dir, "report.html")}
-	if err := os.WriteFile(files[0], buf.Bytes(), 0o644); err != nil {
+	page := filepath.Join(dir, "report.html")
+	if err := atomicfile.WriteFile(page, buf.Bytes(), 0o644); err != nil {
 		return nil, err
 	}
+	files := []string{page}
 	for _, f := range figs {
 		formats := []string{"csv"}
 		if images {
@@ -242,12 +246,12 @@ func WriteFiles(dir string, d *Dataset, o Options) ([]string, error) {
 			data := f.CSV()
 			if format != "csv" {
 				if data, err = img.Render(format); err != nil {
-					return nil, err
+					return files, err
 				}
 			}
 			name := filepath.Join(dir, f.ID+"."+format)
-			if err := os.WriteFile(name, data, 0o644); err != nil {
-				return nil, err
+			if err := atomicfile.WriteFile(name, data, 0o644); err != nil {
+				return files, err
 			}
 			files = append(files, name)
 		}

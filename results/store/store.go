@@ -18,6 +18,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/atomicfile"
 	"github.com/msgbench/msgbench/internal/localaddr"
 )
 
@@ -82,11 +83,9 @@ func (f *fileStore) Put(_ context.Context, key string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p)
+	// Atomic, as every result file msgbench writes: a full disk leaves the key absent (or as it
+	// was), never a truncated object.
+	return atomicfile.WriteFile(p, data, 0o644)
 }
 
 func (f *fileStore) URL(key string) string { return "file://" + path.Join(f.root, key) }

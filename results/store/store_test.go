@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/atomicfile/fulldisk"
 	"github.com/msgbench/msgbench/internal/testenv"
 	"github.com/msgbench/msgbench/results/store"
 )
@@ -64,5 +66,30 @@ func TestFileStore(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "a", "b.json")); err != nil || string(b) != "x" {
 		t.Errorf("%q %v", b, err)
+	}
+}
+
+// TestFileStoreFullDisk: an object that does not fit is an error naming it, and leaves nothing
+// under its key — not the part that fitted (#31) — nor a temporary file; one that fits is stored.
+func TestFileStoreFullDisk(t *testing.T) {
+	dir := fulldisk.Mount(t, 8192)
+	st, err := store.New(&v1alpha1.ObjectStoreSpec{URL: "file://" + dir}, store.Credentials{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := bytes.Repeat([]byte("z"), 64<<10)
+	err = st.Put(context.Background(), "local/run/1/result.json", big)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "local", "run", "1", "result.json")) || !strings.Contains(err.Error(), "no space left") {
+		t.Errorf("err %v, want no space left naming the object's file", err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "local", "run", "1"))
+	if len(entries) != 0 {
+		t.Errorf("left behind: %v", entries)
+	}
+	if err := st.Put(context.Background(), "local/run/1/result.json", []byte("{}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "local", "run", "1", "result.json")); string(b) != "{}\n" {
+		t.Errorf("stored %q", b)
 	}
 }
