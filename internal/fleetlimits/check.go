@@ -17,10 +17,22 @@ import (
 func Check(in Input, m Machine) error {
 	procs := Needs(in)
 	var errs []error
+	var over []Process // worker processes above the limit: one message for them all
 	for _, p := range procs {
-		if p.Files > m.NoFileSoft {
+		switch {
+		case p.Files <= m.NoFileSoft:
+		case p.Role == Worker:
+			over = append(over, p)
+		default:
 			errs = append(errs, filesError(in, m, p))
 		}
+	}
+	if len(over) > 0 {
+		p := over[0] // worker 0 has the largest share
+		if len(over) > 1 {
+			p.Name = fmt.Sprintf("%s (and %s more worker processes like it)", p.Name, num(len(over)-1))
+		}
+		errs = append(errs, filesError(in, m, p))
 	}
 	errs = append(errs, portsErrors(in, m, procs)...)
 	if err := memoryError(in, m, procs); err != nil {
@@ -176,6 +188,7 @@ func portsErrors(in Input, m Machine, procs []Process) []error {
 	var order []string
 	spreadCap := drivers.SourceAddresses * drivers.PerSourceAddress(m.PortRange)
 	var errs []error
+	workerSaid := false // one message for all worker processes (worker 0 has the most)
 	for _, p := range procs {
 		for _, d := range p.Dials {
 			c := d.Conns
@@ -183,7 +196,8 @@ func portsErrors(in Input, m Machine, procs []Process) []error {
 				// Spreading clients take 127.0.0.1's ports only while some are free, then
 				// their own addresses'.
 				c = 0
-				if d.Conns > spreadCap {
+				if d.Conns > spreadCap && !(p.Role == Worker && workerSaid) {
+					workerSaid = workerSaid || p.Role == Worker
 					errs = append(errs, fmt.Errorf("spec.workload: %s connections from %s to %s need more ephemeral ports than its %d source addresses offer (%s); split the clients into more workers (--set workers.replicas)",
 						num(d.Conns), p.Name, d.To, drivers.SourceAddresses, num(spreadCap)))
 				}
@@ -222,18 +236,133 @@ func memoryError(in Input, m Machine, procs []Process) error {
 	if m.MemAvailable <= 0 {
 		return nil
 	}
-	var total int64
-	parts := make([]string, 0, len(procs))
-	for _, p := range procs {
-		total += p.Memory
-		parts = append(parts, p.Name+" "+gb(p.Memory))
-	}
+	total := memory(procs)
 	if total <= m.MemAvailable {
 		return nil
 	}
-	return fmt.Errorf("spec.workload: %s clients need about %s of memory (%s; %s per load-generator client, %s per Mosquitto connection), above the %s available (MemAvailable, /proc/meminfo); "+
-		"use fewer clients, or run it on Kubernetes, where workers spread over nodes", num(clients(in.Spec)), gb(total), strings.Join(parts, ", "),
-		kb(LoadgenBytesPerClient), kb(MosquittoBytesPerConnection), gb(m.MemAvailable))
+	var b strings.Builder
+	fmt.Fprintf(&b, "spec.workload: %s clients", num(clients(in.Spec)))
+	if w := countWorkers(procs); w > 1 {
+		fmt.Fprintf(&b, " in %s worker processes", num(w))
+	}
+	fmt.Fprintf(&b, " need about %s of memory (%s), above the %s available (MemAvailable, /proc/meminfo). "+
+		"A process takes about %s before its connections, a load-generator client %s, a Mosquitto connection %s: ",
+		size(total), processesText(procs, func(p Process) int64 { return p.Memory }, size), size(m.MemAvailable),
+		size(BaseBytes), kb(LoadgenBytesPerClient), kb(MosquittoBytesPerConnection))
+	idle := 0
+	for _, p := range procs {
+		if p.Role == Worker && p.Clients == 0 {
+			idle++
+		}
+	}
+	if idle > 0 {
+		fmt.Fprintf(&b, "%s of the worker processes would have no client (a topic's clients stay in one worker; spec.workload.topics is %s); ",
+			num(idle), num(int(in.Spec.Workload.Topics)))
+	}
+	if k := fewerWorkers(in, m); k > 0 {
+		if busy := countWorkers(procs) - idle; idle > 0 && busy < k {
+			k = max(busy, 1)
+		}
+		fmt.Fprintf(&b, "use fewer worker processes (--set workers.replicas=%d), fewer clients, ", k)
+	} else {
+		b.WriteString("use fewer clients, ")
+	}
+	b.WriteString("or run it on Kubernetes, where workers spread over nodes")
+	return errors.New(b.String())
+}
+
+// memory is the processes' memory together.
+func memory(procs []Process) int64 {
+	var total int64
+	for _, p := range procs {
+		total += p.Memory
+	}
+	return total
+}
+
+func countWorkers(procs []Process) int {
+	n := 0
+	for _, p := range procs {
+		if p.Role == Worker {
+			n++
+		}
+	}
+	return n
+}
+
+// fewerWorkers is the most worker processes, fewer than the spec's, whose run fits in the
+// memory available (0: none does, or the spec has no worker processes). Memory grows with the
+// workers, so a binary search finds it.
+func fewerWorkers(in Input, m Machine) int {
+	n := workers(in.Spec)
+	if n < 2 || in.WorkerProcesses == nil || !in.WorkerProcesses(in.Spec) {
+		return 0
+	}
+	fits := func(k int) bool {
+		s := *in.Spec
+		s.Workers.Replicas = int32(k)
+		in := in
+		in.Spec = &s
+		return memory(Needs(in)) <= m.MemAvailable
+	}
+	if !fits(1) {
+		return 0
+	}
+	lo, hi := 1, n-1 // fits(lo); the answer is in [lo, hi]
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}
+
+// processesText lists what each process needs (of), the worker processes summed up in one
+// item ("1,000 worker processes × 33.6 MB each = 33.6 GB"), so that it stays short however many.
+func processesText[T int | int64](procs []Process, of func(Process) T, format func(T) string) string {
+	var items []string
+	var workers []Process
+	for _, p := range procs {
+		if p.Role == Worker {
+			if len(workers) == 0 {
+				items = append(items, "") // the workers' place
+			}
+			workers = append(workers, p)
+			continue
+		}
+		items = append(items, p.Name+" "+format(of(p)))
+	}
+	if len(workers) > 0 {
+		var sum, lo, hi T
+		for i, w := range workers {
+			v := of(w)
+			sum += v
+			if i == 0 || v < lo {
+				lo = v
+			}
+			if i == 0 || v > hi {
+				hi = v
+			}
+		}
+		var s string
+		switch {
+		case len(workers) == 1:
+			s = workers[0].Name + " " + format(sum)
+		case format(lo) == format(hi):
+			s = fmt.Sprintf("%s worker processes × %s each = %s", num(len(workers)), format(hi), format(sum))
+		default:
+			s = fmt.Sprintf("%s worker processes × %s–%s each = %s", num(len(workers)), format(lo), format(hi), format(sum))
+		}
+		for i := range items {
+			if items[i] == "" {
+				items[i] = s
+			}
+		}
+	}
+	return strings.Join(items, ", ")
 }
 
 // num writes n with thousands separators: 20,130.
@@ -256,16 +385,20 @@ func num(n int) string {
 
 func gb(b int64) string { return strconv.FormatFloat(float64(b)/1e9, 'f', 1, 64) + " GB" }
 
+// size writes b in GB, or in MB below 1 GB (not "0.0 GB").
+func size(b int64) string {
+	if b < 1e9 {
+		return strconv.FormatFloat(float64(b)/1e6, 'f', 1, 64) + " MB"
+	}
+	tenths := (b + 5e7) / 1e8
+	return num(int(tenths/10)) + "." + strconv.FormatInt(tenths%10, 10) + " GB"
+}
+
 func kb(b int64) string { return strconv.FormatInt(b>>10, 10) + " KiB" }
 
 // Summary is one line of what the run's processes need against the limits, for the run's log.
 func Summary(in Input, m Machine) string {
 	procs := Needs(in)
-	s := make([]string, len(procs))
-	var mem int64
-	for i, p := range procs {
-		s[i] = p.Name + " " + num(p.Files)
-		mem += p.Memory
-	}
-	return fmt.Sprintf("open files: %s, of %s (RLIMIT_NOFILE); memory about %s of %s available", strings.Join(s, ", "), num(m.NoFileSoft), gb(mem), gb(m.MemAvailable))
+	files := processesText(procs, func(p Process) int { return p.Files }, num)
+	return fmt.Sprintf("open files: %s, of %s (RLIMIT_NOFILE); memory about %s of %s available", files, num(m.NoFileSoft), gb(memory(procs)), gb(m.MemAvailable))
 }

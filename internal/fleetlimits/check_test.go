@@ -155,7 +155,8 @@ func TestCheck(t *testing.T) {
 			"4,000 clients need 16,256 open files in the broker process (Kafka)", "each Kafka client has up to 4: at most 2,436 clients",
 		}},
 		{"memory", spec(50000, 50000, 100, 10), Machine{NoFileSoft: 1 << 20, NoFileHard: 1 << 20, PortRange: 28232, MemAvailable: 512 << 20}, []string{
-			"spec.workload: 100,000 clients need about", "above the 0.5 GB available (MemAvailable, /proc/meminfo)",
+			"spec.workload: 100,000 clients in 10 worker processes need about 1.5 GB of memory", "10 worker processes × 136.0 MB each = 1.4 GB",
+			"above the 536.9 MB available (MemAvailable, /proc/meminfo)",
 		}},
 		{"spread clients use addresses of their own", spec(50000, 50000, 100, 10), Machine{NoFileSoft: 1 << 20, NoFileHard: 1 << 20, PortRange: 28232}, nil},
 	} {
@@ -214,8 +215,35 @@ func TestCheckAMillionIsQuick(t *testing.T) {
 
 func TestSummary(t *testing.T) {
 	got := Summary(Input{Spec: spec(1000, 1000, 10, 2), WorkerProcesses: split}, thisMachine)
-	want := "open files: the msgbench process 32, worker process 0 1,032, worker process 1 1,032, the broker process (Mosquitto) 2,016, of 20,000 (RLIMIT_NOFILE); memory about 0.2 GB of 24.7 GB available"
+	want := "open files: the msgbench process 32, 2 worker processes × 1,032 each = 2,064, the broker process (Mosquitto) 2,016, of 20,000 (RLIMIT_NOFILE); memory about 0.2 GB of 24.7 GB available"
 	if got != want {
 		t.Errorf("Summary:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestManyWorkersReadably: --set workers.replicas=1000 on a two-client sample was refused with
+// 27 KB listing a thousand "worker process N 0.0 GB"; the message sums up the workers (N × each
+// = total) against what the machine has, says what to change, and stays short however many.
+func TestManyWorkersReadably(t *testing.T) {
+	m := thisMachine
+	for _, replicas := range []int32{1000, 100000} {
+		err := Check(Input{Spec: spec(1, 1, 1, replicas), WorkerProcesses: split, SpreadSources: true}, m)
+		if err == nil {
+			t.Fatalf("%d workers: accepted", replicas)
+		}
+		msg := err.Error()
+		for _, w := range []string{num(int(replicas)) + " worker processes × 33.6 MB each = ", "above the 24.7 GB available",
+			"--set workers.replicas="} {
+			if !strings.Contains(msg, w) {
+				t.Errorf("%d workers: the error lacks %q:\n%s", replicas, w, msg)
+			}
+		}
+		if strings.Contains(msg, "0.0 GB") || strings.Contains(msg, "worker process 1 ") || len(msg) > 800 {
+			t.Errorf("%d workers: %d bytes:\n%s", replicas, len(msg), msg)
+		}
+	}
+	// The log's summary likewise.
+	if s := Summary(Input{Spec: spec(1, 1, 1, 1000), WorkerProcesses: split}, m); len(s) > 300 {
+		t.Errorf("Summary of 1,000 workers: %d bytes: %s", len(s), s)
 	}
 }
