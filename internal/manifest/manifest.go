@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -218,15 +220,25 @@ func ParseObject(obj map[string]any, overrides ...string) (*v1alpha1.MessagingBe
 	return &mb, nil
 }
 
-// read reads a manifest of kind.
+// read reads a manifest of kind: one document (empty ones, as a trailing "---" makes, do not
+// count), read strictly like the API server's strict field validation reads it (a key set twice
+// is refused, not silently given its last value).
 func read(data []byte, kind string) (map[string]any, error) {
 	fileErr := func(err error) error { return &Error{Problems: []Problem{{Message: err.Error()}}} }
-	var obj map[string]any
-	if err := unmarshal(data, &obj); err != nil {
-		return nil, fileErr(fmt.Errorf("not YAML: %w", err))
+	docs, err := documents(data)
+	if err != nil {
+		return nil, fileErr(err)
 	}
-	if obj == nil {
+	if len(docs) == 0 {
 		return nil, fileErr(errors.New("empty manifest"))
+	}
+	if len(docs) > 1 {
+		return nil, fileErr(fmt.Errorf("document %d (line %d): one %s per file; this file has %d (msgbench would run only the first), put each in a file of its own",
+			docs[1].n, docs[1].line, kind, len(docs)))
+	}
+	obj, ok := docs[0].value.(map[string]any)
+	if !ok {
+		return nil, fileErr(fmt.Errorf("line %d: not a manifest (a YAML object with apiVersion, kind, metadata and spec)", docs[0].line))
 	}
 	if av, _ := obj["apiVersion"].(string); av != v1alpha1.GroupVersion.String() {
 		return nil, fileErr(fmt.Errorf("apiVersion: %q, want %s", av, v1alpha1.GroupVersion))
@@ -237,12 +249,83 @@ func read(data []byte, kind string) (map[string]any, error) {
 	return obj, nil
 }
 
-// Kind is the kind a manifest declares ("" when it is not a msgbench manifest).
+// document is one non-empty YAML document of a file.
+type document struct {
+	n, line int // its number among the file's non-empty documents (from 1) and its first line
+	value   any
+}
+
+// documents splits a file into its YAML documents as kubectl does (a line "---", optionally
+// followed by a comment, separates them) and reads each strictly; empty documents (nothing but
+// blanks and comments) are left out. A problem names its line in the file.
+func documents(data []byte) ([]document, error) {
+	var out []document
+	lines := strings.SplitAfter(string(data), "\n")
+	start := 0 // the document being read's first line (0-based)
+	flush := func(end int) error {
+		var v any
+		if err := unmarshalStrict([]byte(strings.Join(lines[start:end], "")), &v); err != nil {
+			msg := shiftLines(err.Error(), start)
+			if !strings.Contains(msg, "set twice") {
+				msg = "not YAML: " + msg
+			}
+			return errors.New(msg)
+		}
+		if v == nil {
+			return nil
+		}
+		first := start
+		for first < end-1 {
+			if t := strings.TrimSpace(lines[first]); t != "" && !strings.HasPrefix(t, "#") {
+				break
+			}
+			first++
+		}
+		out = append(out, document{n: len(out) + 1, line: first + 1, value: v})
+		return nil
+	}
+	for i, l := range lines {
+		rest, ok := strings.CutPrefix(strings.TrimRight(l, "\r\n"), "---")
+		if t := strings.TrimSpace(rest); !ok || t != "" && !strings.HasPrefix(t, "#") {
+			continue
+		}
+		if err := flush(i); err != nil {
+			return nil, err
+		}
+		start = i + 1
+	}
+	if err := flush(len(lines)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+var (
+	lineRe      = regexp.MustCompile(`line (\d+)`)
+	duplicateRe = regexp.MustCompile(`key (.*) already set in map`)
+)
+
+// shiftLines adds offset to the line numbers of a YAML error about one document, so that they
+// are the file's, and says a duplicate key plainly.
+func shiftLines(msg string, offset int) string {
+	msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
+	msg = strings.ReplaceAll(msg, "yaml: unmarshal errors:\n  ", "")
+	msg = strings.ReplaceAll(msg, "\n  ", "; ")
+	msg = duplicateRe.ReplaceAllString(msg, "key $1 set twice (the API server refuses a duplicate key; keep the one you mean)")
+	return lineRe.ReplaceAllStringFunc(msg, func(m string) string {
+		k, _ := strconv.Atoi(strings.TrimPrefix(m, "line "))
+		return "line " + strconv.Itoa(k+offset)
+	})
+}
+
+// Kind is the kind a manifest declares ("" when it is not a msgbench manifest): its first
+// document's (read refuses a file of several).
 func Kind(data []byte) string {
-	var obj map[string]any
-	if unmarshal(data, &obj) != nil {
+	docs, err := documents(data)
+	if err != nil || len(docs) == 0 {
 		return ""
 	}
+	obj, _ := docs[0].value.(map[string]any)
 	if av, _ := obj["apiVersion"].(string); av != v1alpha1.GroupVersion.String() {
 		return ""
 	}
@@ -314,11 +397,20 @@ func set(obj map[string]any, override string, prefix []string) error {
 	if !ok || path == "" {
 		return fmt.Errorf("--set %q: want path=value, e.g. workload.duration=5s", override)
 	}
+	if strings.TrimSpace(raw) == "" {
+		// Set to nothing, the field would silently take its default.
+		return fmt.Errorf("--set %s: no value: write one, '' for an empty string, or leave the --set out for the default", path)
+	}
 	var value any
-	if err := unmarshal([]byte(raw), &value); err != nil {
+	if err := unmarshalStrict([]byte(raw), &value); err != nil {
 		return fmt.Errorf("--set %s: value %q: %w", path, raw, err)
 	}
 	parts, typ := mapKeyPath(path)
+	// Refused here, not by admission: a later --set under it would be blamed instead.
+	if _, isMap := value.(map[string]any); typ == "object" && !isMap && value != nil {
+		return fmt.Errorf("--set %s: spec.%s is an object: set its fields (--set %s.<field>=value) or give it as a YAML object (--set '%s={…}')",
+			path, path, path, path)
+	}
 	// A string field keeps the text as written: --set network.lossPercent=2 means "2".
 	if typ == "string" {
 		switch value.(type) {
@@ -398,6 +490,16 @@ func fieldType(path string) string {
 // the schema's integer fields and CEL rules need.
 func unmarshal(data []byte, v any) error {
 	j, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return err
+	}
+	return utiljson.Unmarshal(j, v)
+}
+
+// unmarshalStrict is unmarshal refusing a key set twice in an object, as the API server's strict
+// field validation does.
+func unmarshalStrict(data []byte, v any) error {
+	j, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return err
 	}

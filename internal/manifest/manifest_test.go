@@ -203,3 +203,93 @@ func TestSetBrokerConfigKeys(t *testing.T) {
 		t.Errorf("managed RabbitMQ key: %v", err)
 	}
 }
+
+// TestFilesAreReadStrictly: a second document in a file was silently ignored (the first ran),
+// and a key set twice silently took its last value; the API server refuses both under strict
+// field validation, so msgbench does too, naming the file, the line and the key. An empty
+// document (a trailing ---, a leading one) is no document.
+func TestFilesAreReadStrictly(t *testing.T) {
+	dir := t.TempDir()
+	one := string(doc("x", "protocol: mqtt\nqos: 1"))
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name, content string
+		want          []string // nil: accepted
+	}{
+		{"two documents", one + "---\n" + string(doc("y", "protocol: mqtt\nqos: 7")),
+			[]string{"two.yaml: ", "document 2 (line 9)", "one MessagingBenchmark per file"}},
+		{"two documents after a leading separator", "---\n" + one + "---\n# the second\n" + string(doc("y", "protocol: mqtt")),
+			[]string{"document 2 (line 11)", "one MessagingBenchmark per file"}},
+		{"a duplicate key", one + "  qos: 2\n", []string{"dup.yaml: ", "line 8", `key "qos" set twice`}},
+		{"a duplicate key in the second document", one + "---\n" + one + "  qos: 2\n", []string{"line 16", `key "qos" set twice`}},
+		{"a trailing separator", one + "---\n", nil},
+		{"a leading separator and a comment-only document", "---\n" + one + "---\n# nothing here\n---\n", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := map[bool]string{true: "dup.yaml", false: "two.yaml"}[strings.Contains(tc.name, "duplicate")]
+			path := write(name, tc.content)
+			mb, err := manifest.ReadFile(path)
+			if tc.want == nil {
+				if err != nil || mb.Spec.QoS != 1 {
+					t.Fatalf("refused or misread (%v): %v", mb, err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("accepted (qos %d)", mb.Spec.QoS)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+	// A suite file too.
+	suite := "apiVersion: msgbench.io/v1alpha1\nkind: MessagingBenchmarkSuite\nmetadata: {name: s}\nspec:\n  template: {protocol: mqtt}\n  matrix:\n    axes: [{field: qos, values: [0, 1]}]\n"
+	_, err := manifest.ReadSuiteFile(write("suite.yaml", suite+"---\n"+suite))
+	if err == nil || !strings.Contains(err.Error(), "suite.yaml: ") || !strings.Contains(err.Error(), "one MessagingBenchmarkSuite per file") {
+		t.Errorf("two suites: %v", err)
+	}
+	_, err = manifest.ReadSuiteFile(write("suite.yaml", suite+"  repetitions: 1\n  repetitions: 2\n"))
+	if err == nil || !strings.Contains(err.Error(), `line 9: key "repetitions" set twice`) {
+		t.Errorf("duplicate key in a suite: %v", err)
+	}
+	if _, err := manifest.ReadSuiteFile(write("suite.yaml", suite+"---\n")); err != nil {
+		t.Errorf("a suite with a trailing separator: %v", err)
+	}
+}
+
+// TestSetNamesTheWrongOverride: --set workload=3 --set workload.duration=1s blamed the second
+// override (spec.workload is not an object) for what the first did; an empty value
+// (--set workload.duration=) silently ran the default.
+func TestSetNamesTheWrongOverride(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  []string
+		want string // the message's start
+	}{
+		{"a scalar for an object, then a field under it", []string{"workload=3", "workload.duration=1s"}, "--set workload=3: spec.workload is an object"},
+		{"a scalar for an object alone", []string{"workload=3"}, "--set workload=3: spec.workload is an object"},
+		{"an empty value", []string{"workload.duration="}, "--set workload.duration=: no value"},
+		{"an empty value after others", []string{"qos=1", "workload.duration= "}, "--set workload.duration= : no value"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := manifest.Parse(doc("x", "protocol: mqtt"), tc.set...)
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("error %v, want one starting %q", err, tc.want)
+			}
+		})
+	}
+	// An object value and an explicit empty string stay accepted.
+	mb, err := manifest.Parse(doc("x", "protocol: mqtt"), "workload={duration: 2s}", "broker.image=''")
+	if err != nil || mb.Spec.Workload.Duration.Duration != 2*time.Second {
+		t.Errorf("object value: %v", err)
+	}
+}
