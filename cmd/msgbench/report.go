@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/msgbench/msgbench/internal/atomicfile"
 	"github.com/msgbench/msgbench/results"
 	"github.com/msgbench/msgbench/results/report"
 )
@@ -99,11 +100,11 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 		return errors.New("--figures: only with --baseline")
 	}
 	written, err := report.WriteFiles(f.out, d, report.Options{Images: f.images, NoTitles: f.noTitles, Comparison: cmp})
-	if err != nil {
-		return err
-	}
 	for _, w := range written {
 		fmt.Fprintln(cmd.OutOrStdout(), w)
+	}
+	if err != nil {
+		return err
 	}
 	if cmp == nil {
 		return nil
@@ -113,7 +114,7 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(f.out, "comparison.json"), append(data, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(f.out, "comparison.json"), append(data, '\n'), 0o644); err != nil {
 		return err
 	}
 	fmt.Fprintln(cmd.OutOrStdout(), filepath.Join(f.out, "comparison.json"))
@@ -155,13 +156,23 @@ func writeComparison(w io.Writer, c *report.Comparison) {
 // a suite's name folder reads its latest run), or result files and folders holding them.
 func loadDataset(args []string) (*report.Dataset, error) {
 	if len(args) == 1 {
-		for _, dir := range []string{args[0], filepath.Join(args[0], "latest")} {
-			if _, err := os.Stat(filepath.Join(dir, "suite.json")); err == nil {
-				return report.ReadSuite(dir)
-			}
+		if _, err := os.Stat(filepath.Join(args[0], "suite.json")); err == nil {
+			return report.ReadSuite(args[0])
 		}
-		if _, err := os.Stat(filepath.Join(args[0], "latest", "result.json")); err == nil {
-			args = []string{filepath.Join(args[0], "latest")}
+		latest := filepath.Join(args[0], "latest")
+		_, suiteErr := os.Stat(filepath.Join(latest, "suite.json"))
+		_, runErr := os.Stat(filepath.Join(latest, "result.json"))
+		if suiteErr == nil || runErr == nil {
+			// A name folder reads its latest run; but a run beside it whose result cannot be read
+			// (cut short by a full disk: it never became latest) is refused, not passed over for
+			// the run before it.
+			if err := checkRunFolders(args[0]); err != nil {
+				return nil, err
+			}
+			if suiteErr == nil {
+				return report.ReadSuite(latest)
+			}
+			args = []string{latest}
 		}
 	}
 	var files []string
@@ -185,6 +196,35 @@ func loadDataset(args []string) (*report.Dataset, error) {
 	}
 	sort.SliceStable(rs, func(a, b int) bool { return rs[a].Name < rs[b].Name })
 	return report.FromResults(rs), nil
+}
+
+// checkRunFolders refuses a name folder (<out>/<name>) holding a run whose result.json or
+// suite.json is not a whole JSON document, naming the file and the JSON error.
+func checkRunFolders(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		for _, name := range []string{"suite.json", "result.json"} {
+			f := filepath.Join(dir, e.Name(), name)
+			data, err := os.ReadFile(f)
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			if err == nil {
+				var v json.RawMessage
+				err = json.Unmarshal(data, &v)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w (the run in %s cannot be read; report a run's folder to read that run alone)", f, err, filepath.Dir(f))
+			}
+		}
+	}
+	return nil
 }
 
 // resultFiles is path itself when it is a file, or every result.json below it (a `latest` link
