@@ -48,14 +48,25 @@ func (c *churn) recordQueued(micros int64) {
 // retired sums the wire figures of a client's sessions that have ended (a duty cycle's wakes,
 // the connections a storm dropped), so that the result counts every byte of every connection.
 type retired struct {
+	mu                  sync.Mutex // bytes is read at the window's start, while a wake may retire a session
 	counters            wire.Counters
 	connectBytes, conns int64
 }
 
 func (t *retired) add(s drivers.Session) {
-	t.counters.Add(s.Counters())
-	t.connectBytes += s.ConnectBytes()
+	c, cb := s.Counters(), s.ConnectBytes()
+	t.mu.Lock()
+	t.counters.Add(c)
+	t.connectBytes += cb
 	t.conns++
+	t.mu.Unlock()
+}
+
+// bytes is what the retired sessions carried both ways.
+func (t *retired) bytes() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.counters.BytesSent + t.counters.BytesReceived
 }
 
 // dutyPhase is device i of n's offset into the period: the devices' wakes spread evenly.
@@ -112,6 +123,11 @@ func (p *publisher) runDutyCycle(ctx context.Context) error {
 	for w := int64(0); ; w++ {
 		wake := start + w*period
 		if wake >= r.end {
+			// Asleep until the window's end: the window is as long as it says even when this
+			// device has no wake left in it (its rates are a sleeping fleet's).
+			if !waitUntil(ctx, &timer, r.now, r.end) {
+				return ctx.Err()
+			}
 			return nil
 		}
 		if !waitUntil(ctx, &timer, r.now, wake) {

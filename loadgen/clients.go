@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -63,6 +64,8 @@ func (s *subscriber) Message(payload []byte) {
 	r := s.r
 	now := r.now()
 	window := r.window.Load()
+	end := r.windowEnd.Load()
+	inWindow := now >= window && (end == 0 || now < end)
 	if len(payload) < HeaderSize {
 		s.arrived.Add(1)
 		if now < window {
@@ -70,6 +73,9 @@ func (s *subscriber) Message(payload []byte) {
 		}
 		s.shard.mu.Lock()
 		s.shard.received++
+		if inWindow {
+			s.shard.inWindow++
+		}
 		s.shard.lastReceive = now
 		s.shard.bucketLocked(r.rec.interval, window, now).received++
 		s.shard.mu.Unlock()
@@ -90,26 +96,44 @@ func (s *subscriber) Message(payload []byte) {
 	dup, ooo := s.trackers[k].observe(seq)
 	if seq == 0 && !dup {
 		if p := r.pubByIndex[int(pub)]; p != nil && p.firstDelivered.CompareAndSwap(false, true) {
-			r.rec.recordFirstMessage((now - p.dial.Load()) / 1000)
+			from := p.firstFrom.Load()
+			if from == 0 { // a duty-cycled device: its messages are stamped with the wake, before the dial
+				from = p.dial.Load()
+			}
+			r.rec.recordFirstMessage((now - from) / 1000)
 		}
 	}
-	if sent < window {
-		return // warm-up
+	if sent < window { // warm-up: no figure, but it crossed in the window if it arrived there
+		if inWindow {
+			s.shard.mu.Lock()
+			s.shard.inWindow++
+			s.shard.mu.Unlock()
+		}
+		return
 	}
 	queued := !dup && s.resumed.Load() && sent < s.sessStart.Load()
 	s.shard.mu.Lock()
 	s.shard.received++
+	if inWindow {
+		s.shard.inWindow++
+	} else {
+		s.shard.drained++
+	}
 	s.shard.lastReceive = now
+	b := s.shard.bucketLocked(r.rec.interval, window, now)
+	b.received++
 	if dup {
 		s.shard.dups++
 	} else {
 		s.shard.unique++
-		results.RecordMicros(s.shard.endToEnd, (now-sent)/1000)
+		e2e := (now - sent) / 1000
+		results.RecordMicros(s.shard.endToEnd, e2e)
+		b.e2eSum += e2e
+		b.e2eN++
 	}
 	if ooo {
 		s.shard.ooo++
 	}
-	s.shard.bucketLocked(r.rec.interval, window, now).received++
 	s.shard.mu.Unlock()
 	if queued {
 		r.churn.queued.Add(1)
@@ -132,6 +156,11 @@ type publisher struct {
 	phase          float64
 	dial           atomic.Int64
 	firstDelivered atomic.Bool
+	// connectErr is why connect failed (publish reports it), connectTook how long the connect
+	// that succeeded took, and firstFrom the engine time its first-message latency counts from.
+	connectErr  error
+	connectTook int64
+	firstFrom   atomic.Int64
 	measured       atomic.Int64 // messages sent in the measured window
 	// measureFrom is the engine time just before the first measured Publish: acknowledgements
 	// of messages stamped from then on belong to the measured window.
@@ -177,26 +206,51 @@ type publisher struct {
 	payload []byte
 }
 
-// run connects the publisher and publishes until its quota is sent or the duration ends.
-// connected is called once the connection attempt finished (the ramp's next slot).
-func (p *publisher) run(ctx context.Context, connected func()) error {
+// connect opens the publisher's session before the run starts (the ramp's next slot), so that
+// the measured window offers the whole load from its first instant: a publisher still connecting
+// when its schedule fell due would silently send less (docs/results.md, "Offered load and the
+// window"). A publisher that could not connect keeps its error for publish, which counts its
+// schedule unsent. connected is called once the attempt finished.
+func (p *publisher) connect(ctx context.Context, connected func()) {
 	r := p.r
 	c := drivers.Client{ID: r.clientID("p", p.plan.Index), Role: drivers.Publisher, Topic: r.spec.Workload.TopicName(p.plan.Topic), TopicIndex: p.plan.Topic}
 	sess, err := r.connect(ctx, c, p, &p.dial)
 	connected()
-	if err == nil {
-		r.churn.connects.Add(1)
-	}
 	if err != nil {
+		p.connectErr = err
+		return
+	}
+	p.connectTook = r.now() - p.dial.Load()
+	r.churn.connects.Add(1)
+	p.sess = sess
+	p.live.Store(&sess)
+}
+
+// run publishes until its quota is sent or the duration ends. Its open-loop schedule starts at
+// the run's start (t0, at the publisher's phase), whenever it got there: every slot the schedule
+// puts in the measured window is either sent or counted unsent.
+func (p *publisher) run(ctx context.Context) error {
+	r := p.r
+	rate := float64(r.spec.Workload.Rate)
+	openLoop := rate > 0
+	var interval float64 // ns between this publisher's messages
+	if openLoop {
+		interval = float64(r.plan.TotalPublishers) * 1e9 / rate
+	}
+	start := r.churn.t0 + int64(p.phase*interval)
+	window := r.window.Load()
+	if p.sess == nil {
 		p.endedAt = r.now()
-		if rate := float64(r.spec.Workload.Rate); rate > 0 && r.end > 0 { // as if it had connected now
-			interval := float64(r.plan.TotalPublishers) * 1e9 / rate
-			p.unsent = scheduledIn(r.now()+int64(p.phase*interval), interval, r.window.Load(), r.end, p.plan.Quota)
+		if openLoop && r.end > 0 {
+			p.unsent = scheduledIn(start, interval, window, r.end, p.plan.Quota)
+		}
+		err := p.connectErr
+		if err == nil {
+			err = errors.New("not connected")
 		}
 		return clientErr(drivers.Publisher, p.plan.Index, err)
 	}
-	p.sess = sess
-	p.live.Store(&sess)
+	sess := p.sess
 	p.measureFrom.Store(1 << 62)
 	publishing := make(chan struct{})
 	defer close(publishing)
@@ -204,14 +258,6 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 
 	payload := make([]byte, r.spec.Workload.PayloadBytes)
 	fillPayload(payload, p.plan.Index)
-	rate := float64(r.spec.Workload.Rate)
-	openLoop := rate > 0
-	var interval float64 // ns between this publisher's messages
-	if openLoop {
-		interval = float64(r.plan.TotalPublishers) * 1e9 / rate
-	}
-	start := r.now() + int64(p.phase*interval)
-	window := r.window.Load()
 	var timer *time.Timer
 	// Whatever ends the loop, the open-loop schedule's measured messages not sent by then are
 	// unsent: with an error, or when the window closed while the publisher was behind.
@@ -259,6 +305,11 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 			p.startBytes = sess.Counters().BytesSent
 			p.measureFrom.Store(r.now())
 		}
+		if k == 0 {
+			// First-message latency is counted from the dial of a device that publishes as soon
+			// as it is connected: its connect time before the message's own intended time.
+			p.firstFrom.Store(intended - p.connectTook)
+		}
 		if len(payload) >= HeaderSize {
 			putHeader(payload, uint32(p.plan.Index), uint32(k), intended)
 		}
@@ -295,6 +346,7 @@ func (p *publisher) run(ctx context.Context, connected func()) error {
 	}
 	p.next, p.payload = k, payload
 	if p.dropped.Load() { // dropped after its last publish: resend what was in flight
+		var err error
 		if sess, err = p.rejoin(ctx, sess, k, false, false, payload); err != nil {
 			return p.failed(err)
 		}

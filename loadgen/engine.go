@@ -121,6 +121,8 @@ type run struct {
 	epoch  time.Time
 	window atomic.Int64 // engine time the measured window starts (read by client goroutines)
 	end    int64        // engine time publishing ends (0: run until quotas are sent)
+	// windowEnd is end for the subscribers' goroutines, which run before it is set.
+	windowEnd atomic.Int64
 	// publishers of this worker by global index, for first-message latency
 	pubByIndex map[int]*publisher
 	subs       []*subscriber
@@ -131,6 +133,9 @@ type run struct {
 	// heldMem what it held at the end with every client still connected, both after a garbage
 	// collection (memory.go): resources.loadgenBytesPerConnection is their difference per client.
 	baseMem, heldMem int64
+	// publishingEnded is the engine time every publisher had stopped: the measured window
+	// cannot have lasted longer than that.
+	publishingEnded int64
 }
 
 func (r *run) now() int64 { return int64(time.Since(r.epoch)) }
@@ -212,6 +217,15 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	if err := r.connectSubscribers(ctx, ramp); err != nil {
 		return nil, err
 	}
+	// Then the publishers, still before the start: the window offers the whole load from its
+	// first instant. Duty-cycled devices connect at their wakes instead.
+	dc := spec.Workload.DutyCycle
+	if dc == nil {
+		ramp.restart()
+		if err := r.connectPublishers(ctx, ramp); err != nil {
+			return nil, err
+		}
+	}
 	o.Monitor.setPhase(PhaseReady)
 	if o.Ready != nil {
 		o.Ready()
@@ -233,6 +247,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	r.window.Store(t0 + int64(spec.Workload.Warmup.Duration))
 	if spec.Workload.Messages == 0 {
 		r.end = r.window.Load() + int64(spec.Workload.Duration.Duration)
+		r.windowEnd.Store(r.end)
 	}
 	if o.Monitor != nil {
 		o.Monitor.start.Store(time.Now().UnixNano())
@@ -240,30 +255,23 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	o.Monitor.setPhase(PhaseWarmup)
 	windowUsage := r.snapshotAtWindow(ctx)
 
-	// 3. Publishers connect (ramped) and publish.
+	// 3. Publishers publish.
 	var wg sync.WaitGroup
 	pubErrs := make(chan error, len(r.plan.Publishers)+len(r.plan.Subscribers))
-	ramp.restart()
-	dc := spec.Workload.DutyCycle
-	for i, p := range r.pubs {
+	for _, p := range r.pubs {
 		wg.Add(1)
-		go func(i int) {
+		go func() {
 			defer wg.Done()
-			if dc != nil { // devices connect at their wakes, not in a ramp
-				if err := p.runDutyCycle(ctx); err != nil {
-					pubErrs <- err
-				}
-				return
+			var err error
+			if dc != nil { // devices connect at their wakes
+				err = p.runDutyCycle(ctx)
+			} else {
+				err = p.run(ctx)
 			}
-			if err := ramp.wait(ctx, i); err != nil {
-				pubErrs <- err
-				return
-			}
-			err := p.run(ctx, ramp.done)
 			if err != nil {
 				pubErrs <- err
 			}
-		}(i)
+		}()
 	}
 	if r.end > 0 {
 		go func() {
@@ -295,6 +303,15 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	}
 	wg.Wait()
 	side.Wait()
+	if r.end > 0 && r.anyWentTheWholeWay() {
+		// An open-loop publisher's last slot falls just before the end, a duty-cycled device may
+		// have slept through the rest: the window still lasts until its end, which is what the
+		// rates divide by. (Publishers that all failed end it early, and it says so.)
+		if err := sleepUntil(ctx, r.epoch.Add(time.Duration(r.end))); err != nil {
+			return nil, err
+		}
+	}
+	r.publishingEnded = r.now()
 	// Usage over the measured window: from its start until publishing ended (the drain that
 	// follows only waits). A window that never opened has no usage.
 	usage := usageWindow{end: r.usageNow()}
@@ -349,6 +366,37 @@ func (r *run) connectSubscribers(ctx context.Context, ramp *ramp) error {
 	return joinSummarized(all, len(r.subs))
 }
 
+// anyWentTheWholeWay reports whether some publisher published until the window's end (and did
+// not fail before it).
+func (r *run) anyWentTheWholeWay() bool {
+	for _, p := range r.pubs {
+		if p.endedAt >= r.end {
+			return true
+		}
+	}
+	return false
+}
+
+// connectPublishers connects every publisher, ramped by connectRate. A publisher that cannot
+// connect does not stop the others: the run goes on without it, its schedule counted unsent,
+// and ends Failed saying why. Only a cancelled run returns an error.
+func (r *run) connectPublishers(ctx context.Context, ramp *ramp) error {
+	var wg sync.WaitGroup
+	for i, p := range r.pubs {
+		if err := ramp.wait(ctx, i); err != nil {
+			wg.Wait()
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.connect(ctx, ramp.done)
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
 // snapshotAtWindow records the process's (and broker's) usage when the measured window opens.
 // The returned function gives that snapshot, or false when the window has not opened (then it
 // stops waiting for it).
@@ -382,6 +430,8 @@ type usageWindow struct {
 }
 
 type usagePair struct {
+	// wireBytes is what every client's sockets carried so far, both ways.
+	wireBytes             int64
 	self, broker, gateway proc.Usage
 	brokerOK, gatewayOK   bool
 	// the machine's CPU time over all CPUs, and its stolen part
@@ -389,7 +439,7 @@ type usagePair struct {
 }
 
 func (r *run) usageNow() usagePair {
-	u := usagePair{self: proc.Self()}
+	u := usagePair{self: proc.Self(), wireBytes: r.wireBytes()}
 	u.sysTotal, u.sysSteal = proc.System()
 	if r.o.BrokerUsage != nil {
 		if b, err := r.o.BrokerUsage(); err == nil {
@@ -402,6 +452,37 @@ func (r *run) usageNow() usagePair {
 		}
 	}
 	return u
+}
+
+// cpuSpent is the CPU a process used between two readings, nil when a coarse counter (10 ms
+// ticks, where no finer clock answered) saw no change: that is "less than a tick", not a measured
+// zero.
+func cpuSpent(start, end proc.Usage) *float64 {
+	d := max(0, end.CPU-start.CPU)
+	if d == 0 && max(start.CPUResolution, end.CPUResolution) >= time.Millisecond {
+		return nil
+	}
+	return results.Float64(d.Seconds())
+}
+
+// wireBytes is what every client's sockets carried so far, both ways: retired sessions' and the
+// live ones'. A session retiring while it is read may be missed or counted twice: a duty-cycled
+// device at the window's very edge.
+func (r *run) wireBytes() (n int64) {
+	add := func(t *retired, live *atomic.Pointer[drivers.Session]) {
+		n += t.bytes()
+		if s := live.Load(); s != nil {
+			c := (*s).Counters()
+			n += c.BytesSent + c.BytesReceived
+		}
+	}
+	for _, p := range r.pubs {
+		add(&p.retired, &p.live)
+	}
+	for _, s := range r.subs {
+		add(&s.retired, &s.live)
+	}
+	return n
 }
 
 // ackWait is how long acknowledgements still due may take: Options.AckWait (60 s), plus twice
@@ -524,6 +605,10 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 		Sent:        tot.sent,
 		Acked:       tot.acked,
 		Received:    tot.received,
+		// Deliveries by arrival: in the window (the received rate's), and of the window's
+		// messages after it.
+		ReceivedInWindow:    tot.inWindow,
+		ReceivedAfterWindow: tot.drained,
 		Expected:    expected,
 		Errors:      tot.errors,
 		ConnectRamp: r.ramp.summary(),
@@ -536,7 +621,8 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 			res.Unsent += p.unsent
 			ended = max(ended, p.endedAt)
 		}
-		ended = min(ended, r.end)
+		// Never longer than observed: publishing cannot have lasted past the moment it ended.
+		ended = min(ended, r.end, r.publishingEnded)
 		res.MeasuredSeconds = max(0, time.Duration(ended-r.window.Load()).Seconds())
 	} else {
 		last := tot.lastReceive
@@ -588,6 +674,11 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 		}
 	}
 	res.Wire.BytesSent, res.Wire.BytesReceived = sum.BytesSent, sum.BytesReceived
+	if usage.ok {
+		// From the window's start to the end of the drain: the bytes that moved the window's
+		// messages, the denominator's (Received) window.
+		res.Wire.WindowBytes = max(0, sum.BytesSent+sum.BytesReceived-usage.start.wireBytes)
+	}
 	if sum.SegmentsSent > 0 {
 		res.Wire.SegmentsSent, res.Wire.SegmentsReceived, res.Wire.Retransmits = results.Int64(sum.SegmentsSent), results.Int64(sum.SegmentsReceived), results.Int64(sum.Retransmits)
 	}
@@ -606,11 +697,11 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 	if usage.ok { // CPU and the machine's conditions over the window; none when it never opened
 		res.Resources.LoadgenCPUSeconds = max(0, end.self.CPU-start.self.CPU).Seconds()
 		if end.brokerOK && start.brokerOK {
-			res.Resources.BrokerCPUSeconds = results.Float64(max(0, end.broker.CPU-start.broker.CPU).Seconds())
+			res.Resources.BrokerCPUSeconds = cpuSpent(start.broker, end.broker)
 			res.Resources.BrokerMaxRSSBytes = results.Int64(end.broker.PeakRSS)
 		}
 		if end.gatewayOK && start.gatewayOK {
-			res.Resources.GatewayCPUSeconds = results.Float64(max(0, end.gateway.CPU-start.gateway.CPU).Seconds())
+			res.Resources.GatewayCPUSeconds = cpuSpent(start.gateway, end.gateway)
 			res.Resources.GatewayMaxRSSBytes = results.Int64(end.gateway.PeakRSS)
 		}
 		// A saturated load generator (alone, or with a broker on the same machine) and CPU steal.
@@ -627,7 +718,11 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 	}
 	step := time.Duration(r.rec.interval).Seconds()
 	for i, b := range timeline {
-		res.Timeline = append(res.Timeline, results.TimelinePoint{T: float64(i+1) * step, Sent: b.sent, Received: b.received, Errors: b.errors})
+		tp := results.TimelinePoint{T: float64(i+1) * step, Sent: b.sent, Received: b.received, Errors: b.errors}
+		if b.e2eN > 0 {
+			tp.EndToEndCount, tp.EndToEndMeanMicros = b.e2eN, float64(b.e2eSum)/float64(b.e2eN)
+		}
+		res.Timeline = append(res.Timeline, tp)
 	}
 	res.Workers = []results.WorkerSummary{{Index: r.o.Worker, Sent: tot.sent, Received: tot.received, StartSkewMicros: skew.Microseconds(), Phase: res.Phase}}
 	r.environment(&res.Environment)

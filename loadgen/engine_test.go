@@ -298,7 +298,9 @@ func TestWorkersSplitAndMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 9 subscribers on 6 topics: topics 0-2 have two subscribers, so expected = 1.5 × sent.
-	if m.Sent < 1190 || m.Expected != m.Received || *m.Lost != 0 || m.Received*2 != m.Sent*3 {
+	// (Each worker's publishers keep their own schedule from its start: their counts may differ
+	// by one.)
+	if m.Sent < 1190 || m.Expected != m.Received || *m.Lost != 0 || m.Received*2 < m.Sent*3-6 || m.Received*2 > m.Sent*3+6 {
 		t.Errorf("merged: sent %d received %d expected %d lost %d", m.Sent, m.Received, m.Expected, *m.Lost)
 	}
 	if len(m.Workers) != 3 || m.Latency.EndToEnd.Count != m.Received {

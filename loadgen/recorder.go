@@ -36,9 +36,15 @@ type shard struct {
 type counts struct {
 	sent, acked, received, unique, dups, ooo, errors int64
 	lastReceive                                      int64 // engine time of the latest delivery
+	// inWindow counts deliveries that arrived in the measured window, whenever they were sent
+	// (the warm-up's too): what crossed in the window, the received rate's numerator. drained
+	// counts deliveries of measured messages that arrived after the window, in the drain.
+	inWindow, drained int64
 }
 
-type bucket struct{ sent, received, errors int64 }
+// bucket is one timeline interval: sends and deliveries by the time they happened, and the sum
+// and count of the end-to-end latencies of the deliveries in it (the latency trend).
+type bucket struct{ sent, received, errors, e2eSum, e2eN int64 }
 
 func newRecorder(interval int64) *recorder {
 	n := 4 * runtime.GOMAXPROCS(0)
@@ -118,6 +124,8 @@ func (c *counts) add(o *counts) {
 	c.dups += o.dups
 	c.ooo += o.ooo
 	c.errors += o.errors
+	c.inWindow += o.inWindow
+	c.drained += o.drained
 	c.lastReceive = max(c.lastReceive, o.lastReceive)
 }
 
@@ -158,6 +166,8 @@ func (r *recorder) merged() (map[string]*hdrhistogram.Histogram, []bucket, count
 			tl[j].sent += b.sent
 			tl[j].received += b.received
 			tl[j].errors += b.errors
+			tl[j].e2eSum += b.e2eSum
+			tl[j].e2eN += b.e2eN
 		}
 		tot.add(&s.counts)
 		s.mu.Unlock()
