@@ -65,14 +65,16 @@ func (r *Result) Finalize(hists map[string]*hdrhistogram.Histogram) error {
 	}
 	if r.MeasuredSeconds > 0 {
 		r.Throughput.SentPerSecond = float64(r.Sent) / r.MeasuredSeconds
-		r.Throughput.ReceivedPerSecond = float64(r.Received) / r.MeasuredSeconds
+		// What crossed in the window, not the window's messages delivered in the drain after it:
+		// a rate divides counts and a window that belong together.
+		r.Throughput.ReceivedPerSecond = float64(r.ReceivedInWindow) / r.MeasuredSeconds
 		r.Throughput.SentBytesPerSecond = float64(r.Sent) * payload / r.MeasuredSeconds
-		r.Throughput.ReceivedBytesPerSecond = float64(r.Received) * payload / r.MeasuredSeconds
+		r.Throughput.ReceivedBytesPerSecond = float64(r.ReceivedInWindow) * payload / r.MeasuredSeconds
 	}
 	w := &r.Wire
 	w.BytesPerMessage, w.ConnectBytes, w.PublishBytesPerMessage = nil, nil, nil
-	if r.Received > 0 {
-		w.BytesPerMessage = Float64(float64(w.BytesSent+w.BytesReceived) / float64(r.Received))
+	if r.Received > 0 && w.WindowBytes > 0 {
+		w.BytesPerMessage = Float64(float64(w.WindowBytes) / float64(r.Received))
 	}
 	if w.Connections > 0 {
 		w.ConnectBytes = Float64(float64(w.ConnectBytesTotal) / float64(w.Connections))
@@ -125,6 +127,8 @@ func Merge(parts []*Result) (*Result, error) {
 		m.Sent += p.Sent
 		m.Acked += p.Acked
 		m.Received += p.Received
+		m.ReceivedInWindow += p.ReceivedInWindow
+		m.ReceivedAfterWindow += p.ReceivedAfterWindow
 		m.Expected += p.Expected
 		m.Errors += p.Errors
 		m.Unsent += p.Unsent
@@ -171,6 +175,10 @@ func Merge(parts []*Result) (*Result, error) {
 			agg.Sent += tp.Sent
 			agg.Received += tp.Received
 			agg.Errors += tp.Errors
+			if n := agg.EndToEndCount + tp.EndToEndCount; n > 0 {
+				agg.EndToEndMeanMicros = (agg.EndToEndMeanMicros*float64(agg.EndToEndCount) + tp.EndToEndMeanMicros*float64(tp.EndToEndCount)) / float64(n)
+				agg.EndToEndCount = n
+			}
 		}
 		m.Workers = append(m.Workers, p.Workers...)
 		ph, err := p.DecodeHistograms()
@@ -243,6 +251,7 @@ func mergeWire(dst, src *Wire) {
 	dst.ConnectBytesTotal += src.ConnectBytesTotal
 	dst.PublishBytesTotal += src.PublishBytesTotal
 	dst.PublishMessageCount += src.PublishMessageCount
+	dst.WindowBytes += src.WindowBytes
 	addPtr(&dst.SegmentsSent, src.SegmentsSent)
 	addPtr(&dst.SegmentsReceived, src.SegmentsReceived)
 	addPtr(&dst.Retransmits, src.Retransmits)

@@ -49,6 +49,12 @@ type Result struct {
 	Acked    int64 `json:"acked"`
 	Received int64 `json:"received"`
 	Expected int64 `json:"expected"`
+	// ReceivedInWindow counts deliveries that arrived in the measured window, whenever they
+	// were sent (a warm-up message arriving in it too): what crossed in the window, over which
+	// the received rate is. ReceivedAfterWindow counts deliveries of the window's messages that
+	// arrived after it, in the drain (in Received, not in the rate).
+	ReceivedInWindow    int64 `json:"receivedInWindow"`
+	ReceivedAfterWindow int64 `json:"receivedAfterWindow"`
 	// Lost = Expected − unique deliveries; Duplicates are deliveries of a message already
 	// received; OutOfOrder arrived after a later message of the same publisher. Nil for
 	// payloads under 16 bytes, which carry no sequence header (Lost is then Expected −
@@ -210,6 +216,9 @@ const (
 	CaveatRetransmits = "Retransmits"
 	// CaveatOfferedLoadNotSustained: an open-loop run could not send at the rate it asked for.
 	CaveatOfferedLoadNotSustained = "OfferedLoadNotSustained"
+	// CaveatNotSteadyState: the end-to-end latency climbed through the window: a growing
+	// backlog, not a steady state.
+	CaveatNotSteadyState = "NotSteadyState"
 	// CaveatEndedEarly: the measured window was shorter than workload.duration.
 	CaveatEndedEarly = "EndedEarly"
 	// CaveatConcurrentRuns: the run belongs to a suite whose spec.concurrency let other runs
@@ -278,8 +287,10 @@ type LatencySummary struct {
 type Wire struct {
 	BytesSent     int64 `json:"bytesSent"`
 	BytesReceived int64 `json:"bytesReceived"`
-	// BytesPerMessage = (BytesSent + BytesReceived) / Received: the whole cost of moving one
-	// message, set-up included.
+	// BytesPerMessage = WindowBytes / Received: the whole cost of moving one message of the
+	// measured window (both directions, every socket, protocol and TLS overhead), with bytes and
+	// messages from the same window: the warm-up's bytes are not divided by the window's
+	// messages. Nil when the window never opened.
 	BytesPerMessage *float64 `json:"bytesPerMessage"`
 	// ConnectBytes is the mean bytes per client exchanged until its session was usable.
 	ConnectBytes *float64 `json:"connectBytes"`
@@ -305,6 +316,9 @@ type Wire struct {
 	ConnectBytesTotal   int64 `json:"connectBytesTotal"`
 	PublishBytesTotal   int64 `json:"publishBytesTotal"`
 	PublishMessageCount int64 `json:"publishMessageCount"`
+	// WindowBytes is what every socket carried both ways from the measured window's start to
+	// the end of the drain: BytesPerMessage's numerator, from the same window as Received.
+	WindowBytes int64 `json:"windowBytes"`
 }
 
 // Resources used. CPU is counted over the measured window; RSS is the process's peak. Merged:
@@ -333,6 +347,11 @@ type TimelinePoint struct {
 	Sent     int64   `json:"sent"`
 	Received int64   `json:"received"`
 	Errors   int64   `json:"errors"`
+	// EndToEndMeanMicros is the mean end-to-end latency of the deliveries that arrived in this
+	// interval (EndToEndCount of them; absent without any): the trend that tells a steady state
+	// from a growing backlog.
+	EndToEndMeanMicros float64 `json:"endToEndMeanMicros,omitempty"`
+	EndToEndCount      int64   `json:"endToEndCount,omitempty"`
 	// Network names the spec.network.timeline steps that took effect in this interval
 	// ("outage"; several joined by "; "), empty otherwise.
 	Network string `json:"network,omitempty"`

@@ -45,12 +45,15 @@ func WriteSummary(w io.Writer, r *Result) error {
 	if r.Unsent > 0 {
 		msgs = fmt.Sprintf("sent %d (%d more scheduled but unsent), received %d of %d expected", r.Sent, r.Unsent, r.Received, r.Expected)
 	}
+	if r.ReceivedAfterWindow > 0 {
+		msgs += fmt.Sprintf(" (%d of them after the window, in the drain)", r.ReceivedAfterWindow)
+	}
 	row("messages", msgs)
 	if c := churnSummary(r.Churn); c != "" {
 		row("churn", c)
 	}
 	row("delivery", fmt.Sprintf("lost %s, duplicates %s, out of order %s, errors %d", opt(r.Lost), opt(r.Duplicates), opt(r.OutOfOrder), r.Errors))
-	tp := fmt.Sprintf("%.0f msg/s sent, %.0f msg/s received (%s/s payload)", r.Throughput.SentPerSecond,
+	tp := fmt.Sprintf("%.0f msg/s sent, %.0f msg/s received in the window (%s/s payload)", r.Throughput.SentPerSecond,
 		r.Throughput.ReceivedPerSecond, bytesHuman(r.Throughput.ReceivedBytesPerSecond))
 	if r.Throughput.OfferedPerSecond > 0 {
 		tp = fmt.Sprintf("%.0f msg/s offered, ", r.Throughput.OfferedPerSecond) + tp

@@ -1,9 +1,13 @@
 package results
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/netem"
 )
 
 // UnsentTolerance is the share of an open-loop schedule that may go unsent before the run fails
@@ -66,7 +70,53 @@ func Judge(r *Result) Verdict {
 			fail("%s; the link or broker cannot carry workload.rate=%d: lower it, or set workload.rate=0 (closed loop) to measure the most it carries", what, w.Rate)
 		}
 	}
+	if c := steadyStateCaveat(r); c != nil {
+		v.Caveats = append(v.Caveats, *c)
+	}
 	return v
+}
+
+// Latency growth that marks a window as not a steady state: the mean end-to-end latency of the
+// window's last third at least SteadyGrowthFactor times its first third's, and higher by at least
+// SteadyGrowthFloor (loopback latencies of a few hundred microseconds double with a GC pause;
+// that is noise, not a backlog).
+const (
+	SteadyGrowthFactor = 2.0
+	SteadyGrowthFloor  = 50 * time.Millisecond
+)
+
+// steadyStateCaveat says when the end-to-end latency climbed through the window (a broker or
+// link that does not keep up queues more every second, so the latency grows without bound): the
+// percentiles then describe how fast the backlog grew, not a steady state. Nil otherwise, and
+// with fewer than three timeline intervals of deliveries in the window.
+func steadyStateCaveat(r *Result) *Caveat {
+	var in []TimelinePoint
+	for _, tp := range r.Timeline {
+		if tp.EndToEndCount > 0 && tp.T <= r.MeasuredSeconds+1e-9 {
+			in = append(in, tp)
+		}
+	}
+	if len(in) < 3 {
+		return nil
+	}
+	third := len(in) / 3
+	mean := func(ps []TimelinePoint) float64 {
+		var sum float64
+		var n int64
+		for _, p := range ps {
+			sum += p.EndToEndMeanMicros * float64(p.EndToEndCount)
+			n += p.EndToEndCount
+		}
+		return sum / float64(n)
+	}
+	first, last := mean(in[:third]), mean(in[len(in)-third:])
+	if last < SteadyGrowthFactor*first || last-first < float64(SteadyGrowthFloor.Microseconds()) {
+		return nil
+	}
+	return &Caveat{Type: CaveatNotSteadyState, Value: Float64(last / 1000), Limit: Float64(first / 1000),
+		Message: fmt.Sprintf("not a steady state: the mean end-to-end latency climbed from %.1f ms in the first third of the window to %.1f ms in its last: "+
+			"a backlog grew through the window (the broker or the link did not keep up), so the latency percentiles describe its growth, and a longer window would show more; "+
+			"lower workload.rate or the fleet", first/1000, last/1000)}
 }
 
 // Apply records v in r: the phase, the reasons after r's message (once), the caveats
@@ -99,21 +149,63 @@ func (v Verdict) Apply(r *Result) {
 // open-loop publisher may fall behind by once without the load counting as unsustained.
 const SchedulingStall = 100 * time.Millisecond
 
+// tcpMinRTO is Linux's lowest TCP retransmission timeout (TCP_RTO_MIN, 200 ms); QUIC's probe
+// timeout on a fresh path is of the same order.
+const tcpMinRTO = 200 * time.Millisecond
+
 // unsentAllowance is how many unsent messages still count as a sustained load (a caveat, not a
 // failure): the largest of UnsentTolerance of the schedule, one message per publisher (due as the
 // window closed while the previous one was in flight), and the messages the schedule calls for
-// in twice the slowest acknowledgement seen — a publisher that stalled once near the window's end
-// for a retransmission (MQTT-SN's retry interval, a TCP retransmission timeout) is behind by that
-// much, but it would have caught up; a link that cannot carry the rate falls behind by more,
-// window after window. Likewise the messages of one SchedulingStall of the load generator's own
-// process (50 benchmarks at once on 2 cores under -race left a QoS 0 publisher 2 messages of 20
-// msg/s behind: the link was loopback, the stall the scheduler's).
+// in StallAllowance. The allowance comes from the spec alone, never from what was measured: the
+// old rule (twice the slowest acknowledgement) grew with the very stall it should catch, so a
+// broker frozen for 8 s in a 5 s run passed.
 func unsentAllowance(r *Result) int64 {
 	w := &r.Spec.Workload
 	scheduled := r.Sent + r.Unsent
-	allow := max(int64(UnsentTolerance*float64(scheduled)), int64(w.Publishers), int64(float64(w.Rate)*SchedulingStall.Seconds()))
-	if a := r.Latency.PublishAck; a != nil && w.Rate > 0 {
-		allow = max(allow, int64(float64(w.Rate)*2*float64(a.MaxMicros)/1e6))
+	return max(int64(UnsentTolerance*float64(scheduled)), int64(w.Publishers),
+		int64(float64(w.Rate)*StallAllowance(r.Spec).Seconds()))
+}
+
+// StallAllowance is the longest an open-loop publisher may fall behind once near the window's
+// end and still be counted as sustaining its load, from the spec alone: one SchedulingStall of
+// the load generator's own process (50 benchmarks at once on 2 cores under -race left a QoS 0
+// publisher 2 messages of 20 msg/s behind on loopback); on a link that loses packets, two
+// retransmissions in a row with their round trips (TCP's minimum timeout, or MQTT-SN's retry
+// interval at QoS 1 and 2); the outages spec.network.timeline plans; and a radio's promotion
+// delay and paging cycle. A link or broker that cannot carry the rate falls behind by more,
+// window after window; a broker that stalls for longer than this fails the run.
+func StallAllowance(spec *v1alpha1.MessagingBenchmarkSpec) time.Duration {
+	allow := SchedulingStall
+	if spec == nil || !spec.Impaired() {
+		return allow
+	}
+	link, err := netem.Resolve(spec.Network)
+	if err != nil {
+		return allow
+	}
+	steps, _ := netem.ResolveTimeline(spec.Network)
+	rtt := link.Up.Delay + link.Down.Delay + link.Up.Jitter + link.Down.Jitter
+	lossy := link.Up.MayLose() || link.Down.MayLose()
+	for _, st := range steps {
+		rtt = max(rtt, st.Link.Up.Delay+st.Link.Down.Delay+st.Link.Up.Jitter+st.Link.Down.Jitter)
+		lossy = lossy || st.Link.Up.MayLose() || st.Link.Down.MayLose()
+	}
+	if lossy {
+		// TCP (and QUIC): a loss, then a loss of the retransmission, backed off twice as long.
+		retry := 3 * (tcpMinRTO + rtt)
+		if spec.Protocol == v1alpha1.ProtocolMQTTSN && spec.QoS > 0 {
+			// MQTT-SN waits its whole retry interval (T_retry, 10 s by default) once.
+			retry = max(retry, cmp.Or(spec.MQTTSN.RetryInterval.Duration, tcpMinRTO)+rtt)
+		}
+		allow += retry
+	}
+	for _, t := range spec.Network.Timeline {
+		if t.Outage && t.For != nil {
+			allow += t.For.Duration + rtt
+		}
+	}
+	if radio, err := netem.ResolveRadio(spec.Network); err == nil && radio != nil {
+		allow += radio.PromotionDelay + radio.PagingCycle
 	}
 	return allow
 }
