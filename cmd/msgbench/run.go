@@ -164,25 +164,39 @@ func runLocal(cmd *cobra.Command, f runFlags) error {
 		return err
 	}
 	res.RunID = out.runID
-	if err := localrun.Write(res, out.dir); err != nil {
-		return fmt.Errorf("writing the result to %s: %w", out.dir, err)
+	// The measurements are never lost to the end: every file is tried (each written whole or
+	// not at all), the upload is tried from memory whatever the folder kept, and the summary is
+	// printed; what could not be written makes the exit status non-zero afterwards.
+	data, err := resultJSON(res)
+	if err != nil {
+		return err
 	}
-	kept = true
-	out.markLatest()
+	var w written
+	writeRunFiles(&w, res, data, out.dir)
+	kept = len(w.files) > 0
+	if w.has(filepath.Join(out.dir, "result.json")) {
+		out.markLatest()
+	}
 	var stored error
 	if upload != nil {
-		if u, err := uploadLocal(ctx, upload, res.Name, out, "result.json"); err != nil {
-			stored = fmt.Errorf("results not stored in %s: %w (they are in %s)", mb.Spec.Results.ObjectStore.URL, err, out.dir)
+		if u, err := uploadLocal(ctx, upload, res.Name, out, "result.json", data); err != nil {
+			where := "they are in " + out.dir
+			if !w.has(filepath.Join(out.dir, "result.json")) {
+				where = "nor could they be written to " + out.dir
+			}
+			stored = fmt.Errorf("results not stored in %s: %w (%s)", mb.Spec.Results.ObjectStore.URL, err, where)
 		} else {
 			fmt.Fprintf(errOut, "msgbench: uploaded to %s\n", u)
 		}
 	}
 	failed := emitResult(cmd, res, "", f.json)
 	if !f.json {
-		fmt.Fprintf(cmd.OutOrStdout(), "  files          %s, %s\n", filepath.Join(out.dir, "result.json"), filepath.Join(out.dir, "report.html"))
+		w.print(cmd.OutOrStdout())
+	} else if len(w.failed) > 0 {
+		w.print(errOut)
 	}
 	finalScrape(ctx, metrics, f.metricsWait, errOut)
-	return errors.Join(failed, stored)
+	return errors.Join(failed, w.err(), stored)
 }
 
 // checkObjectStore refuses an object store a local run must not or cannot use, before the run:
@@ -211,13 +225,10 @@ func checkObjectStore(ctx context.Context, spec *v1alpha1.ObjectStoreSpec) (stor
 	return s, nil
 }
 
-// uploadLocal uploads file (result.json, or a suite's suite.json) of a local run's folder to the
-// object store, under local/<name>/<run-id>/<file>.
-func uploadLocal(ctx context.Context, s store.Store, name string, out *runDir, file string) (string, error) {
-	data, err := os.ReadFile(filepath.Join(out.dir, file))
-	if err != nil {
-		return "", err
-	}
+// uploadLocal uploads file (result.json, or a suite's suite.json) of a local run to the object
+// store, under local/<name>/<run-id>/<file>. data is the file's content, from memory: the upload
+// keeps the measurements even when the run's folder could not.
+func uploadLocal(ctx context.Context, s store.Store, name string, out *runDir, file string, data []byte) (string, error) {
 	key := fmt.Sprintf("local/%s/%s/%s", name, out.runID, file)
 	// The run is over: an interrupt now should not lose the upload's error, so it gets its own
 	// bounded context.

@@ -1,12 +1,19 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/msgbench/msgbench/internal/atomicfile"
+	"github.com/msgbench/msgbench/results"
+	"github.com/msgbench/msgbench/results/report"
 )
 
 // runDir is one local run's folder, <out>/<name>/<run-id>: earlier runs of the same benchmark
@@ -97,4 +104,102 @@ func checkWritable(path string) error {
 	}
 	_ = probe.Close()
 	return os.Remove(probe.Name())
+}
+
+// written records the files a command wrote and those it could not. A file that cannot be
+// written (a full disk) does not stop the others being tried nor the summary being printed: the
+// run's measurements are on the screen and in the object store even when its folder could not
+// keep them, and the command ends non-zero naming each file lost (#31).
+type written struct {
+	files  []string
+	failed []*os.PathError
+}
+
+// add records the outcome of writing files (those written) with err (the one that was not, if
+// any: atomicfile's and report.WriteFiles' errors name it).
+func (w *written) add(files []string, err error) {
+	w.files = append(w.files, files...)
+	if err == nil {
+		return
+	}
+	var pe *os.PathError
+	if !errors.As(err, &pe) {
+		pe = &os.PathError{Op: "write", Path: "?", Err: err}
+	}
+	w.failed = append(w.failed, pe)
+}
+
+// file writes data to path atomically and records the outcome.
+func (w *written) file(path string, data []byte) bool {
+	if err := atomicfile.WriteFile(path, data, 0o644); err != nil {
+		w.add(nil, err)
+		return false
+	}
+	w.add([]string{path}, nil)
+	return true
+}
+
+// has reports whether path was written.
+func (w *written) has(path string) bool { return slices.Contains(w.files, path) }
+
+// print says which files were written, and each that could not be with its error, under a
+// run's summary.
+func (w *written) print(out io.Writer) { w.printIn(out, w.files) }
+
+// printSuite is print for a suite: the files written in its folder (suite.json, report.html; its
+// runs' are in their folders), and every file that could not be written, its runs' too.
+func (w *written) printSuite(out io.Writer, dir string) {
+	var top []string
+	for _, f := range w.files {
+		if filepath.Dir(f) == dir {
+			top = append(top, f)
+		}
+	}
+	w.printIn(out, top)
+}
+
+func (w *written) printIn(out io.Writer, shown []string) {
+	files := "(none)"
+	if len(shown) > 0 {
+		files = strings.Join(shown, ", ")
+	}
+	fmt.Fprintf(out, "  files          %s\n", files)
+	for _, pe := range w.failed {
+		fmt.Fprintf(out, "  not written    %s: %v\n", pe.Path, pe.Err)
+	}
+}
+
+// err is the error that makes the command exit non-zero when a file could not be written.
+func (w *written) err() error {
+	if len(w.failed) == 0 {
+		return nil
+	}
+	var names []string
+	for _, pe := range w.failed {
+		names = append(names, pe.Path)
+	}
+	return fmt.Errorf("not written: %s: %w (the measurements are in the summary printed above)", strings.Join(names, ", "), w.failed[0].Err)
+}
+
+// writeRunFiles writes a run's result.json and report (report.html and the figures' CSVs) into
+// dir, each atomically, trying every file whatever happened to the one before. data is the
+// result's JSON (resultJSON).
+func writeRunFiles(w *written, res *results.Result, data []byte, dir string) {
+	w.file(filepath.Join(dir, "result.json"), data)
+	files, err := report.WriteFiles(dir, report.FromResults([]*results.Result{res}), report.Options{})
+	if len(files) > 0 {
+		// The summary names result.json and report.html, as it always has; the CSVs beside them
+		// are counted in the folder.
+		files = files[:1]
+	}
+	w.add(files, err)
+}
+
+// resultJSON is res as result.json holds it: indented, with a final newline.
+func resultJSON(res *results.Result) ([]byte, error) {
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
 }

@@ -98,10 +98,11 @@ func runSuite(cmd *cobra.Command, f runFlags) error {
 	fmt.Fprintf(errOut, "msgbench: suite %s: %d points × %d repetitions = %d runs (%s), results in %s\n",
 		s.Name, len(points), s.Spec.Repetitions, len(schedule), s.Spec.Order, out.dir)
 
+	var w written // every file of the suite, its runs' too
 	outcomes := map[suite.Run]suite.RunOutcome{}
 	var rs []*results.Result
 	started := time.Now()
-	interrupted := false
+	interrupted, unwritable := false, false
 	for i, run := range schedule {
 		p := points[run.Point]
 		mb, err := suite.Benchmark(s, doc.Template, p, run.Repetition)
@@ -135,9 +136,16 @@ func runSuite(cmd *cobra.Command, f runFlags) error {
 			outcome.Phase, outcome.Message = string(v1alpha1.PhaseFailed), err.Error()
 		default:
 			res.RunID = out.runID
-			if werr := localrun.Write(res, dir); werr != nil {
-				return fmt.Errorf("writing the result to %s: %w", dir, werr)
+			data, err := resultJSON(res)
+			if err != nil {
+				return err
 			}
+			// The run measured: it counts in suite.json and the summary whether or not its
+			// folder could keep it; a file not written stops the suite after this run (the disk
+			// would lose the next runs' too) and makes the exit status non-zero.
+			before := len(w.failed)
+			writeRunFiles(&w, res, data, dir)
+			unwritable = len(w.failed) > before
 			outcome.Phase, outcome.Message, outcome.Result = res.Phase, res.Message, res
 			rs = append(rs, res)
 		}
@@ -151,6 +159,10 @@ func runSuite(cmd *cobra.Command, f runFlags) error {
 			status += ": " + outcome.Message
 		}
 		fmt.Fprintf(errOut, "msgbench: %s %s\n", label, status)
+		if unwritable {
+			fmt.Fprintf(errOut, "msgbench: %s: %v; no further run\n", label, w.failed[len(w.failed)-1])
+			break
+		}
 		if outcome.Phase != string(v1alpha1.PhaseSucceeded) && s.Spec.FailurePolicy == v1alpha1.FailureStop {
 			fmt.Fprintf(errOut, "msgbench: spec.failurePolicy is Stop: no further run\n")
 			break
@@ -163,30 +175,38 @@ func runSuite(cmd *cobra.Command, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(out.dir, "suite.json"), data, 0o644); err != nil {
-		return err
-	}
+	// suite.json and the report are tried whatever happened before; the summary is printed
+	// whatever they did.
+	w.file(filepath.Join(out.dir, "suite.json"), data)
 	if len(rs) > 0 {
-		if _, err := report.WriteFiles(out.dir, report.FromSuite(d), report.Options{}); err != nil {
-			fmt.Fprintf(errOut, "msgbench: the comparison report could not be written: %v\n", err)
-		}
+		files, err := report.WriteFiles(out.dir, report.FromSuite(d), report.Options{})
+		w.add(files[:min(len(files), 1)], err)
 	}
-	out.markLatest()
+	if w.has(filepath.Join(out.dir, "suite.json")) {
+		out.markLatest()
+	}
 	var stored error
 	if upload != nil {
-		if u, err := uploadLocal(ctx, upload, s.Name, out, "suite.json"); err != nil {
-			stored = fmt.Errorf("suite.json not stored in %s: %w (it is in %s)", s.Spec.Template.Results.ObjectStore.URL, err, out.dir)
+		if u, err := uploadLocal(ctx, upload, s.Name, out, "suite.json", data); err != nil {
+			where := "it is in " + out.dir
+			if !w.has(filepath.Join(out.dir, "suite.json")) {
+				where = "nor could it be written to " + out.dir
+			}
+			stored = fmt.Errorf("suite.json not stored in %s: %w (%s)", s.Spec.Template.Results.ObjectStore.URL, err, where)
 		} else {
 			fmt.Fprintf(errOut, "msgbench: uploaded to %s\n", u)
 		}
 	}
 	if f.json {
 		_, _ = cmd.OutOrStdout().Write(append(data, '\n'))
+		if len(w.failed) > 0 {
+			w.print(errOut)
+		}
 	} else {
 		writeSuiteSummary(cmd.OutOrStdout(), d)
-		fmt.Fprintf(cmd.OutOrStdout(), "  files          %s, %s\n", filepath.Join(out.dir, "suite.json"), filepath.Join(out.dir, "report.html"))
+		w.printSuite(cmd.OutOrStdout(), out.dir)
 	}
-	return errors.Join(suiteOutcome(d, interrupted), stored)
+	return errors.Join(suiteOutcome(d, interrupted), w.err(), stored)
 }
 
 // suiteOutcome is the error that makes `msgbench run` exit non-zero for a suite: interrupted,

@@ -2,10 +2,14 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/msgbench/msgbench/internal/atomicfile/fulldisk"
+	"github.com/msgbench/msgbench/internal/testbin"
 	"github.com/msgbench/msgbench/results"
 )
 
@@ -66,5 +70,67 @@ func TestReportRefusesATruncatedResult(t *testing.T) {
 	}
 	if _, err := msgbench(t, "report", filepath.Dir(bad), "--out", t.TempDir()); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("an empty result.json: err %v", err)
+	}
+}
+
+// TestOutOnAFullDisk runs a short benchmark through the real command into a tmpfs of 8 KB (#31:
+// result.json was left cut at 4,096 bytes and no summary printed): the summary is printed, the
+// output names each file that could not be written with the error, the exit status is non-zero,
+// and no truncated file is left under a result's name. Root only (it mounts the tmpfs).
+func TestOutOnAFullDisk(t *testing.T) {
+	dir := fulldisk.Mount(t, 8192)
+	fulldisk.Fill(t, dir, 4096) // room for 4,096 bytes, as in the issue
+	bin := testbin.Msgbench(t)
+	cmd := exec.Command(bin, "run", "-f", repo("config", "samples", "mqtt-qos1.yaml"), "--out", dir, "-q", "--name", "full",
+		"--run-id", "r1", "--set", "workload.duration=1s", "--set", "workload.warmup=0s")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	t.Logf("%s\nstdout:\n%s\nstderr:\n%s", time.Since(start).Round(time.Millisecond), stdout.String(), stderr.String())
+	if err == nil {
+		t.Fatal("exit 0 with result.json not written")
+	}
+	run := filepath.Join(dir, "full", "r1")
+	out := stdout.String()
+	if !strings.Contains(out, "received") || !strings.Contains(out, "  not written    "+filepath.Join(run, "result.json")+": no space left on device") {
+		t.Errorf("stdout lacks the summary or the file not written")
+	}
+	if !strings.Contains(out, "  not written    "+filepath.Join(run, "report.html")+": no space left on device") {
+		t.Errorf("stdout does not say report.html was not written")
+	}
+	if !strings.Contains(stderr.String(), filepath.Join(run, "result.json")) {
+		t.Errorf("the error does not name result.json")
+	}
+	// Nothing cut short under a result's name, and no temporary file.
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		switch name := d.Name(); {
+		case name == "result.json":
+			if _, err := results.ReadFile(p); err != nil {
+				t.Errorf("left behind: %v", err)
+			}
+		case strings.Contains(name, ".tmp"):
+			t.Errorf("temporary file left: %s", p)
+		}
+		return nil
+	})
+}
+
+// TestSuiteThatRunsNothingIsRefused: a suite whose excludes remove every point is refused before
+// anything starts, naming the excludes, and writes nothing (it exited 0 naming a report.html it
+// never wrote, #31).
+func TestSuiteThatRunsNothingIsRefused(t *testing.T) {
+	out := t.TempDir()
+	none := strings.Replace(localSuite, "    - {qos: 0, clients: 2}\n", "    - {qos: 0}\n    - {qos: 1}\n", 1)
+	stdout, err := msgbench(t, "run", "-f", writeSuite(t, none), "--out", out, "-q")
+	if err == nil || !strings.Contains(err.Error(), "spec.matrix.exclude") || !strings.Contains(err.Error(), "{qos: 0}, {qos: 1}") ||
+		!strings.Contains(err.Error(), "nothing to run") {
+		t.Errorf("err %v\n%s", err, stdout)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("%s holds %d entries after a refusal", out, len(entries))
 	}
 }
