@@ -242,6 +242,11 @@ func TestManyWorkersReadably(t *testing.T) {
 			t.Errorf("%d workers: %d bytes:\n%s", replicas, len(msg), msg)
 		}
 	}
+	// Worker processes each above the open-files limit: one message for them all.
+	err := Check(Input{Spec: spec(200000, 0, 100, 4), WorkerProcesses: split, SpreadSources: true}, Machine{NoFileSoft: 20000, NoFileHard: 20000, PortRange: 28232})
+	if err == nil || strings.Count(err.Error(), "open files in worker process") != 1 || !strings.Contains(err.Error(), "worker process 0 (and 3 more worker processes like it)") {
+		t.Errorf("four workers above the limit: %v", err)
+	}
 	// The log's summary likewise.
 	if s := Summary(Input{Spec: spec(1, 1, 1, 1000), WorkerProcesses: split}, m); len(s) > 300 {
 		t.Errorf("Summary of 1,000 workers: %d bytes: %s", len(s), s)
