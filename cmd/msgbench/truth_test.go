@@ -67,7 +67,7 @@ func contains(list []string, s string) bool {
 // that exists is refused unless --force.
 func TestRunsAreKept(t *testing.T) {
 	out := t.TempDir()
-	quick := []string{"-q", "--out", out, "--set", "workload.duration=500ms", "--set", "workload.warmup=0s", "-f", repo("config", "samples", "mqtt-qos0.yaml")}
+	quick := []string{"-q", "--out", out, "--set", "workload.duration=1s", "--set", "workload.warmup=0s", "-f", repo("config", "samples", "mqtt-qos0.yaml")}
 	run := func(extra ...string) error {
 		_, err := msgbench(t, append(append([]string{"run"}, quick...), extra...)...)
 		return err
@@ -112,7 +112,7 @@ func TestUploadFailureFailsTheRun(t *testing.T) {
 	args := []string{"run", "-q", "--out", out, "-f", repo("config", "samples", "mqtt-qos0.yaml"), "--set", "workload.warmup=0s",
 		"--set", "results.objectStore.url=s3://results/runs", "--set", "results.objectStore.endpoint=" + s3.Endpoint}
 	// Stored: exit 0, the object in the bucket.
-	if _, err := msgbench(t, append(args, "--set", "workload.duration=500ms", "--run-id", "stored")...); err != nil {
+	if _, err := msgbench(t, append(args, "--set", "workload.duration=1s", "--run-id", "stored")...); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s3.Object(t.Context(), "results", "runs/local/mqtt-qos0/stored/result.json"); err != nil {

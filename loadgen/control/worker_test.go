@@ -26,7 +26,7 @@ func TestWorkerWaitsForTheBroker(t *testing.T) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
-	mb, err := manifest.ReadFile("../../config/samples/mqtt-qos1.yaml", "workload.duration=500ms", "workload.warmup=100ms")
+	mb, err := manifest.ReadFile("../../config/samples/mqtt-qos1.yaml", "workload.duration=1s", "workload.warmup=100ms")
 	if err != nil {
 		t.Fatal(err)
 	}
