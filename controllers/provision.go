@@ -35,6 +35,11 @@ func (r *Reconciler) common(ctx context.Context, st *run) (bool, error) {
 	if _, err := objectives.ParseAll(mb.Spec.Objectives); err != nil {
 		return false, fail("%v", err)
 	}
+	// A broker setting the broker does not know, or one msgbench manages, would stop the broker
+	// after everything was created: refuse it first, naming the key.
+	if err := resources.CheckBrokerConfigKeys(mb, imageVersion(r.Config.BrokerImage(mb))); err != nil {
+		return false, fail("%v", err)
+	}
 	token := make([]byte, 24)
 	if _, err := rand.Read(token); err != nil {
 		return false, err

@@ -64,18 +64,8 @@ var managedKeys = map[string]string{
 
 // Render writes mosquitto.conf. Comments say why each setting differs from Mosquitto's default.
 func (c Config) Render() (string, error) {
-	for k := range c.Extra {
-		if why, ok := managedKeys[k]; ok {
-			return "", fmt.Errorf("spec.broker.config: key %q is managed by msgbench (%s)", k, why)
-		}
-		if strings.ContainsAny(k, " \t\r\n#") || k == "" {
-			return "", fmt.Errorf("spec.broker.config: %q is not a mosquitto.conf key", k)
-		}
-	}
-	for k, v := range c.Extra {
-		if strings.ContainsAny(v, "\r\n") {
-			return "", fmt.Errorf("spec.broker.config: value of %q spans lines", k)
-		}
+	if err := CheckConfig(c.Extra); err != nil {
+		return "", err
 	}
 	inflight := c.MaxInflight
 	if inflight <= 0 {

@@ -103,19 +103,107 @@ func managed(key string) string {
 	return ""
 }
 
+// schemaVersions says which RabbitMQ versions' schemas define a key (schema_keys.go).
+type schemaVersions uint8
+
+const (
+	in3 schemaVersions = 1 << iota // RabbitMQ 3.10.8
+	in4                            // RabbitMQ 4.1.4
+)
+
+// CheckConfig refuses a spec.broker.config key msgbench manages, and one RabbitMQ would stop at
+// boot on ("Conf file attempted to set unknown variable"): a key that no mapping of the node's
+// or the enabled MQTT plugins' cuttlefish schemas defines (schema_keys.go). version is the
+// broker's ("3.10.8", "4.1.4", from the installed package or the image tag): a 3.x version is
+// checked against 3.10.8's schemas, a 4.x one against 4.1.4's, and "" or another major version
+// against both together. Keys of other plugins (management.*, prometheus.*) are refused: msgbench
+// enables only rabbitmq_mqtt and rabbitmq_web_mqtt, and RabbitMQ refuses keys of plugins it has
+// not enabled. Local runs (before the broker starts) and the operator (before it creates
+// anything) call it, as they call caps.Check: which keys exist depends on the version, which
+// admission does not know (Render checks only what the spec alone decides).
+func CheckConfig(extra map[string]string, version string) error {
+	want, name := in3|in4, "RabbitMQ 3.10 or 4.1"
+	switch {
+	case strings.HasPrefix(version, "3."):
+		want, name = in3, "RabbitMQ 3.10"
+	case strings.HasPrefix(version, "4."):
+		want, name = in4, "RabbitMQ 4.1"
+	}
+	if err := checkKeys(extra); err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		field := "spec.broker.config." + k
+		known := knownIn(k)
+		if known&want != 0 {
+			continue
+		}
+		if known != 0 {
+			other := "4.1"
+			if known&in3 != 0 {
+				other = "3.10"
+			}
+			return fmt.Errorf("%s: RabbitMQ %s knows this key but %s (the broker here) does not, and would stop at boot; remove it", field, other, name)
+		}
+		return fmt.Errorf("%s: not a rabbitmq.conf key of %s or of its MQTT plugins (rabbitmq_mqtt, rabbitmq_web_mqtt, the only plugins "+
+			"msgbench enables): RabbitMQ would stop at boot (\"unknown variable\"); see https://www.rabbitmq.com/docs/configure and docs/brokers.md", field, name)
+	}
+	return nil
+}
+
+// checkKeys refuses what the spec alone decides, whatever the version (Render checks it): a
+// key msgbench manages, one that is not a plain name, a value that spans lines.
+func checkKeys(extra map[string]string) error {
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		field := "spec.broker.config." + k
+		if why := managed(k); why != "" {
+			return fmt.Errorf("%s: managed by msgbench (%s); remove it", field, why)
+		}
+		if k == "" || strings.ContainsAny(k, " \t\r\n=#") {
+			return fmt.Errorf("spec.broker.config: %q is not a rabbitmq.conf key", k)
+		}
+		if strings.ContainsAny(extra[k], "\r\n") {
+			return fmt.Errorf("%s: the value spans lines; a rabbitmq.conf setting is one line", field)
+		}
+	}
+	return nil
+}
+
+// knownIn returns the versions whose schemas define key: a schema segment beginning with '$'
+// matches any one segment.
+func knownIn(key string) schemaVersions {
+	if v, ok := schemaKeys[key]; ok {
+		return v
+	}
+	parts := strings.Split(key, ".")
+	var out schemaVersions
+	for pattern, v := range schemaKeys {
+		if !strings.Contains(pattern, "$") {
+			continue
+		}
+		ps := strings.Split(pattern, ".")
+		if len(ps) != len(parts) {
+			continue
+		}
+		ok := true
+		for i, p := range ps {
+			if parts[i] == "" || (!strings.HasPrefix(p, "$") && p != parts[i]) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out |= v
+		}
+	}
+	return out
+}
+
 // Render returns the files RabbitMQ reads: rabbitmq.conf and enabled_plugins. Comments say why
 // each setting differs from RabbitMQ's default.
 func (c Config) Render() (map[string]string, error) {
-	for _, k := range slices.Sorted(maps.Keys(c.Extra)) {
-		if why := managed(k); why != "" {
-			return nil, fmt.Errorf("spec.broker.config: key %q is managed by msgbench (%s)", k, why)
-		}
-		if k == "" || strings.ContainsAny(k, " \t\r\n=#") {
-			return nil, fmt.Errorf("spec.broker.config: %q is not a rabbitmq.conf key", k)
-		}
-		if strings.ContainsAny(c.Extra[k], "\r\n") {
-			return nil, fmt.Errorf("spec.broker.config: value of %q spans lines", k)
-		}
+	if err := checkKeys(c.Extra); err != nil {
+		return nil, err
 	}
 	inflight := c.MaxInflight
 	if inflight <= 0 {

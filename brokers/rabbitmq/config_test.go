@@ -115,7 +115,7 @@ func TestRenderExtra(t *testing.T) {
 	for _, key := range []string{"listeners.tcp.default", "mqtt.listeners.ssl.default", "ssl_options.versions.1", "mqtt.prefetch",
 		"loopback_users.guest", "mqtt.allow_anonymous", "default_user", "log.file", "cluster_formation.peer_discovery_backend"} {
 		_, err := Config{Extra: map[string]string{key: "x"}}.Render()
-		if err == nil || !strings.Contains(err.Error(), "spec.broker.config") || !strings.Contains(err.Error(), `"`+key+`"`) {
+		if err == nil || !strings.Contains(err.Error(), "spec.broker.config."+key+": managed by msgbench") {
 			t.Errorf("%s: %v, want a refusal naming spec.broker.config and the key", key, err)
 		}
 	}
@@ -125,7 +125,7 @@ func TestRenderExtra(t *testing.T) {
 		}
 	}
 	// Keys that only start like a managed one are the user's.
-	if _, err := (Config{Extra: map[string]string{"mqtt.listeners_extra": "1", "log.file.level": "debug"}}).Render(); err != nil {
+	if _, err := (Config{Extra: map[string]string{"log.file.level": "debug", "log.file.rotation.count": "1"}}).Render(); err != nil {
 		t.Errorf("unmanaged keys refused: %v", err)
 	}
 }
@@ -139,7 +139,48 @@ func TestNotInstalled(t *testing.T) {
 	}
 	// A wrong spec.broker.config is the first thing said, installed or not.
 	_, err = Start(context.Background(), Options{Extra: map[string]string{"listeners.tcp.default": "5672"}})
-	if err == nil || !strings.Contains(err.Error(), `spec.broker.config: key "listeners.tcp.default"`) {
+	if err == nil || !strings.Contains(err.Error(), `spec.broker.config.listeners.tcp.default: managed by msgbench`) {
 		t.Errorf("Start with a managed key: %v", err)
+	}
+}
+
+// TestCheckConfigRefusesUnknownKeys: a key no schema of the node or its MQTT plugins defines
+// stops RabbitMQ at boot, so it is refused naming the field; keys one version knows and the
+// other does not are judged by the broker's version.
+func TestCheckConfigRefusesUnknownKeys(t *testing.T) {
+	for _, tc := range []struct {
+		key, version, want string // want "" accepts
+	}{
+		{"foo.bar", "", "spec.broker.config.foo.bar: not a rabbitmq.conf key"},
+		{"foo.bar", "3.10.8", "spec.broker.config.foo.bar: not a rabbitmq.conf key of RabbitMQ 3.10"},
+		{"management.tcp.port", "4.1.4", "spec.broker.config.management.tcp.port: not a rabbitmq.conf key"}, // plugin not enabled
+		{"mqtt.exchange", "3.10.8", ""},
+		{"mqtt.exchange", "4.1.4", ""},
+		{"vm_memory_high_watermark.relative", "", ""},
+		{"mqtt.max_session_expiry_interval_seconds", "4.1.4", ""},
+		{"mqtt.max_session_expiry_interval_seconds", "3.10.8", "RabbitMQ 4.1 knows this key but RabbitMQ 3.10"},
+		{"mqtt.max_session_expiry_interval_seconds", "", ""},
+		{"auth_backends.1", "3.10.8", ""}, // a $num segment
+		{"auth_backends.1.x.y", "3.10.8", "not a rabbitmq.conf key"},
+		{"web_mqtt.cowboy_opts.max_keepalive", "4.1.4", ""},
+		{"mqtt.allow_anonymous", "", "spec.broker.config.mqtt.allow_anonymous: managed by msgbench"},
+	} {
+		err := CheckConfig(map[string]string{tc.key: "1"}, tc.version)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s on %q: refused: %v", tc.key, tc.version, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s on %q: got %v, want %q", tc.key, tc.version, err, tc.want)
+		}
+	}
+	// msgbench's own settings are keys of both versions.
+	files, err := Config{Port: 1, TLSPort: 2, WSPort: 3, WSSPort: 4, BindAddress: "127.0.0.1", MemoryLimitBytes: 1}.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range settings(t, files[ConfFile]) {
+		if knownIn(k) != in3|in4 {
+			t.Errorf("msgbench writes %s, which not both 3.10 and 4.1 know", k)
+		}
 	}
 }

@@ -10,7 +10,31 @@ import (
 	"strings"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/brokers/artemis"
+	"github.com/msgbench/msgbench/brokers/kafka"
+	"github.com/msgbench/msgbench/brokers/mosquitto"
+	"github.com/msgbench/msgbench/brokers/rabbitmq"
 )
+
+// CheckBrokerConfigKeys refuses spec.broker.config keys of a broker msgbench also runs locally
+// (Mosquitto, RabbitMQ, Artemis, Kafka) that the broker does not know or msgbench manages, with
+// the tables local runs check too (brokers/<type>); version is the broker's, from its image tag
+// ("" when the tag names none). The operator calls it before it creates anything for the run;
+// the other brokers' keys are checked when their configuration is rendered.
+func CheckBrokerConfigKeys(mb *v1alpha1.MessagingBenchmark, version string) error {
+	cfg := mb.Spec.Broker.Config
+	switch mb.Spec.Broker.Type {
+	case v1alpha1.BrokerMosquitto:
+		return mosquitto.CheckConfig(cfg)
+	case v1alpha1.BrokerRabbitMQ:
+		return rabbitmq.CheckConfig(cfg, version)
+	case v1alpha1.BrokerArtemis:
+		return artemis.CheckConfig(cfg)
+	case v1alpha1.BrokerKafka:
+		return kafka.CheckConfig(cfg)
+	}
+	return nil
+}
 
 // What the brokers msgbench configures through a file it renders (EMQX, NanoMQ, HiveMQ CE,
 // VerneMQ) share: the limits a benchmark needs, the check of spec.broker.config keys against a
