@@ -35,6 +35,9 @@ func Check(spec *v1alpha1.MessagingBenchmarkSpec, o Options) error {
 			return fmt.Errorf("spec.kafka.replicas: %d replicas need as many brokers, and a local run starts one Kafka node; "+
 				"use --set kafka.replicas=1, or run it on Kubernetes", spec.Kafka.Replicas)
 		}
+		if err := kafka.CheckConfig(spec.Broker.Config); err != nil {
+			return err
+		}
 		if _, err := exec.LookPath("java"); err != nil {
 			return kafka.ErrNotInstalled
 		}
@@ -58,6 +61,9 @@ func Check(spec *v1alpha1.MessagingBenchmarkSpec, o Options) error {
 		if err != nil {
 			return fmt.Errorf("spec.broker.type rabbitmq: %w", err)
 		}
+		if err := rabbitmq.CheckConfig(spec.Broker.Config, rabbitmq.Version(bin)); err != nil {
+			return err
+		}
 		if err := caps.Check(spec.Broker.Type, rabbitmq.Version(bin), spec); err != nil {
 			return err
 		}
@@ -75,6 +81,9 @@ func Check(spec *v1alpha1.MessagingBenchmarkSpec, o Options) error {
 			return err
 		}
 	default:
+		if err := mosquitto.CheckConfig(spec.Broker.Config); err != nil {
+			return err
+		}
 		if bin, err := mosquitto.Binary(); err == nil {
 			if err := caps.Check(spec.Broker.Type, mosquitto.Version(bin), spec); err != nil {
 				return err
@@ -87,8 +96,12 @@ func Check(spec *v1alpha1.MessagingBenchmarkSpec, o Options) error {
 		}
 	}
 	if spec.Impaired() {
-		if _, err := netem.Resolve(spec.Network); err != nil {
+		link, err := netem.Resolve(spec.Network)
+		if err != nil {
 			return fmt.Errorf("spec.network: %w", err)
+		}
+		if err := checkQUICMTU(spec, link); err != nil {
+			return err
 		}
 		if err := checkTimeline(spec); err != nil {
 			return err
@@ -110,4 +123,32 @@ func notLocal(t v1alpha1.BrokerType) error {
 		"operator installed (docs/install.md). Or start the broker yourself on this machine and point the run at it: "+
 		"--set broker.type=external --set broker.external.address=127.0.0.1:1883. "+
 		"Locally msgbench starts mosquitto, rabbitmq, artemis and kafka", t, t)
+}
+
+// QUICMinMTU is the smallest link MTU QUIC runs on: RFC 9000 (section 14) requires every
+// datagram that carries an Initial packet to be at least 1200 bytes, and the emulated link below
+// 1280 bytes is IPv4 only, so 1200 bytes of UDP payload plus the 8-byte UDP and 20-byte IPv4
+// headers. QUIC sets don't-fragment, so on a smaller MTU its handshake never completes.
+const QUICMinMTU = 1200 + 8 + 20
+
+// checkQUICMTU refuses a QUIC protocol (mqtt-quic, http version 3) on an emulated link whose MTU
+// (the profile's, from netem's table, or spec.network.mtuBytes) is below QUICMinMTU: the run
+// would start everything and then fail on the handshake. On Kubernetes the rule does not apply:
+// pods keep their interface MTU.
+func checkQUICMTU(spec *v1alpha1.MessagingBenchmarkSpec, link netem.Link) error {
+	quic := spec.Protocol == v1alpha1.ProtocolMQTTQUIC || (spec.Protocol == v1alpha1.ProtocolHTTP && spec.HTTP.Version == v1alpha1.HTTP3)
+	if !quic || link.EffectiveMTU() >= QUICMinMTU {
+		return nil
+	}
+	what := string(spec.Protocol)
+	if spec.Protocol == v1alpha1.ProtocolHTTP {
+		what = "http version 3 (HTTP/3)"
+	}
+	where := fmt.Sprintf("spec.network.mtuBytes: an MTU of %d bytes", link.EffectiveMTU())
+	if spec.Network.MTUBytes == nil {
+		where = fmt.Sprintf("spec.network.profile: %s's MTU of %d bytes", spec.Network.Profile, link.EffectiveMTU())
+	}
+	return fmt.Errorf("%s is too small for %s: QUIC's handshake needs 1200-byte UDP datagrams (RFC 9000 section 14), "+
+		"an MTU of at least %d bytes, and it sets don't-fragment, so the run would fail on the handshake; "+
+		"set spec.network.mtuBytes to 1280 (docs/netem.md), or use a TCP protocol", where, what, QUICMinMTU)
 }
