@@ -114,6 +114,10 @@ UNIT_EXCLUDE := /api/v1alpha1$$ /cmd/msgbench$$ /controllers$$ /test/chart$$ /re
 test-unit: ## The inner loop (no root, no API server; 137 s measured): the packages that need neither, under -race. make test runs everything.
 	go test $(UNIT_FLAGS) -count=1 -timeout 10m $$(go list ./... | grep -v $(foreach p,$(UNIT_EXCLUDE),-e '$(p)'))
 
+.PHONY: sweep
+sweep: ## Every combination of the honest-runs sweep (protocol x network profile x connect ramp x stalled broker; root; ~4 min). go test runs a pairwise subset.
+	MSGBENCH_SWEEP=full go test -race -count=1 -timeout 20m -run 'TestHonestRunsSweep' -v ./localrun/
+
 .PHONY: bench
 bench: ## Performance runs (not part of make test); numbers go to docs/benchmarks.md.
 	go test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./loadgen/
