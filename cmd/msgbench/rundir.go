@@ -178,7 +178,7 @@ func (w *written) err() error {
 	for _, pe := range w.failed {
 		names = append(names, pe.Path)
 	}
-	return fmt.Errorf("not written: %s: %w (the measurements are in the summary printed above)", strings.Join(names, ", "), w.failed[0].Err)
+	return fmt.Errorf("not written: %s: %w (the measurements are in the output above)", strings.Join(names, ", "), w.failed[0].Err)
 }
 
 // writeRunFiles writes a run's result.json and report (report.html and the figures' CSVs) into

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -133,4 +134,36 @@ func TestSuiteThatRunsNothingIsRefused(t *testing.T) {
 	if entries, _ := os.ReadDir(out); len(entries) != 0 {
 		t.Errorf("%s holds %d entries after a refusal", out, len(entries))
 	}
+}
+
+// TestSuiteOnAFullDisk: a suite whose run cannot be written stops after it, still prints its
+// summary with the files not written, exits non-zero, and leaves no truncated file.
+func TestSuiteOnAFullDisk(t *testing.T) {
+	dir := fulldisk.Mount(t, 8192)
+	fulldisk.Fill(t, dir, 4096)
+	one := strings.Replace(localSuite, "values: [0, 1]", "values: [0]", 1)
+	one = strings.Replace(one, "values: [1, 2]", "values: [1, 2, 4]", 1)
+	stdout, err := msgbench(t, "run", "-f", writeSuite(t, one), "--out", dir, "-q", "--repetitions", "1", "--run-id", "s1")
+	t.Logf("err %v\nstdout:\n%s", err, stdout)
+	run := filepath.Join(dir, "local", "s1")
+	if err == nil || !strings.Contains(err.Error(), "not written") {
+		t.Errorf("err %v, want one naming the files not written", err)
+	}
+	if !strings.Contains(stdout, "suite local: 2 runs, 1 succeeded") || !strings.Contains(stdout, "  not written    "+filepath.Join(run, "qos0-clients1", "r1", "result.json")+": no space left on device") {
+		t.Errorf("stdout lacks the summary (one run done of two, the second not started) or the file not written")
+	}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if strings.HasSuffix(p, ".json") {
+			if data, _ := os.ReadFile(p); !json.Valid(data) {
+				t.Errorf("left behind: %s, %d bytes of invalid JSON", p, len(data))
+			}
+		}
+		if strings.Contains(d.Name(), ".tmp") {
+			t.Errorf("temporary file left: %s", p)
+		}
+		return nil
+	})
 }
