@@ -136,6 +136,8 @@ type run struct {
 	// publishingEnded is the engine time every publisher had stopped: the measured window
 	// cannot have lasted longer than that.
 	publishingEnded int64
+	// stallMicros is the longest the process woke up late in the window (probeStalls).
+	stallMicros int64
 }
 
 func (r *run) now() int64 { return int64(time.Since(r.epoch)) }
@@ -254,6 +256,8 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	}
 	o.Monitor.setPhase(PhaseWarmup)
 	windowUsage := r.snapshotAtWindow(ctx)
+	stopProbe := r.probeStalls()
+	defer stopProbe() // whatever ends the run early
 
 	// 3. Publishers publish.
 	var wg sync.WaitGroup
@@ -312,6 +316,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		}
 	}
 	r.publishingEnded = r.now()
+	r.stallMicros = stopProbe()
 	// Usage over the measured window: from its start until publishing ended (the drain that
 	// follows only waits). A window that never opened has no usage.
 	usage := usageWindow{end: r.usageNow()}
@@ -377,6 +382,41 @@ func (r *run) anyWentTheWholeWay() bool {
 	return false
 }
 
+// stallProbeInterval is how often probeStalls wakes up.
+const stallProbeInterval = 10 * time.Millisecond
+
+// probeStalls measures, until the returned stop is called, the longest the load generator's own
+// process woke up late during the measured window: a goroutine sleeping stallProbeInterval at a
+// time sees the machine's scheduling delays and Go's GC pauses that also hold up the publishers,
+// but nothing of a stalled broker or link. stop returns it in microseconds.
+func (r *run) probeStalls() (stop func() int64) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	var worst int64
+	go func() {
+		defer close(done)
+		t := time.NewTimer(stallProbeInterval)
+		defer t.Stop()
+		for {
+			due := r.now() + int64(stallProbeInterval)
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+			}
+			if now := r.now(); now >= r.window.Load() {
+				worst = max(worst, now-due)
+			}
+			t.Reset(stallProbeInterval)
+		}
+	}()
+	var once sync.Once
+	return func() int64 {
+		once.Do(func() { close(quit) })
+		<-done
+		return worst / 1000
+	}
+}
+
 // connectPublishers connects every publisher, ramped by connectRate. A publisher that cannot
 // connect does not stop the others: the run goes on without it, its schedule counted unsent,
 // and ends Failed saying why. Only a cancelled run returns an error.
@@ -394,7 +434,22 @@ func (r *run) connectPublishers(ctx context.Context, ramp *ramp) error {
 		}()
 	}
 	wg.Wait()
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Not one client connected: the broker is not reachable (yet), which the caller may retry
+	// (a worker pod started before the broker's Service answers), as when subscribers fail.
+	if len(r.subs) == 0 {
+		var all []error
+		for _, p := range r.pubs {
+			if p.connectErr == nil {
+				return nil
+			}
+			all = append(all, clientErr(drivers.Publisher, p.plan.Index, p.connectErr))
+		}
+		return joinSummarized(all, len(r.pubs))
+	}
+	return nil
 }
 
 // snapshotAtWindow records the process's (and broker's) usage when the measured window opens.
@@ -678,6 +733,7 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 		// From the window's start to the end of the drain: the bytes that moved the window's
 		// messages, the denominator's (Received) window.
 		res.Wire.WindowBytes = max(0, sum.BytesSent+sum.BytesReceived-usage.start.wireBytes)
+		res.Wire.BytesDuringWindow = max(0, usage.end.wireBytes-usage.start.wireBytes)
 	}
 	if sum.SegmentsSent > 0 {
 		res.Wire.SegmentsSent, res.Wire.SegmentsReceived, res.Wire.Retransmits = results.Int64(sum.SegmentsSent), results.Int64(sum.SegmentsReceived), results.Int64(sum.Retransmits)
@@ -690,6 +746,7 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 		res.Message = problems
 	}
 	res.Resources.LoadgenMaxRSSBytes = end.self.PeakRSS
+	res.Resources.LoadgenStallMicros = r.stallMicros
 	if held := int64(len(r.pubs) + len(r.subs)); held > 0 && r.spec.Workload.DutyCycle == nil && r.heldMem > r.baseMem {
 		// Duty-cycled devices are not all held at once, so they have no such figure.
 		res.Resources.LoadgenBytesPerConnection = results.Int64((r.heldMem - r.baseMem) / held)

@@ -150,6 +150,7 @@ func Merge(parts []*Result) (*Result, error) {
 		}
 		mergeWire(&m.Wire, &p.Wire)
 		m.Resources.LoadgenCPUSeconds += p.Resources.LoadgenCPUSeconds
+		m.Resources.LoadgenStallMicros = max(m.Resources.LoadgenStallMicros, p.Resources.LoadgenStallMicros)
 		m.Resources.LoadgenMaxRSSBytes = max(m.Resources.LoadgenMaxRSSBytes, p.Resources.LoadgenMaxRSSBytes)
 		if p.Resources.LoadgenBytesPerConnection != nil {
 			m.Resources.LoadgenBytesPerConnection = Int64(max(derefInt(m.Resources.LoadgenBytesPerConnection), *p.Resources.LoadgenBytesPerConnection))
@@ -252,6 +253,7 @@ func mergeWire(dst, src *Wire) {
 	dst.PublishBytesTotal += src.PublishBytesTotal
 	dst.PublishMessageCount += src.PublishMessageCount
 	dst.WindowBytes += src.WindowBytes
+	dst.BytesDuringWindow += src.BytesDuringWindow
 	addPtr(&dst.SegmentsSent, src.SegmentsSent)
 	addPtr(&dst.SegmentsReceived, src.SegmentsReceived)
 	addPtr(&dst.Retransmits, src.Retransmits)

@@ -319,6 +319,9 @@ type Wire struct {
 	// WindowBytes is what every socket carried both ways from the measured window's start to
 	// the end of the drain: BytesPerMessage's numerator, from the same window as Received.
 	WindowBytes int64 `json:"windowBytes"`
+	// BytesDuringWindow is what every socket carried both ways from the measured window's start
+	// to its end: the per-second wire figure's numerator.
+	BytesDuringWindow int64 `json:"bytesDuringWindow"`
 }
 
 // Resources used. CPU is counted over the measured window; RSS is the process's peak. Merged:
@@ -333,8 +336,13 @@ type Resources struct {
 	// garbage collection) each client a worker held costs: at the end with every client still
 	// connected, less before the first connect, over the clients (merged: the largest worker's);
 	// null for duty cycles, whose devices are not all connected at once.
-	LoadgenBytesPerConnection *int64   `json:"loadgenBytesPerConnection,omitempty"`
-	BrokerCPUSeconds          *float64 `json:"brokerCPUSeconds"`
+	LoadgenBytesPerConnection *int64 `json:"loadgenBytesPerConnection,omitempty"`
+	// LoadgenStallMicros is the longest the load generator's own process was late to wake up
+	// during the window (a probe sleeping 10 ms at a time; merged: the largest worker's): the
+	// machine's scheduling and Go's GC, never the broker's or the link's stall. The unsent
+	// allowance covers it (results.StallAllowance).
+	LoadgenStallMicros int64    `json:"loadgenStallMicros,omitempty"`
+	BrokerCPUSeconds   *float64 `json:"brokerCPUSeconds"`
 	BrokerMaxRSSBytes         *int64   `json:"brokerMaxRSSBytes"`
 	GatewayCPUSeconds         *float64 `json:"gatewayCPUSeconds,omitempty"`
 	GatewayMaxRSSBytes        *int64   `json:"gatewayMaxRSSBytes,omitempty"`

@@ -156,14 +156,15 @@ const tcpMinRTO = 200 * time.Millisecond
 // unsentAllowance is how many unsent messages still count as a sustained load (a caveat, not a
 // failure): the largest of UnsentTolerance of the schedule, one message per publisher (due as the
 // window closed while the previous one was in flight), and the messages the schedule calls for
-// in StallAllowance. The allowance comes from the spec alone, never from what was measured: the
-// old rule (twice the slowest acknowledgement) grew with the very stall it should catch, so a
-// broker frozen for 8 s in a 5 s run passed.
+// in StallAllowance plus the load generator's own longest stall in the window (measured by a
+// probe in its process, which a broker or link cannot inflate). Nothing the system under test
+// does widens it: the old rule (twice the slowest acknowledgement) grew with the very stall it
+// should catch, so a broker frozen for 8 s in a 5 s run passed.
 func unsentAllowance(r *Result) int64 {
 	w := &r.Spec.Workload
 	scheduled := r.Sent + r.Unsent
-	return max(int64(UnsentTolerance*float64(scheduled)), int64(w.Publishers),
-		int64(float64(w.Rate)*StallAllowance(r.Spec).Seconds()))
+	stall := StallAllowance(r.Spec) + time.Duration(r.Resources.LoadgenStallMicros)*time.Microsecond
+	return max(int64(UnsentTolerance*float64(scheduled)), int64(w.Publishers), int64(float64(w.Rate)*stall.Seconds()))
 }
 
 // StallAllowance is the longest an open-loop publisher may fall behind once near the window's

@@ -251,14 +251,14 @@ func build() []Figure {
 			value: always(func(r *results.Result) float64 { return f64(r.Wire.BytesSent) })},
 		{Name: "wire.bytesReceived", Kind: Bytes, Definition: "bytes the clients' sockets received, below TLS/QUIC encryption, set-up included",
 			value: always(func(r *results.Result) float64 { return f64(r.Wire.BytesReceived) })},
-		{Name: "wire.bytesPerMessage", Kind: Bytes, Definition: "(bytesSent + bytesReceived) / received: the whole cost of moving one message", AbsentWhen: "nothing was received",
+		{Name: "wire.bytesPerMessage", Kind: Bytes, Definition: "windowBytes / received: the whole cost of moving one message of the window, both directions, bytes and messages from the same window (from its start to the end of the drain)", AbsentWhen: "nothing was received",
 			value: ptr(func(r *results.Result) *float64 { return r.Wire.BytesPerMessage })},
-		{Name: "wire.bytesPerSecond", Kind: ByteRate, Definition: "(bytesSent + bytesReceived) / measuredSeconds: every byte the sockets carried per second, set-up and headers above TCP/UDP included — IPSJ 2022's \"throughput\" (derived; not a field of result.json)", AbsentWhen: noWindow,
+		{Name: "wire.bytesPerSecond", Kind: ByteRate, Definition: "bytesDuringWindow / measuredSeconds: every byte the sockets carried per second in the measured window, headers above TCP/UDP included — IPSJ 2022's \"throughput\" (derived; not a field of result.json)", AbsentWhen: noWindow,
 			value: func(r *results.Result) (float64, bool) {
-				if r.MeasuredSeconds <= 0 {
+				if r.MeasuredSeconds <= 0 || r.Wire.BytesDuringWindow <= 0 {
 					return 0, false
 				}
-				return float64(r.Wire.BytesSent+r.Wire.BytesReceived) / r.MeasuredSeconds, true
+				return float64(r.Wire.BytesDuringWindow) / r.MeasuredSeconds, true
 			}},
 		{Name: "wire.connectBytes", Kind: Bytes, Definition: "mean bytes per client until its session was usable (handshakes)", AbsentWhen: "no client connected",
 			value: ptr(func(r *results.Result) *float64 { return r.Wire.ConnectBytes })},
@@ -281,13 +281,13 @@ func build() []Figure {
 			value: always(func(r *results.Result) float64 { return f64(r.Resources.LoadgenMaxRSSBytes) })},
 		{Name: "resources.brokerCPUSeconds", Kind: Seconds, Definition: "CPU time of the broker's processes over the measured window", AbsentWhen: brokerNotOurs,
 			value: ptr(func(r *results.Result) *float64 { return r.Resources.BrokerCPUSeconds })},
-		{Name: "resources.brokerCPUPerMessage", Kind: Seconds, Definition: "broker CPU time per delivered message: brokerCPUSeconds / received (derived; not a field of result.json): what the broker spends to move one message, comparable across brokers and loads",
+		{Name: "resources.brokerCPUPerMessage", Kind: Seconds, Definition: "broker CPU time per delivered message: brokerCPUSeconds / receivedInWindow, both over the measured window (derived; not a field of result.json): what the broker spends to move one message, comparable across brokers and loads",
 			AbsentWhen: brokerNotOurs + ", or nothing was received",
 			value: func(r *results.Result) (float64, bool) {
-				if r.Resources.BrokerCPUSeconds == nil || r.Received <= 0 {
+				if r.Resources.BrokerCPUSeconds == nil || r.ReceivedInWindow <= 0 {
 					return 0, false
 				}
-				return *r.Resources.BrokerCPUSeconds / float64(r.Received), true
+				return *r.Resources.BrokerCPUSeconds / float64(r.ReceivedInWindow), true
 			}},
 		{Name: "resources.brokerMaxRSSBytes", Kind: Bytes, Definition: "peak resident memory of the broker's processes", AbsentWhen: brokerNotOurs,
 			value: ptr(func(r *results.Result) *int64 { return r.Resources.BrokerMaxRSSBytes })},

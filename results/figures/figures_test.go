@@ -24,9 +24,9 @@ func sample(t *testing.T) *results.Result {
 	t.Helper()
 	spec := &v1alpha1.MessagingBenchmarkSpec{Workload: v1alpha1.WorkloadSpec{Publishers: 5, Subscribers: 2, PayloadBytes: 100, Rate: 60}}
 	r := &results.Result{Name: "s", Spec: spec, Phase: "Succeeded", MeasuredSeconds: 10,
-		Sent: 500, Acked: 498, Received: 990, Expected: 1000, Lost: results.Int64(20), Duplicates: results.Int64(10), OutOfOrder: results.Int64(3),
+		Sent: 500, Acked: 498, Received: 990, ReceivedInWindow: 990, Expected: 1000, Lost: results.Int64(20), Duplicates: results.Int64(10), OutOfOrder: results.Int64(3),
 		Errors: 2, Unsent: 7,
-		Wire: results.Wire{BytesSent: 60000, BytesReceived: 138495, Connections: 7, ConnectBytesTotal: 700, PublishBytesTotal: 75000, PublishMessageCount: 500,
+		Wire: results.Wire{BytesSent: 60000, BytesReceived: 138495, WindowBytes: 198495, BytesDuringWindow: 198495, Connections: 7, ConnectBytesTotal: 700, PublishBytesTotal: 75000, PublishMessageCount: 500,
 			SegmentsSent: results.Int64(400), SegmentsReceived: results.Int64(600), Retransmits: results.Int64(4)},
 		Resources: results.Resources{LoadgenCPUSeconds: 1.5, LoadgenMaxRSSBytes: 50 << 20, BrokerCPUSeconds: results.Float64(0.75), BrokerMaxRSSBytes: results.Int64(8 << 20)},
 	}

@@ -77,6 +77,7 @@ func measured(received, payloadRate float64, connectMicros, firstMicros int64, w
 	}
 	r.Latency.EndToEnd, r.Latency.Connect, r.Latency.FirstMessage = lat(firstMicros/2), lat(connectMicros), lat(firstMicros)
 	r.Wire.BytesPerMessage = &wire
+	r.ReceivedInWindow, r.Wire.BytesDuringWindow = r.Received, int64(wire*received*10)
 	return r
 }
 

@@ -92,7 +92,7 @@ func run(t *testing.T, rng *rand.Rand, id string, received int64, scale float64,
 			results.RecordMicros(all[h], v)
 		}
 	}
-	r := &results.Result{Name: "p", RunID: id, Phase: "Succeeded", MeasuredSeconds: 10, Sent: 1000, Received: received, Expected: 1000,
+	r := &results.Result{Name: "p", RunID: id, Phase: "Succeeded", MeasuredSeconds: 10, Sent: 1000, Received: received, ReceivedInWindow: received, Expected: 1000,
 		Lost: results.Int64(1000 - received)}
 	if err := r.Finalize(hists); err != nil {
 		t.Fatal(err)
