@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/atomicfile"
 )
 
 // Kind and APIVersion of a result document.
@@ -402,7 +403,7 @@ func (r *Result) WriteFile(path string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
+	return atomicfile.WriteFile(path, append(data, '\n'), 0o644) // never a truncated result
 }
 
 // ReadFile reads a result document.
