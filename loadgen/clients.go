@@ -161,7 +161,7 @@ type publisher struct {
 	connectErr  error
 	connectTook int64
 	firstFrom   atomic.Int64
-	measured       atomic.Int64 // messages sent in the measured window
+	measured    atomic.Int64 // messages sent in the measured window
 	// measureFrom is the engine time just before the first measured Publish: acknowledgements
 	// of messages stamped from then on belong to the measured window.
 	measureFrom atomic.Int64

@@ -664,9 +664,9 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 		// messages after it.
 		ReceivedInWindow:    tot.inWindow,
 		ReceivedAfterWindow: tot.drained,
-		Expected:    expected,
-		Errors:      tot.errors,
-		ConnectRamp: r.ramp.summary(),
+		Expected:            expected,
+		Errors:              tot.errors,
+		ConnectRamp:         r.ramp.summary(),
 	}
 	if r.end > 0 {
 		// The window actually measured: until the last publisher stopped, which is the

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -29,7 +28,6 @@ import (
 	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/results"
 	"github.com/msgbench/msgbench/results/objectives"
-	"github.com/msgbench/msgbench/results/report"
 )
 
 // Options of a local run.
@@ -280,14 +278,6 @@ func (r *runner) makeCertificates(context.Context) error {
 	return nil
 }
 
-// Write writes result.json and report.html into dir.
-func Write(res *results.Result, dir string) error {
-	if err := res.WriteFile(filepath.Join(dir, "result.json")); err != nil {
-		return err
-	}
-	return writeReport(res, filepath.Join(dir, "report.html"))
-}
-
 // startGate releases every worker at one start time once all are ready.
 type startGate struct {
 	mu      sync.Mutex
@@ -336,8 +326,3 @@ func (g *startGate) wait(ctx context.Context) (time.Time, error) {
 func hostPort(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
 
 var _ = tls.VersionTLS13
-
-func writeReport(res *results.Result, path string) error {
-	_, err := report.WriteFiles(filepath.Dir(path), report.FromResults([]*results.Result{res}), report.Options{})
-	return err
-}

@@ -344,9 +344,9 @@ type Resources struct {
 	// allowance covers it (results.StallAllowance).
 	LoadgenStallMicros int64    `json:"loadgenStallMicros,omitempty"`
 	BrokerCPUSeconds   *float64 `json:"brokerCPUSeconds"`
-	BrokerMaxRSSBytes         *int64   `json:"brokerMaxRSSBytes"`
-	GatewayCPUSeconds         *float64 `json:"gatewayCPUSeconds,omitempty"`
-	GatewayMaxRSSBytes        *int64   `json:"gatewayMaxRSSBytes,omitempty"`
+	BrokerMaxRSSBytes  *int64   `json:"brokerMaxRSSBytes"`
+	GatewayCPUSeconds  *float64 `json:"gatewayCPUSeconds,omitempty"`
+	GatewayMaxRSSBytes *int64   `json:"gatewayMaxRSSBytes,omitempty"`
 }
 
 // TimelinePoint counts one interval; T is the interval's end in seconds since the measured
