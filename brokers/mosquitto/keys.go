@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/msgbench/msgbench/internal/similar"
 )
 
 // knownKeys are the mosquitto.conf keys Mosquitto 2.0.11 reads (Debian's package, local runs and
@@ -95,29 +97,9 @@ func closest(k string, keys []string) string {
 	best, bestD := "", min(3, len(k)/3)+1
 	for _, c := range keys {
 		c = strings.TrimSuffix(c, "_")
-		if d := editDistance(k, c); d < bestD {
+		if d := similar.Distance(k, c); d < bestD {
 			best, bestD = c, d
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/msgbench/msgbench/internal/similar"
 	"github.com/msgbench/msgbench/results"
 )
 
@@ -378,7 +379,7 @@ func nearest(name string) []string {
 	}
 	best, bestD := []string(nil), 1+max(2, len(name)/6)
 	for _, f := range all {
-		d := distance(strings.ToLower(name), strings.ToLower(f.Name))
+		d := similar.Distance(strings.ToLower(name), strings.ToLower(f.Name))
 		switch {
 		case d < bestD:
 			best, bestD = []string{f.Name}, d
@@ -391,25 +392,4 @@ func nearest(name string) []string {
 		return nil
 	}
 	return best
-}
-
-// distance is the Levenshtein distance of a and b (bytes suffice: names are ASCII).
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
