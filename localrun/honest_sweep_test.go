@@ -321,7 +321,7 @@ func sweepRun(t *testing.T, c sweepCase) string {
 		int64(float64(spec.Workload.Rate)*results.StallAllowance(spec).Seconds()))
 	var caveats []string
 	for _, cv := range res.Caveats {
-		caveats = append(caveats, string(cv.Type))
+		caveats = append(caveats, cv.Type)
 	}
 	link, _ := netem.Resolve(spec.Network)
 	capacity := sweepCapacity(link)
@@ -406,7 +406,7 @@ spec:
 	var caveats []string
 	notSteady := false
 	for _, c := range res.Caveats {
-		caveats = append(caveats, string(c.Type))
+		caveats = append(caveats, c.Type)
 		notSteady = notSteady || c.Type == results.CaveatNotSteadyState
 	}
 	t.Logf("phase %s: sent %d unsent %d, received %d (in window %d, after %d), %.1f msg/s received = %.0f B/s of %d; caveats %v; %s",

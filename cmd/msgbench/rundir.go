@@ -130,13 +130,12 @@ func (w *written) add(files []string, err error) {
 }
 
 // file writes data to path atomically and records the outcome.
-func (w *written) file(path string, data []byte) bool {
+func (w *written) file(path string, data []byte) {
 	if err := atomicfile.WriteFile(path, data, 0o644); err != nil {
 		w.add(nil, err)
-		return false
+		return
 	}
 	w.add([]string{path}, nil)
-	return true
 }
 
 // has reports whether path was written.

@@ -104,7 +104,7 @@ func TestOutOnAFullDisk(t *testing.T) {
 		t.Errorf("the error does not name result.json")
 	}
 	// Nothing cut short under a result's name, and no temporary file.
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -152,7 +152,7 @@ func TestSuiteOnAFullDisk(t *testing.T) {
 	if !strings.Contains(stdout, "suite local: 2 runs, 1 succeeded") || !strings.Contains(stdout, "  not written    "+filepath.Join(run, "qos0-clients1", "r1", "result.json")+": no space left on device") {
 		t.Errorf("stdout lacks the summary (one run done of two, the second not started) or the file not written")
 	}
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}

@@ -196,7 +196,7 @@ func portsErrors(in Input, m Machine, procs []Process) []error {
 				// Spreading clients take 127.0.0.1's ports only while some are free, then
 				// their own addresses'.
 				c = 0
-				if d.Conns > spreadCap && !(p.Role == Worker && workerSaid) {
+				if d.Conns > spreadCap && (p.Role != Worker || !workerSaid) {
 					workerSaid = workerSaid || p.Role == Worker
 					errs = append(errs, fmt.Errorf("spec.workload: %s connections from %s to %s need more ephemeral ports than its %d source addresses offer (%s); split the clients into more workers (--set workers.replicas)",
 						num(d.Conns), p.Name, d.To, drivers.SourceAddresses, num(spreadCap)))

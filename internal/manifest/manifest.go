@@ -486,18 +486,9 @@ func fieldType(path string) string {
 	return cur.Type
 }
 
-// unmarshal reads YAML or JSON the way the API server does: whole numbers become int64, which
-// the schema's integer fields and CEL rules need.
-func unmarshal(data []byte, v any) error {
-	j, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return err
-	}
-	return utiljson.Unmarshal(j, v)
-}
-
-// unmarshalStrict is unmarshal refusing a key set twice in an object, as the API server's strict
-// field validation does.
+// unmarshalStrict reads YAML or JSON the way the API server does (whole numbers become int64,
+// which the schema's integer fields and CEL rules need), refusing a key set twice in an object as
+// its strict field validation does.
 func unmarshalStrict(data []byte, v any) error {
 	j, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
