@@ -343,7 +343,7 @@ func TestKafkaNeverReadyFailsWithStrimzisWords(t *testing.T) {
 			startKubelet(t, ns, nil)
 			c.s.hold.Store(c.s.topicError == "")
 			startStrimzi(t, ns, c.s)
-			createBenchmark(t, ns, "kafka-stuck", "protocol: kafka\nbroker: {type: kafka}\ntimeout: 4s\nworkload: {duration: 1s}")
+			createBenchmark(t, ns, "kafka-stuck", "protocol: kafka\nbroker: {type: kafka}\ntimeout: 4s\nworkload: {duration: 1s, warmup: 1s}")
 			mb := waitFinished(t, ns, "kafka-stuck", time.Minute)
 			if mb.Status.Phase != v1alpha1.PhaseFailed || !strings.Contains(mb.Status.Message, "timed out") || !strings.Contains(mb.Status.Message, c.want) {
 				t.Errorf("phase %s, message %q: want a timeout naming %q", mb.Status.Phase, mb.Status.Message, c.want)

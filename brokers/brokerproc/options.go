@@ -45,6 +45,9 @@ type Options struct {
 	MaxInflight int
 	// Extra is spec.broker.config: more settings in the broker's own terms.
 	Extra map[string]string
+	// Access is Mosquitto's access settings (password_file, allow_anonymous false) for msgbench's
+	// own tests of credentials: keys spec.broker.config may not set, written as given.
+	Access map[string]string
 	// HeapMB is the JVM heap of a Java broker (default 512: enough for a benchmark broker, small
 	// on a shared machine); others ignore it.
 	HeapMB int

@@ -45,6 +45,8 @@ type Config struct {
 
 	// Extra holds spec.broker.config: more mosquitto.conf keys.
 	Extra map[string]string
+	// Access holds access keys msgbench's own tests of credentials set (never a spec's).
+	Access map[string]string
 }
 
 // managedKeys are set by msgbench; a benchmark cannot work if broker.config changes them.
@@ -91,6 +93,9 @@ func (c Config) Render() (string, error) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.Extra)) {
 		fmt.Fprintf(&b, "%s %s\n", k, c.Extra[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Access)) {
+		fmt.Fprintf(&b, "%s %s\n", k, c.Access[k])
 	}
 	if c.Port > 0 {
 		b.WriteString("\nlistener " + listenerAddress(c.Port, c.BindAddress) + "\n")

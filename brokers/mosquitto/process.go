@@ -88,7 +88,7 @@ func start(ctx context.Context, bin string, o Options) (*Process, error) {
 		return fail(err)
 	}
 	port := ports[0]
-	cfg := Config{Port: port, BindAddress: o.Host, MaxInflight: o.MaxInflight, Extra: o.Extra, RunAsRoot: os.Geteuid() == 0}
+	cfg := Config{Port: port, BindAddress: o.Host, MaxInflight: o.MaxInflight, Extra: o.Extra, Access: o.Access, RunAsRoot: os.Geteuid() == 0}
 	p.Addr = net.JoinHostPort(o.Host, strconv.Itoa(port))
 	if o.TLS {
 		var b *certs.Bundle

@@ -155,7 +155,11 @@ func TestEverySampleRunsLocally(t *testing.T) {
 			case mb.Spec.Impaired() && mb.Spec.Workload.Rate > 0:
 				// the sample's rate is what its link carries; more would be refused as not sustained
 			case mb.Spec.Workload.Rate > 0 || mb.Spec.Workload.Messages == 0:
-				args = append(args, "--set", "workload.rate="+strconv.Itoa(int(max(mb.Spec.Workload.Rate, 50))))
+				// At most 500 msg/s: with this quick run's 200 ms warm-up a JVM broker is still
+				// cold (broker-artemis at its 2,000 msg/s QoS 2 sent 961 of 2,000 in CI, Failed
+				// now that a slow acknowledgement no longer widens the unsent allowance); the
+				// sample's own rate is for its own 5 s warm-up.
+				args = append(args, "--set", "workload.rate="+strconv.Itoa(int(min(max(mb.Spec.Workload.Rate, 50), 500))))
 			}
 			stdout, err := msgbench(t, args...)
 			if err != nil {

@@ -268,7 +268,7 @@ func TestCredentials(t *testing.T) {
 	if out, err := exec.Command("mosquitto_passwd", "-c", "-b", pwfile, "sensor7", "s3cret").CombinedOutput(); err != nil {
 		t.Skipf("mosquitto_passwd: %v %s", err, out)
 	}
-	b, err := mosquitto.Start(context.Background(), mosquitto.Options{Extra: map[string]string{"password_file": pwfile, "allow_anonymous": "false"}})
+	b, err := mosquitto.Start(context.Background(), mosquitto.Options{Access: map[string]string{"password_file": pwfile, "allow_anonymous": "false"}})
 	if err != nil {
 		t.Fatal(err)
 	}
