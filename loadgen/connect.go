@@ -58,7 +58,7 @@ func concurrentConnects(workers int, rtt time.Duration) int {
 func (r *run) newRamp() *ramp {
 	var rtt time.Duration
 	if link, err := netem.Resolve(r.spec.Network); err == nil { // an invalid spec was refused before
-		rtt = link.Up.Delay + link.Down.Delay
+		rtt = link.RTT()
 	}
 	r.ramp = &ramp{rate: r.spec.Workload.ConnectRate, start: time.Now(), slots: make(chan struct{}, concurrentConnects(r.o.Workers, rtt))}
 	return r.ramp

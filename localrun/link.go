@@ -103,7 +103,7 @@ func lossy(base netem.Link, steps []netem.Step) bool {
 func linkCaveats(st emulator.Stats, link netem.Link, lossy bool, res *results.Result) []results.Caveat {
 	var cs []results.Caveat
 	late := max(st.Up.MaxLate, st.Down.MaxLate)
-	if c := results.EmulatorLateCaveat(late, st.Up.Late+st.Down.Late, st.Up.Packets+st.Down.Packets, link.Up.Delay+link.Down.Delay); c != nil {
+	if c := results.EmulatorLateCaveat(late, st.Up.Late+st.Down.Late, st.Up.Packets+st.Down.Packets, link.RTT()); c != nil {
 		cs = append(cs, *c)
 	}
 	if res.Wire.Retransmits != nil {

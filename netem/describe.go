@@ -34,7 +34,7 @@ func Describe(profile any, l Link, emulator string) map[string]any {
 	return map[string]any{
 		"profile": profile, "emulator": emulator,
 		"up": dir(l.Up), "down": dir(l.Down), "mtuBytes": l.EffectiveMTU(),
-		"rttMillis": float64(l.Up.Delay+l.Down.Delay) / float64(time.Millisecond),
+		"rttMillis": float64(l.RTT()) / float64(time.Millisecond),
 	}
 }
 

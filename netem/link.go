@@ -94,6 +94,9 @@ type Link struct {
 	MTU int
 }
 
+// RTT is the round trip the link's delays add (up + down), jitter not included.
+func (l Link) RTT() time.Duration { return l.Up.Delay + l.Down.Delay }
+
 // EffectiveMTU is MTU, or DefaultMTU when it is unset.
 func (l Link) EffectiveMTU() int {
 	if l.MTU == 0 {

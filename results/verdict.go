@@ -185,10 +185,11 @@ func StallAllowance(spec *v1alpha1.MessagingBenchmarkSpec) time.Duration {
 		return allow
 	}
 	steps, _ := netem.ResolveTimeline(spec.Network)
-	rtt := link.Up.Delay + link.Down.Delay + link.Up.Jitter + link.Down.Jitter
+	rttOf := func(l netem.Link) time.Duration { return l.RTT() + l.Up.Jitter + l.Down.Jitter } // the slowest round trip
+	rtt := rttOf(link)
 	lossy := link.Up.MayLose() || link.Down.MayLose()
 	for _, st := range steps {
-		rtt = max(rtt, st.Link.Up.Delay+st.Link.Down.Delay+st.Link.Up.Jitter+st.Link.Down.Jitter)
+		rtt = max(rtt, rttOf(st.Link))
 		lossy = lossy || st.Link.Up.MayLose() || st.Link.Down.MayLose()
 	}
 	if lossy {

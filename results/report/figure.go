@@ -403,7 +403,7 @@ func rttMillis(r *results.Result) float64 {
 	if err != nil {
 		return 0
 	}
-	return float64(link.Up.Delay+link.Down.Delay) / 1e6
+	return float64(link.RTT()) / 1e6
 }
 
 // si writes v with an SI prefix: 28000000 → "28M", 1500 → "1.5k", 0.25 → "0.25".
