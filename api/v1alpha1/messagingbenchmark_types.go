@@ -1229,7 +1229,7 @@ type ResultSummary struct {
 	// +optional
 	WireBytesPerMessage *int64 `json:"wireBytesPerMessage,omitempty"`
 	// brokerCPUMillis is the CPU time the broker's processes used over the measured window, in
-	// milliseconds; brokerMaxRSSBytes their peak resident memory (absent for an external broker
+	// whole milliseconds (a measured value under 0.5 ms is 1, never 0); brokerMaxRSSBytes their peak resident memory (absent for an external broker
 	// or a Strimzi Kafka).
 	// +optional
 	BrokerCPUMillis *int64 `json:"brokerCPUMillis,omitempty"`

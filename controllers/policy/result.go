@@ -82,6 +82,9 @@ func Summarize(r *results.Result) *v1alpha1.ResultSummary {
 			return nil
 		}
 		v := int64(math.Round(*sec * 1000))
+		if v == 0 && *sec > 0 {
+			v = 1 // a measured CPU under half a millisecond is not a zero: whole ms round it up
+		}
 		return &v
 	}
 	s.BrokerCPUMillis, s.BrokerMaxRSSBytes = millis(r.Resources.BrokerCPUSeconds), r.Resources.BrokerMaxRSSBytes

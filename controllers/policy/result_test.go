@@ -48,3 +48,19 @@ func TestMeasurementConditions(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryCPUNeverRoundsToZero: the status counts CPU in whole milliseconds; a broker that used
+// 0.3 ms (counted in ns) used something, and a status of 0 ms read as a failed measurement (#31).
+func TestSummaryCPUNeverRoundsToZero(t *testing.T) {
+	for _, c := range []struct {
+		sec  float64
+		want int64
+	}{{0, 0}, {0.0003, 1}, {0.0006, 1}, {0.0024, 2}, {1.5, 1500}} {
+		r := &results.Result{}
+		r.Resources.BrokerCPUSeconds, r.Resources.GatewayCPUSeconds = &c.sec, &c.sec
+		s := Summarize(r)
+		if *s.BrokerCPUMillis != c.want || *s.GatewayCPUMillis != c.want {
+			t.Errorf("%v s: broker %d ms, gateway %d ms, want %d", c.sec, *s.BrokerCPUMillis, *s.GatewayCPUMillis, c.want)
+		}
+	}
+}
