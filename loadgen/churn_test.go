@@ -126,7 +126,10 @@ func TestReconnectStormAfterTheLastPublish(t *testing.T) {
 
 // In a closed loop at QoS 1 every publisher has its inflight window full when the storm drops
 // it: those publishes are resent on the new session, and nothing is lost (a resent message the
-// broker had already taken is a duplicate, counted).
+// broker had already taken is a duplicate, counted). The subscribers are dropped too: the broker
+// resends each one's unacknowledged deliveries on its persistent session (at most Mosquitto's
+// max_inflight_messages, 20, each), whose PUBACK the drop may have cut after the client counted
+// them, so those are duplicates as well.
 func TestReconnectStormResendsWhatWasInFlight(t *testing.T) {
 	b := startMosquitto(t, "")
 	spec := baseSpec()
@@ -141,9 +144,10 @@ func TestReconnectStormResendsWhatWasInFlight(t *testing.T) {
 	if s.InFlightAtDrop == 0 || s.Resent != s.InFlightAtDrop || s.Reconnected != 8 {
 		t.Errorf("in flight %d, resent %d, reconnected %d: want the full windows resent, all 8 back", s.InFlightAtDrop, s.Resent, s.Reconnected)
 	}
-	if *res.Lost != 0 || res.Acked != res.Sent || res.Received != res.Sent+*res.Duplicates || *res.Duplicates > s.Resent {
-		t.Errorf("sent %d acked %d received %d lost %d duplicates %d (resent %d): want nothing lost, duplicates only of resent messages",
-			res.Sent, res.Acked, res.Received, *res.Lost, *res.Duplicates, s.Resent)
+	const brokerInflight = 20 // mosquitto's max_inflight_messages default
+	if redelivered := int64(spec.Workload.Subscribers * brokerInflight); *res.Lost != 0 || res.Acked != res.Sent || res.Received != res.Sent+*res.Duplicates || *res.Duplicates > s.Resent+redelivered {
+		t.Errorf("sent %d acked %d received %d lost %d duplicates %d (resent %d, at most %d redelivered): want nothing lost, duplicates only of resent or redelivered messages",
+			res.Sent, res.Acked, res.Received, *res.Lost, *res.Duplicates, s.Resent, redelivered)
 	}
 }
 

@@ -28,6 +28,8 @@ import (
 //   - HTTP/3: one UDP datagram per request carrying its whole request stream (HEADERS and DATA
 //     with FIN), read by opening the 1-RTT packets with the secret the client logged
 //     (tls.Config.KeyLogWriter); ACK-only datagrams and MTU probes are reported, not asserted.
+//     The FIN alone may follow in the next datagram when quic-go packs between the driver's
+//     Write and Close; a few of those are allowed, most are not.
 //
 // It also checks the session's wire byte counter against the capture over TCP. Run it as root
 // (or with CAP_NET_RAW); elsewhere it skips.
@@ -296,8 +298,8 @@ func checkH3(t *testing.T, sent []capture.Packet, keyLog []byte, wired, before w
 		keys = append(keys, k)
 	}
 	o := capture.NewQUICOpener(keys...)
-	var requests, split, acks, probes, control, datagrams, requestBytes, resent int
-	wholeStreams := map[uint64]bool{}
+	var requests, split, acks, probes, control, datagrams, requestBytes, resent, lateFIN int
+	wholeStreams, finPending := map[uint64]bool{}, map[uint64]bool{}
 	for _, p := range sent {
 		datagrams += p.Packets()
 		if p.Packets() > 1 {
@@ -333,8 +335,25 @@ func checkH3(t *testing.T, sent []capture.Packet, keyLog []byte, wired, before w
 				fin[f.Stream] = fin[f.Stream] || f.Fin
 			}
 		}
-		whole, part := 0, 0
+		whole, part, fins := 0, 0, 0
 		for _, id := range order {
+			// quic-go may pack a stream's data between the driver's Write and its Close (the two
+			// calls its API offers): the whole request then leaves in one packet and its FIN,
+			// an empty STREAM frame, in a later one. Counted and bounded below, not a split.
+			if finPending[id] && len(data[id]) == 0 && fin[id] {
+				delete(finPending, id)
+				fins++
+				continue
+			}
+			if contiguous[id] && !fin[id] && h3Request(data[id], payloadBytes) {
+				if wholeStreams[id] {
+					resent++
+					continue
+				}
+				wholeStreams[id], finPending[id] = true, true
+				whole++
+				continue
+			}
 			if contiguous[id] && fin[id] && h3Request(data[id], payloadBytes) {
 				if wholeStreams[id] { // a retransmission (loss timers fire on a loaded machine)
 					resent++
@@ -347,7 +366,9 @@ func checkH3(t *testing.T, sent []capture.Packet, keyLog []byte, wired, before w
 			part++
 			t.Errorf("packet %d (%v): part of request stream %d (%d bytes, from offset 0 %v, FIN %v): the request was split: %v", pn, p, id, len(data[id]), contiguous[id], fin[id], kinds)
 		}
+		lateFIN += fins
 		switch {
+		case whole+part == 0 && fins > 0:
 		case whole+part == 0 && resent > 0 && len(order) > 0:
 		case whole+part > 0:
 			requests += whole
@@ -365,10 +386,15 @@ func checkH3(t *testing.T, sent []capture.Packet, keyLog []byte, wired, before w
 			t.Logf("control packet %d (%v): %v", pn, p, kinds)
 		}
 	}
-	t.Logf("HTTP/3: %d datagrams: %d requests whole in one packet, %d request parts split (%.1f bytes per packet with request data), %d requests sent again whole (retransmissions), %d ACK-only, %d MTU probes, %d other control; wire counters: %d datagrams sent",
-		datagrams, requests, split, float64(requestBytes)/float64(max(requests+split, 1)), resent, acks, probes, control, wired.DatagramsSent-before.DatagramsSent)
+	t.Logf("HTTP/3: %d datagrams: %d requests whole in one packet, %d request parts split (%.1f bytes per packet with request data), %d requests sent again whole (retransmissions), %d FINs in a later packet, %d ACK-only, %d MTU probes, %d other control; wire counters: %d datagrams sent",
+		datagrams, requests, split, float64(requestBytes)/float64(max(requests+split, 1)), resent, lateFIN, acks, probes, control, wired.DatagramsSent-before.DatagramsSent)
 	if requests != n || split != 0 {
 		t.Errorf("HTTP/3: %d requests went out whole in one packet and %d packets held part of one, for %d requests; want one packet per request", requests, split, n)
+	}
+	// A late FIN needs the packer to run in the microseconds between Write and Close: a few on a
+	// loaded machine, never most (that would be a driver writing the FIN on its own).
+	if len(finPending) > 0 || lateFIN > n/4 {
+		t.Errorf("HTTP/3: %d FINs came in a later packet than their request and %d never came, of %d requests; want at most %d late", lateFIN, len(finPending), n, n/4)
 	}
 }
 
