@@ -24,7 +24,6 @@ import (
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/internal/version"
 	"github.com/msgbench/msgbench/loadgen/control"
-	"github.com/msgbench/msgbench/netem"
 	"github.com/msgbench/msgbench/results"
 	"github.com/msgbench/msgbench/results/objectives"
 	"github.com/msgbench/msgbench/results/store"
@@ -86,11 +85,9 @@ func (r *Reconciler) collect(ctx context.Context, st *run) (bool, error) {
 	}
 	merged.Environment.Broker = r.brokerDescription(mb)
 	merged.Environment.Host = ""
-	if mb.Spec.Impaired() && merged.Network == nil {
+	if st.plan != nil && st.plan.Network.Impaired && merged.Network == nil {
 		// The workers measure through the link; the numbers Chaos Mesh was given are the operator's.
-		if link, err := netem.Resolve(mb.Spec.Network); err == nil {
-			merged.Network = netem.Describe(mb.Spec.Network.Profile, link, "Chaos Mesh NetworkChaos")
-		}
+		merged.Network = st.plan.Network.Describe("Chaos Mesh NetworkChaos")
 	}
 	if marks := timelineMarks(mb); marks != nil {
 		merged.SetNetworkTimeline(marks)

@@ -26,7 +26,7 @@ func (r *Reconciler) applyNetworkChaos(ctx context.Context, st *run) (bool, erro
 	if len(mb.Status.NetworkTimeline) > 0 {
 		return true, nil // a timeline step's objects have replaced spec.network's (networkTimeline)
 	}
-	if err := checkTimeline(mb); err != nil {
+	if err := checkTimelineChaos(mb, st.plan.Network.Steps); err != nil {
 		return false, err
 	}
 	objs, err := netem.NetworkChaos(mb)
@@ -80,8 +80,8 @@ func (r *Reconciler) applyNetworkChaos(ctx context.Context, st *run) (bool, erro
 // timeline step's.
 func (r *Reconciler) deleteNetworkChaos(ctx context.Context, st *run) error {
 	names := []string{"up", "down"}
-	if steps, err := netem.ResolveTimeline(st.mb.Spec.Network); err == nil {
-		for k := range steps {
+	if st.plan != nil {
+		for k := range st.plan.Network.Steps {
 			names = append(names, netem.StepChaosSuffix(k, "up"), netem.StepChaosSuffix(k, "down"))
 		}
 	}
@@ -108,10 +108,7 @@ func (r *Reconciler) networkTimeline(ctx context.Context, st *run) (bool, error)
 	if len(mb.Spec.Network.Timeline) == 0 || mb.Status.StartTime == nil {
 		return true, nil
 	}
-	steps, err := netem.ResolveTimeline(mb.Spec.Network)
-	if err != nil {
-		return false, fail("%v", err)
-	}
+	steps := st.plan.Network.Steps
 	window := mb.Status.StartTime.Add(mb.Spec.Workload.Warmup.Duration)
 	now := r.Now()
 	cur := netem.CurrentStep(steps, now.Sub(window))
@@ -174,24 +171,9 @@ func (r *Reconciler) networkTimeline(ctx context.Context, st *run) (bool, error)
 	return true, nil
 }
 
-// checkTimeline refuses, before the workers connect, a timeline that cannot resolve, whose steps
-// Chaos Mesh cannot apply, or with a step at or after the end of workload.duration (it would
-// never apply).
-func checkTimeline(mb *v1alpha1.MessagingBenchmark) error {
-	steps, err := netem.ResolveTimeline(mb.Spec.Network)
-	if err != nil {
-		return fail("%v", err)
-	}
-	var window time.Duration
-	if mb.Spec.Workload.Messages == 0 {
-		window = mb.Spec.Workload.Duration.Duration
-	}
-	if err := netem.CheckTimelineWithin(steps, window); err != nil {
-		return fail("%v", err)
-	}
-	if err := netem.CheckOutagesWithinKeepAlive(steps, window, mb.Spec.ClientKeepAlive()); err != nil {
-		return fail("%v", err)
-	}
+// checkTimelineChaos refuses, before the workers connect, a timeline step Chaos Mesh cannot
+// apply (the plan checked the steps' times and outages against the window and keep-alive).
+func checkTimelineChaos(mb *v1alpha1.MessagingBenchmark, steps []netem.Step) error {
 	for k := range steps {
 		if _, err := netem.TimelineNetworkChaos(mb, steps, k); err != nil {
 			return fail("%v", err)

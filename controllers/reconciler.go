@@ -32,6 +32,7 @@ import (
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/controllers/policy"
 	"github.com/msgbench/msgbench/controllers/resources"
+	"github.com/msgbench/msgbench/plan"
 	"github.com/msgbench/msgbench/results/store"
 )
 
@@ -189,6 +190,10 @@ type run struct {
 	token   string // the control token
 	// wake is when a step wants to act next (a network timeline step), zero if none.
 	wake time.Time
+	// plan is the spec compiled for Kubernetes (nil when it does not compile: compile fails
+	// the run with planErr before anything is created).
+	plan    *plan.Plan
+	planErr error
 }
 
 // wakeAt asks for a reconcile at t (the earliest asked for wins).
@@ -212,6 +217,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	before := mb.Status.DeepCopy()
 	st := &run{mb: &mb, names: resources.NamesOf(&mb), phase: v1alpha1.PhasePending}
+	st.plan, st.planErr = plan.Compile(&mb.Spec, plan.Kubernetes)
 	if finished(&mb) {
 		return r.finish(ctx, st)
 	}
@@ -219,7 +225,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var err error
 	// The network comes after the worker pods exist (Chaos Mesh selects pods when it creates its
 	// objects) and before they connect, so that every connection sees the emulated link.
-	for _, s := range []step{r.common, r.broker, r.gateway, r.workers, r.network, r.networkTimeline, r.connect, r.start, r.wait, r.collect} {
+	for _, s := range []step{r.compiled, r.common, r.broker, r.gateway, r.workers, r.network, r.networkTimeline, r.connect, r.start, r.wait, r.collect} {
 		var done bool
 		if done, err = s(ctx, st); err != nil || !done {
 			break
@@ -260,6 +266,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		after = max(min(after, st.wake.Sub(r.Now())), time.Millisecond)
 	}
 	return ctrl.Result{RequeueAfter: after}, nil
+}
+
+// compiled fails the run, before anything is created, when its spec does not compile (a rule
+// beyond the CRD's schema and CEL, such as a timeline step after the window's end).
+func (r *Reconciler) compiled(_ context.Context, st *run) (bool, error) {
+	if st.planErr != nil {
+		return false, fail("%v", st.planErr)
+	}
+	return true, nil
 }
 
 func (r *Reconciler) deadline(mb *v1alpha1.MessagingBenchmark) time.Time {

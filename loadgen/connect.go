@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/msgbench/msgbench/loadgen/drivers"
-	"github.com/msgbench/msgbench/netem"
 	"github.com/msgbench/msgbench/results"
 )
 
@@ -56,10 +55,7 @@ func concurrentConnects(workers int, rtt time.Duration) int {
 
 // newRamp starts the run's ramp (r.ramp) at spec.workload.connectRate.
 func (r *run) newRamp() *ramp {
-	var rtt time.Duration
-	if link, err := netem.Resolve(r.spec.Network); err == nil { // an invalid spec was refused before
-		rtt = link.RTT()
-	}
+	rtt := r.compiled.Network.Link.RTT()
 	r.ramp = &ramp{rate: r.spec.Workload.ConnectRate, start: time.Now(), slots: make(chan struct{}, concurrentConnects(r.o.Workers, rtt))}
 	return r.ramp
 }

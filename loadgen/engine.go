@@ -16,6 +16,7 @@ import (
 	"github.com/msgbench/msgbench/internal/proc"
 	"github.com/msgbench/msgbench/internal/wire"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/plan"
 	"github.com/msgbench/msgbench/results"
 )
 
@@ -113,14 +114,17 @@ func (m *Monitor) setPhase(p string) {
 
 // run is one worker's state.
 type run struct {
-	o      Options
-	spec   *v1alpha1.MessagingBenchmarkSpec
-	plan   Plan
-	drv    drivers.Driver
-	rec    *recorder
-	epoch  time.Time
-	window atomic.Int64 // engine time the measured window starts (read by client goroutines)
-	end    int64        // engine time publishing ends (0: run until quotas are sent)
+	o    Options
+	spec *v1alpha1.MessagingBenchmarkSpec
+	// compiled is the run's plan (the network resolved once); plan is this worker's share of
+	// the clients.
+	compiled *plan.Plan
+	plan     Plan
+	drv      drivers.Driver
+	rec      *recorder
+	epoch    time.Time
+	window   atomic.Int64 // engine time the measured window starts (read by client goroutines)
+	end      int64        // engine time publishing ends (0: run until quotas are sent)
 	// windowEnd is end for the subscribers' goroutines, which run before it is set.
 	windowEnd atomic.Int64
 	// publishers of this worker by global index, for first-message latency
@@ -167,7 +171,11 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	if interval < 100*time.Millisecond {
 		interval = time.Second
 	}
-	r := &run{o: o, spec: spec, plan: NewPlan(&spec.Workload, o.Worker, o.Workers), epoch: time.Now(), pubByIndex: map[int]*publisher{}}
+	compiled, err := plan.Compile(spec, plan.Admitted)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{o: o, spec: spec, compiled: compiled, plan: NewPlan(&spec.Workload, o.Worker, o.Workers), epoch: time.Now(), pubByIndex: map[int]*publisher{}}
 	r.rec = newRecorder(int64(interval))
 	r.churn = newChurn()
 	if spec.Workload.ReconnectStorm != nil {

@@ -13,8 +13,8 @@ import (
 	"github.com/msgbench/msgbench/brokers/rabbitmq"
 	"github.com/msgbench/msgbench/internal/devicetls"
 	"github.com/msgbench/msgbench/internal/localaddr"
-	"github.com/msgbench/msgbench/netem"
 	"github.com/msgbench/msgbench/netem/emulator"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // Check refuses, before anything starts, a spec this machine cannot run although the API server
@@ -22,7 +22,27 @@ import (
 // the local set-up cannot provide what it asks for. Each message names the field or the missing
 // piece and what to do. Run calls it first; `msgbench run` calls it before it makes the run's
 // folder.
-func Check(spec *v1alpha1.MessagingBenchmarkSpec, o Options) error {
+func Check(spec *v1alpha1.MessagingBenchmarkSpec, o Options) (*plan.Plan, error) {
+	if err := checkBroker(spec, o); err != nil {
+		return nil, err
+	}
+	p, err := plan.Compile(spec, plan.Local)
+	if err != nil {
+		return nil, err
+	}
+	if p.Network.Impaired {
+		if err := emulator.CheckPrivileges(); err != nil {
+			return nil, fmt.Errorf("spec.network: %w", err)
+		}
+	}
+	if err := checkLimits(spec, o); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// checkBroker refuses a broker (and its TLS) this machine cannot start or reach.
+func checkBroker(spec *v1alpha1.MessagingBenchmarkSpec, o Options) error {
 	if !spec.Broker.Type.Local() {
 		return notLocal(spec.Broker.Type)
 	}
@@ -95,25 +115,7 @@ func Check(spec *v1alpha1.MessagingBenchmarkSpec, o Options) error {
 				"the embedded Go broker cannot restrict TLS 1.3 suites (docs/tls.md)", err)
 		}
 	}
-	if spec.Impaired() {
-		link, err := netem.Resolve(spec.Network)
-		if err != nil {
-			return fmt.Errorf("spec.network: %w", err)
-		}
-		if err := checkQUICMTU(spec, link); err != nil {
-			return err
-		}
-		if err := checkTimeline(spec); err != nil {
-			return err
-		}
-		if _, err := netem.ResolveRadio(spec.Network); err != nil {
-			return err
-		}
-		if err := emulator.CheckPrivileges(); err != nil {
-			return fmt.Errorf("spec.network: %w", err)
-		}
-	}
-	return checkLimits(spec, o)
+	return nil
 }
 
 // notLocal explains why a broker type cannot run locally and how to run it instead.
@@ -123,32 +125,4 @@ func notLocal(t v1alpha1.BrokerType) error {
 		"operator installed (docs/install.md). Or start the broker yourself on this machine and point the run at it: "+
 		"--set broker.type=external --set broker.external.address=127.0.0.1:1883. "+
 		"Locally msgbench starts mosquitto, rabbitmq, artemis and kafka", t, t)
-}
-
-// QUICMinMTU is the smallest link MTU QUIC runs on: RFC 9000 (section 14) requires every
-// datagram that carries an Initial packet to be at least 1200 bytes, and the emulated link below
-// 1280 bytes is IPv4 only, so 1200 bytes of UDP payload plus the 8-byte UDP and 20-byte IPv4
-// headers. QUIC sets don't-fragment, so on a smaller MTU its handshake never completes.
-const QUICMinMTU = 1200 + 8 + 20
-
-// checkQUICMTU refuses a QUIC protocol (mqtt-quic, http version 3) on an emulated link whose MTU
-// (the profile's, from netem's table, or spec.network.mtuBytes) is below QUICMinMTU: the run
-// would start everything and then fail on the handshake. On Kubernetes the rule does not apply:
-// pods keep their interface MTU.
-func checkQUICMTU(spec *v1alpha1.MessagingBenchmarkSpec, link netem.Link) error {
-	quic := spec.Protocol == v1alpha1.ProtocolMQTTQUIC || (spec.Protocol == v1alpha1.ProtocolHTTP && spec.HTTP.Version == v1alpha1.HTTP3)
-	if !quic || link.EffectiveMTU() >= QUICMinMTU {
-		return nil
-	}
-	what := string(spec.Protocol)
-	if spec.Protocol == v1alpha1.ProtocolHTTP {
-		what = "http version 3 (HTTP/3)"
-	}
-	where := fmt.Sprintf("spec.network.mtuBytes: an MTU of %d bytes", link.EffectiveMTU())
-	if spec.Network.MTUBytes == nil {
-		where = fmt.Sprintf("spec.network.profile: %s's MTU of %d bytes", spec.Network.Profile, link.EffectiveMTU())
-	}
-	return fmt.Errorf("%s is too small for %s: QUIC's handshake needs 1200-byte UDP datagrams (RFC 9000 section 14), "+
-		"an MTU of at least %d bytes, and it sets don't-fragment, so the run would fail on the handshake; "+
-		"set spec.network.mtuBytes to 1280 (docs/netem.md), or use a TCP protocol", where, what, QUICMinMTU)
 }

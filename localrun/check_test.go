@@ -9,6 +9,7 @@ import (
 	"github.com/msgbench/msgbench/brokers/rabbitmq"
 	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/netem"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // TestCheckRefusesQUICBelowItsMTU: QUIC (mqtt-quic, HTTP/3) on a link whose MTU is below what
@@ -33,11 +34,7 @@ func TestCheckRefusesQUICBelowItsMTU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			link, err := netem.Resolve(mb.Spec.Network)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = checkQUICMTU(&mb.Spec, link)
+			_, err = plan.Compile(&mb.Spec, plan.Local)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("refused: %v", err)
@@ -49,7 +46,7 @@ func TestCheckRefusesQUICBelowItsMTU(t *testing.T) {
 			}
 			// Check says so too, before it asks for the privileges the emulator needs.
 			start := time.Now()
-			if err := Check(&mb.Spec, Options{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := Check(&mb.Spec, Options{}); err == nil || !strings.Contains(err.Error(), tc.want) {
 				if _, berr := mosquitto.Binary(); berr == nil { // without it the embedded broker's checks come first
 					t.Errorf("Check: %v, want %q", err, tc.want)
 				}
@@ -69,11 +66,7 @@ func TestCheckRefusesQUICBelowItsMTU(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		link, err := netem.Resolve(mb.Spec.Network)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := checkQUICMTU(&mb.Spec, link); (err != nil) != (p.Link.EffectiveMTU() < QUICMinMTU) {
+		if _, err := plan.Compile(&mb.Spec, plan.Local); (err != nil) != (p.Link.EffectiveMTU() < plan.QUICMinMTU) {
 			t.Errorf("profile %s (MTU %d): %v", p.Name, p.Link.EffectiveMTU(), err)
 		}
 	}
@@ -108,7 +101,7 @@ func TestCheckRefusesBrokerConfigKeys(t *testing.T) {
 			}
 			mb.Spec.Broker.Config = map[string]string{tc.set[0]: "1"}
 			start := time.Now()
-			if err := Check(&mb.Spec, Options{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := Check(&mb.Spec, Options{}); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Check: %v, want %q", err, tc.want)
 			}
 			if took := time.Since(start); took > time.Second {

@@ -22,6 +22,7 @@ import (
 	_ "github.com/msgbench/msgbench/loadgen/drivers/mqttsn"
 	"github.com/msgbench/msgbench/netem"
 	"github.com/msgbench/msgbench/netem/emulator"
+	"github.com/msgbench/msgbench/plan"
 	"github.com/msgbench/msgbench/results"
 )
 
@@ -310,6 +311,10 @@ func sweepRun(t *testing.T, c sweepCase) string {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
+	compiled, err := plan.Compile(spec, plan.Local)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if c.stall {
 		select {
 		case <-stalled:
@@ -318,13 +323,12 @@ func sweepRun(t *testing.T, c sweepCase) string {
 		}
 	}
 	allow := max(int64(results.UnsentTolerance*float64(res.Sent+res.Unsent)), int64(spec.Workload.Publishers),
-		int64(float64(spec.Workload.Rate)*results.StallAllowance(spec).Seconds()))
+		int64(float64(spec.Workload.Rate)*compiled.StallAllowance().Seconds()))
 	var caveats []string
 	for _, cv := range res.Caveats {
 		caveats = append(caveats, cv.Type)
 	}
-	link, _ := netem.Resolve(spec.Network)
-	capacity := sweepCapacity(link)
+	capacity := sweepCapacity(compiled.Network.Link)
 	row := fmt.Sprintf("%-9s %5d %6d %5d %6.1f %6.1f %s", res.Phase, res.Sent, res.Unsent, allow,
 		res.Throughput.ReceivedPerSecond, capacity, strings.Join(caveats, ","))
 	t.Log(row)

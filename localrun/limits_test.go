@@ -48,11 +48,11 @@ spec:
 // 12,000 clients in two worker processes.
 func TestCheckRefusesFleetsBeyondTheLimits(t *testing.T) {
 	hard := hardNoFile(t)
-	if err := Check(&fleet(t, 200, 200, 2).Spec, Options{}); err != nil {
+	if _, err := Check(&fleet(t, 200, 200, 2).Spec, Options{}); err != nil {
 		t.Fatalf("a small fleet is refused: %v", err)
 	}
 	start := time.Now()
-	err := Check(&fleet(t, hard+10000, 0, 1).Spec, Options{})
+	_, err := Check(&fleet(t, hard+10000, 0, 1).Spec, Options{})
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("Check took %s", took)
 	}
@@ -65,7 +65,7 @@ func TestCheckRefusesFleetsBeyondTheLimits(t *testing.T) {
 		t.Skipf("the broker line is Mosquitto's: %v", err)
 	}
 	half := hard/2 + 2000
-	err = Check(&fleet(t, half, half, 2).Spec, Options{})
+	_, err = Check(&fleet(t, half, half, 2).Spec, Options{})
 	if err == nil || !strings.Contains(err.Error(), "open files in the broker process (") || !strings.Contains(err.Error(), "one file per connection: at most") {
 		t.Fatalf("%d + %d clients in two workers: %v", half, half, err)
 	}

@@ -15,18 +15,8 @@ import (
 // namespace, the clients dialling from a device namespace, the user-space forwarder applying
 // spec.network per packet in between.
 func (r *runner) startLink() error {
-	link, err := netem.Resolve(r.spec.Network)
-	if err != nil {
-		return fmt.Errorf("spec.network: %w", err)
-	}
-	steps, err := netem.ResolveTimeline(r.spec.Network)
-	if err != nil {
-		return err
-	}
-	radio, err := netem.ResolveRadio(r.spec.Network)
-	if err != nil {
-		return err
-	}
+	n := &r.plan.Network
+	link, steps, radio := n.Link, n.Steps, n.Radio
 	if err := emulator.CheckPrivileges(); err != nil {
 		return err
 	}
@@ -64,7 +54,7 @@ func (r *runner) startLink() error {
 		start:       server.Start,
 		startClient: device.Start,
 		serverDial:  server.DialContext,
-		link:        netem.Describe(r.spec.Network.Profile, link, "msgbench user-space link "+l.Name()),
+		link:        n.Describe("msgbench user-space link " + l.Name()),
 		caveats: func(res *results.Result) []results.Caveat {
 			return linkCaveats(l.Stats(), link, lossy(link, steps), res)
 		},
@@ -73,7 +63,7 @@ func (r *runner) startLink() error {
 		packets:  func() map[string]any { return packetsResult(l.Stats()) },
 		setLink:  l.SetConfig,
 	}
-	r.logf("network: %s, clients in %s, servers in %s at %s", r.spec.Network.Profile, device.Name(), server.Name(), r.net.serverHost)
+	r.logf("network: %s, clients in %s, servers in %s at %s", n.Profile, device.Name(), server.Name(), r.net.serverHost)
 	if radio != nil {
 		r.logf("network: radio states per device: idle after %v, promotion %v, paging every %v, power saving after %v (0s: never)",
 			radio.InactivityTimer, radio.PromotionDelay, radio.PagingCycle, radio.PSMAfter)

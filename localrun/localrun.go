@@ -26,6 +26,7 @@ import (
 	"github.com/msgbench/msgbench/internal/proc"
 	"github.com/msgbench/msgbench/internal/version"
 	"github.com/msgbench/msgbench/loadgen"
+	"github.com/msgbench/msgbench/plan"
 	"github.com/msgbench/msgbench/results"
 	"github.com/msgbench/msgbench/results/objectives"
 )
@@ -65,10 +66,11 @@ type Progress struct {
 
 // Run runs mb locally and returns its merged result (Write stores it).
 func Run(ctx context.Context, mb *v1alpha1.MessagingBenchmark, o Options) (*results.Result, error) {
-	if err := Check(&mb.Spec, o); err != nil {
-		return nil, err
+	p, cerr := Check(&mb.Spec, o)
+	if cerr != nil {
+		return nil, cerr
 	}
-	r := &runner{mb: mb, spec: &mb.Spec, o: o}
+	r := &runner{mb: mb, spec: &mb.Spec, plan: p, o: o}
 	r.logLimits()
 	if t := mb.Spec.Timeout.Duration; t > 0 {
 		var cancel context.CancelFunc
@@ -89,6 +91,7 @@ func Run(ctx context.Context, mb *v1alpha1.MessagingBenchmark, o Options) (*resu
 type runner struct {
 	mb   *v1alpha1.MessagingBenchmark
 	spec *v1alpha1.MessagingBenchmarkSpec
+	plan *plan.Plan // the spec compiled (Check): the network resolved once
 	o    Options
 
 	net      *network

@@ -110,12 +110,12 @@ func TestCheckRefusesBadRadio(t *testing.T) {
 		{v1alpha1.RadioSpec{InactivityTimer: &metav1.Duration{}}, "spec.network.radio.inactivityTimer: "},
 	} {
 		mb.Spec.Network.Radio = &c.radio
-		if err := Check(&mb.Spec, Options{}); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := Check(&mb.Spec, Options{}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want an error naming %q", c.radio, err, c.want)
 		}
 	}
 	mb.Spec.Network = v1alpha1.NetworkSpec{Profile: "wifi", Radio: &v1alpha1.RadioSpec{}}
-	if err := Check(&mb.Spec, Options{}); err == nil || !strings.Contains(err.Error(), "spec.network.radio: only the nb-iot") {
+	if _, err := Check(&mb.Spec, Options{}); err == nil || !strings.Contains(err.Error(), "spec.network.radio: only the nb-iot") {
 		t.Errorf("radio on wifi without numbers: %v", err)
 	}
 }

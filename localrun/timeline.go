@@ -5,28 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/netem"
 	"github.com/msgbench/msgbench/results"
 )
-
-// checkTimeline refuses a spec.network.timeline that cannot resolve, or whose steps begin at or
-// after the end of workload.duration (they would never apply). With workload.messages the
-// window's length is not known in advance: steps after the end are then simply not applied.
-func checkTimeline(spec *v1alpha1.MessagingBenchmarkSpec) error {
-	steps, err := netem.ResolveTimeline(spec.Network)
-	if err != nil {
-		return err
-	}
-	var window time.Duration
-	if spec.Workload.Messages == 0 {
-		window = spec.Workload.Duration.Duration
-	}
-	if err := netem.CheckTimelineWithin(steps, window); err != nil {
-		return err
-	}
-	return netem.CheckOutagesWithinKeepAlive(steps, window, spec.ClientKeepAlive())
-}
 
 // playTimeline applies each step's link through set at windowStart + the step's at, until stop
 // closes or ctx ends, and returns the steps as they took effect: at is measured after set

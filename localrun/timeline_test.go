@@ -141,7 +141,7 @@ spec:
 		t.Errorf("refused after %v: something started first", d)
 	}
 	mb.Spec.MQTT.KeepAliveSeconds = nil // 60 s: the 5 s outage is survivable
-	if err := Check(&mb.Spec, Options{}); err != nil {
+	if _, err := Check(&mb.Spec, Options{}); err != nil {
 		t.Errorf("with the default keep-alive: %v", err)
 	}
 }

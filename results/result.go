@@ -341,7 +341,7 @@ type Resources struct {
 	// LoadgenStallMicros is the longest the load generator's own process was late to wake up
 	// during the window (a probe sleeping 10 ms at a time; merged: the largest worker's): the
 	// machine's scheduling and Go's GC, never the broker's or the link's stall. The unsent
-	// allowance covers it (results.StallAllowance).
+	// allowance covers it (plan.Plan.StallAllowance and the verdict).
 	LoadgenStallMicros int64    `json:"loadgenStallMicros,omitempty"`
 	BrokerCPUSeconds   *float64 `json:"brokerCPUSeconds"`
 	BrokerMaxRSSBytes  *int64   `json:"brokerMaxRSSBytes"`

@@ -1,13 +1,11 @@
 package results
 
 import (
-	"cmp"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/msgbench/msgbench/api/v1alpha1"
-	"github.com/msgbench/msgbench/netem"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // UnsentTolerance is the share of an open-loop schedule that may go unsent before the run fails
@@ -145,71 +143,22 @@ func (v Verdict) Apply(r *Result) {
 	}
 }
 
-// SchedulingStall is the pause of a busy machine's scheduler and Go's garbage collector that an
-// open-loop publisher may fall behind by once without the load counting as unsustained.
-const SchedulingStall = 100 * time.Millisecond
-
-// tcpMinRTO is Linux's lowest TCP retransmission timeout (TCP_RTO_MIN, 200 ms); QUIC's probe
-// timeout on a fresh path is of the same order.
-const tcpMinRTO = 200 * time.Millisecond
-
 // unsentAllowance is how many unsent messages still count as a sustained load (a caveat, not a
 // failure): the largest of UnsentTolerance of the schedule, one message per publisher (due as the
 // window closed while the previous one was in flight), and the messages the schedule calls for
-// in StallAllowance plus the load generator's own longest stall in the window (measured by a
+// in the plan's StallAllowance plus the load generator's own longest stall in the window (measured by a
 // probe in its process, which a broker or link cannot inflate). Nothing the system under test
 // does widens it: the old rule (twice the slowest acknowledgement) grew with the very stall it
 // should catch, so a broker frozen for 8 s in a 5 s run passed.
 func unsentAllowance(r *Result) int64 {
 	w := &r.Spec.Workload
 	scheduled := r.Sent + r.Unsent
-	stall := StallAllowance(r.Spec) + time.Duration(r.Resources.LoadgenStallMicros)*time.Microsecond
+	stall := plan.SchedulingStall
+	if p, err := plan.Compile(r.Spec, plan.Admitted); err == nil { // the spec the run ran
+		stall = p.StallAllowance()
+	}
+	stall += time.Duration(r.Resources.LoadgenStallMicros) * time.Microsecond
 	return max(int64(UnsentTolerance*float64(scheduled)), int64(w.Publishers), int64(float64(w.Rate)*stall.Seconds()))
-}
-
-// StallAllowance is the longest an open-loop publisher may fall behind once near the window's
-// end and still be counted as sustaining its load, from the spec alone: one SchedulingStall of
-// the load generator's own process (50 benchmarks at once on 2 cores under -race left a QoS 0
-// publisher 2 messages of 20 msg/s behind on loopback); on a link that loses packets, two
-// retransmissions in a row with their round trips (TCP's minimum timeout, or MQTT-SN's retry
-// interval at QoS 1 and 2); the outages spec.network.timeline plans; and a radio's promotion
-// delay and paging cycle. A link or broker that cannot carry the rate falls behind by more,
-// window after window; a broker that stalls for longer than this fails the run.
-func StallAllowance(spec *v1alpha1.MessagingBenchmarkSpec) time.Duration {
-	allow := SchedulingStall
-	if spec == nil || !spec.Impaired() {
-		return allow
-	}
-	link, err := netem.Resolve(spec.Network)
-	if err != nil {
-		return allow
-	}
-	steps, _ := netem.ResolveTimeline(spec.Network)
-	rttOf := func(l netem.Link) time.Duration { return l.RTT() + l.Up.Jitter + l.Down.Jitter } // the slowest round trip
-	rtt := rttOf(link)
-	lossy := link.Up.MayLose() || link.Down.MayLose()
-	for _, st := range steps {
-		rtt = max(rtt, rttOf(st.Link))
-		lossy = lossy || st.Link.Up.MayLose() || st.Link.Down.MayLose()
-	}
-	if lossy {
-		// TCP (and QUIC): a loss, then a loss of the retransmission, backed off twice as long.
-		retry := 3 * (tcpMinRTO + rtt)
-		if spec.Protocol == v1alpha1.ProtocolMQTTSN && spec.QoS > 0 {
-			// MQTT-SN waits its whole retry interval (T_retry, 10 s by default) once.
-			retry = max(retry, cmp.Or(spec.MQTTSN.RetryInterval.Duration, tcpMinRTO)+rtt)
-		}
-		allow += retry
-	}
-	for _, t := range spec.Network.Timeline {
-		if t.Outage && t.For != nil {
-			allow += t.For.Duration + rtt
-		}
-	}
-	if radio, err := netem.ResolveRadio(spec.Network); err == nil && radio != nil {
-		allow += radio.PromotionDelay + radio.PagingCycle
-	}
-	return allow
 }
 
 // AddCaveat adds c unless a caveat of the same type and message is there already.

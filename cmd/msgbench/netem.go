@@ -20,6 +20,7 @@ import (
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/netem"
 	"github.com/msgbench/msgbench/netem/emulator"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // netemFlags are the options of msgbench netem run. The link flags mirror spec.network of a
@@ -287,15 +288,12 @@ func runNetem(ctx context.Context, f netemFlags, args []string, stdin io.Reader,
 	// The server, COMMAND and msgbench share stderr; a writer that is no file gets written by
 	// os/exec's copying goroutines at the same time.
 	stderr = lockWriter(stderr)
-	config, err := netem.Resolve(spec)
+	resolved, err := plan.ResolveNetwork(spec)
 	if err != nil {
 		return 0, errors.New(flagNames.Replace(err.Error()))
 	}
-	radio, err := netem.ResolveRadio(spec)
-	if err != nil {
-		return 0, errors.New(flagNames.Replace(err.Error()))
-	}
-	link, err := emulator.Start(config, emulator.Options{Seed: f.seed, QueuePackets: f.queue, Radio: radio})
+	config := resolved.Link
+	link, err := emulator.Start(config, emulator.Options{Seed: f.seed, QueuePackets: f.queue, Radio: resolved.Radio})
 	if err != nil {
 		return 0, err
 	}

@@ -125,7 +125,7 @@ func runLocal(cmd *cobra.Command, f runFlags) error {
 	// at its end to an unwritable folder or an unreachable bucket.
 	o := localrun.Options{NoEmbedded: f.noEmbedded, BrokerPort: f.brokerPort,
 		Logf: func(format string, args ...any) { fmt.Fprintf(errOut, "msgbench: "+format+"\n", args...) }}
-	if err := localrun.Check(&mb.Spec, o); err != nil {
+	if _, err := localrun.Check(&mb.Spec, o); err != nil {
 		return err
 	}
 	metrics, err := serveMetrics(f, errOut, &o)

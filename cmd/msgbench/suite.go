@@ -75,7 +75,7 @@ func runSuite(cmd *cobra.Command, f runFlags) error {
 		if err != nil {
 			return err
 		}
-		if err := localrun.Check(&mb.Spec, o); err != nil {
+		if _, err := localrun.Check(&mb.Spec, o); err != nil {
 			return fmt.Errorf("point %s: %w", p.Name, err)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/msgbench/msgbench/netem"
+	"github.com/msgbench/msgbench/plan"
 	"github.com/msgbench/msgbench/results"
 	"github.com/msgbench/msgbench/results/figures"
 )
@@ -399,11 +399,11 @@ func rttMillis(r *results.Result) float64 {
 			return v
 		}
 	}
-	link, err := netem.Resolve(r.Spec.Network)
+	p, err := plan.Compile(r.Spec, plan.Admitted)
 	if err != nil {
 		return 0
 	}
-	return float64(link.RTT()) / 1e6
+	return float64(p.Network.Link.RTT()) / 1e6
 }
 
 // si writes v with an SI prefix: 28000000 → "28M", 1500 → "1.5k", 0.25 → "0.25".

@@ -1,0 +1,130 @@
+package plan
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/netem"
+)
+
+// Network is spec.network resolved once: what the emulator (locally) or Chaos Mesh (on
+// Kubernetes) applies, what the load generator sizes its connects by, what the verdict allows
+// for and what the result describes.
+type Network struct {
+	// Impaired says whether spec.network asks for an emulated link at all (a profile other than
+	// none, a timeline or a radio).
+	Impaired bool
+	// Profile is spec.network.profile as written (for descriptions).
+	Profile v1alpha1.NetworkProfile
+	// Link is the base link per direction: the profile's preset, then the fields set.
+	Link netem.Link
+	// Steps are spec.network.timeline's steps resolved (the link from each step's time on), in
+	// time order; empty without a timeline.
+	Steps []netem.Step
+	// Outages are the planned outages' lengths (timeline steps with outage: true).
+	Outages []time.Duration
+	// Radio is the radio state machine, nil without spec.network.radio.
+	Radio *netem.Radio
+	// Window is the measured window the timeline's steps must begin in: spec.workload.duration,
+	// or 0 for a run that ends after spec.workload.messages (no window to check against).
+	Window time.Duration
+}
+
+// SlowestRTT is the longest round trip the link takes at any point of the run (base link or any
+// timeline step), jitter included.
+func (n *Network) SlowestRTT() time.Duration {
+	rtt := func(l netem.Link) time.Duration { return l.RTT() + l.Up.Jitter + l.Down.Jitter }
+	slowest := rtt(n.Link)
+	for _, s := range n.Steps {
+		slowest = max(slowest, rtt(s.Link))
+	}
+	return slowest
+}
+
+// MayLose says whether the link loses packets in either direction at any point of the run.
+func (n *Network) MayLose() bool {
+	lossy := n.Link.Up.MayLose() || n.Link.Down.MayLose()
+	for _, s := range n.Steps {
+		lossy = lossy || s.Link.Up.MayLose() || s.Link.Down.MayLose()
+	}
+	return lossy
+}
+
+// Describe is the result's network section for the link the run was given by applier.
+func (n *Network) Describe(applier string) map[string]any {
+	return netem.Describe(n.Profile, n.Link, applier)
+}
+
+// compileNetwork resolves spec.network and checks its timeline against the window and the
+// clients' keep-alive. Errors name the field (spec.network…).
+func compileNetwork(spec *v1alpha1.MessagingBenchmarkSpec, target Target) (Network, error) {
+	if !spec.Impaired() {
+		return Network{Profile: spec.Network.Profile}, nil
+	}
+	n, err := ResolveNetwork(spec.Network) // its errors name the field: spec.network.…
+	if err != nil {
+		return Network{}, err
+	}
+	if spec.Workload.Messages == 0 {
+		n.Window = spec.Workload.Duration.Duration
+	}
+	if target == Admitted {
+		return n, nil
+	}
+	if err := netem.CheckTimelineWithin(n.Steps, n.Window); err != nil {
+		return Network{}, err
+	}
+	if err := netem.CheckOutagesWithinKeepAlive(n.Steps, n.Window, spec.ClientKeepAlive()); err != nil {
+		return Network{}, err
+	}
+	return n, nil
+}
+
+// ResolveNetwork resolves a network spec on its own, for what has a link but no benchmark
+// (`msgbench netem`); a benchmark's network is compiled with the rest of its spec (Compile).
+func ResolveNetwork(spec v1alpha1.NetworkSpec) (Network, error) {
+	n := Network{Impaired: true, Profile: spec.Profile}
+	var err error
+	if n.Link, err = netem.Resolve(spec); err != nil {
+		return Network{}, err
+	}
+	if n.Steps, err = netem.ResolveTimeline(spec); err != nil {
+		return Network{}, err
+	}
+	if n.Radio, err = netem.ResolveRadio(spec); err != nil {
+		return Network{}, err
+	}
+	for _, t := range spec.Timeline {
+		if t.Outage && t.For != nil {
+			n.Outages = append(n.Outages, t.For.Duration)
+		}
+	}
+	return n, nil
+}
+
+// QUICMinMTU is the smallest link MTU QUIC runs on: RFC 9000 (section 14) requires every
+// datagram that carries an Initial packet to be at least 1200 bytes, and the emulated link below
+// 1280 bytes is IPv4 only, so 1200 bytes of UDP payload plus the 8-byte UDP and 20-byte IPv4
+// headers. QUIC sets don't-fragment, so on a smaller MTU its handshake never completes.
+const QUICMinMTU = 1200 + 8 + 20
+
+// checkQUICMTU refuses an emulated MTU QUIC's handshake cannot pass: the user-space emulator
+// enforces the MTU and QUIC sets don't-fragment, so the run would fail on its first packet. On
+// Kubernetes pods keep their interface MTU (Chaos Mesh has no MTU), so this is a local rule.
+func checkQUICMTU(spec *v1alpha1.MessagingBenchmarkSpec, g Group, link netem.Link) error {
+	if !g.QUIC() || link.EffectiveMTU() >= QUICMinMTU {
+		return nil
+	}
+	what := string(g.Protocol)
+	if g.Protocol == v1alpha1.ProtocolHTTP {
+		what = "http version 3 (HTTP/3)"
+	}
+	where := fmt.Sprintf("spec.network.mtuBytes: an MTU of %d bytes", link.EffectiveMTU())
+	if spec.Network.MTUBytes == nil {
+		where = fmt.Sprintf("spec.network.profile: %s's MTU of %d bytes", spec.Network.Profile, link.EffectiveMTU())
+	}
+	return fmt.Errorf("%s is too small for %s: QUIC's handshake needs 1200-byte UDP datagrams (RFC 9000 section 14), "+
+		"an MTU of at least %d bytes, and it sets don't-fragment, so the run would fail on the handshake; "+
+		"set spec.network.mtuBytes to 1280 (docs/netem.md), or use a TCP protocol", where, what, QUICMinMTU)
+}

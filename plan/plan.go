@@ -1,0 +1,150 @@
+// Package plan compiles a MessagingBenchmark's spec, once, into the run plan the parts of
+// msgbench read: the network resolved (base link per direction, timeline steps, radio, round
+// trip), the rules that go beyond the CRD's schema and CEL checked, and the run's clients as a
+// list of groups (today's flat spec compiles to one group). A part takes its typed share of the
+// plan instead of reading and resolving the raw spec again (docs/architecture.md, "The run
+// plan").
+//
+// Compile is a pure function: the same spec and target always give the same plan or the same
+// error, and an error names the field.
+package plan
+
+import (
+	"cmp"
+	"fmt"
+	"time"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+)
+
+// Version names the plan's shape; it changes when a field's meaning does.
+const Version = "plan.msgbench.io/v1alpha1"
+
+// Target is where the plan runs, which decides the rules that apply to one place only.
+type Target string
+
+const (
+	// Local is `msgbench run`: the link is emulated in user space on this machine.
+	Local Target = "local"
+	// Kubernetes is the operator: Chaos Mesh shapes the pods' traffic.
+	Kubernetes Target = "kubernetes"
+	// Admitted is a spec whoever started the run has checked already — the operator or msgbench
+	// run, for a worker they started — or a result's record of a run that happened: it is
+	// resolved the same way, without the rules that decide whether a run may start (a result
+	// stays readable when a later msgbench refuses what an earlier one ran).
+	Admitted Target = "admitted"
+)
+
+// Plan is one run, compiled.
+type Plan struct {
+	Version string
+	Target  Target
+	// Network is spec.network resolved once.
+	Network Network
+	// Groups are the run's clients, one group per kind of device. A flat spec is one group.
+	Groups []Group
+}
+
+// Group is one kind of client: the same protocol, QoS and load model for each of its members.
+type Group struct {
+	Name     string
+	Protocol v1alpha1.Protocol
+	// HTTPVersion is spec.http.version when Protocol is http.
+	HTTPVersion v1alpha1.HTTPVersion
+	QoS         int32
+	// MQTTSNRetry is MQTT-SN's retry interval (T_retry) when Protocol is mqtt-sn.
+	MQTTSNRetry time.Duration
+	Publishers  int32
+	Subscribers int32
+	Topics      int32
+}
+
+// QUIC reports whether the group's clients talk over QUIC (UDP), whose handshake needs a
+// 1200-byte datagram.
+func (g Group) QUIC() bool {
+	return g.Protocol == v1alpha1.ProtocolMQTTQUIC || (g.Protocol == v1alpha1.ProtocolHTTP && g.HTTPVersion == v1alpha1.HTTP3)
+}
+
+// Compile checks spec against the rules the API server cannot (or, for a manifest read without
+// one, did not) apply and resolves it into a Plan for target. spec must be defaulted (the CRD's
+// defaults applied), as the API server and `msgbench run` leave it.
+func Compile(spec *v1alpha1.MessagingBenchmarkSpec, target Target) (*Plan, error) {
+	if spec == nil {
+		return nil, fmt.Errorf("spec: missing")
+	}
+	switch target {
+	case Local, Kubernetes, Admitted:
+	default:
+		return nil, fmt.Errorf("plan: unknown target %q", target)
+	}
+	p := &Plan{Version: Version, Target: target, Groups: []Group{flatGroup(spec)}}
+	var err error
+	if p.Network, err = compileNetwork(spec, target); err != nil {
+		return nil, err
+	}
+	if target == Local {
+		for _, g := range p.Groups {
+			if err := checkQUICMTU(spec, g, p.Network.Link); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return p, nil
+}
+
+// flatGroup is the one group a spec without groups describes.
+func flatGroup(spec *v1alpha1.MessagingBenchmarkSpec) Group {
+	return Group{
+		Name:        "default",
+		Protocol:    spec.Protocol,
+		HTTPVersion: spec.HTTP.Version,
+		QoS:         spec.QoS,
+		MQTTSNRetry: spec.MQTTSN.RetryInterval.Duration,
+		Publishers:  spec.Workload.Publishers,
+		Subscribers: spec.Workload.Subscribers,
+		Topics:      spec.Workload.Topics,
+	}
+}
+
+// SchedulingStall is the load generator's own scheduling allowance: 50 benchmarks at once on 2
+// cores under -race left a QoS 0 publisher 2 messages of 20 msg/s behind on loopback.
+const SchedulingStall = 100 * time.Millisecond
+
+// tcpMinRTO is Linux's lowest TCP retransmission timeout (TCP_RTO_MIN, 200 ms); QUIC's probe
+// timeout on a fresh path is of the same order.
+const tcpMinRTO = 200 * time.Millisecond
+
+// StallAllowance is the longest an open-loop publisher may fall behind once near the window's
+// end and still be counted as sustaining its load, from the plan alone: one SchedulingStall; on
+// a link that loses packets, two retransmissions in a row with their round trips (TCP's minimum
+// timeout, or MQTT-SN's retry interval at QoS 1 and 2); the outages spec.network.timeline plans;
+// and a radio's promotion delay and paging cycle. The largest over the groups. A link or broker
+// that cannot carry the rate falls behind by more, window after window; a broker that stalls for
+// longer than this fails the run.
+func (p *Plan) StallAllowance() time.Duration {
+	n := &p.Network
+	if !n.Impaired {
+		return SchedulingStall
+	}
+	rtt := n.SlowestRTT()
+	var retry time.Duration
+	if n.MayLose() {
+		for _, g := range p.Groups {
+			// TCP (and QUIC): a loss, then a loss of the retransmission, backed off twice as long.
+			r := 3 * (tcpMinRTO + rtt)
+			if g.Protocol == v1alpha1.ProtocolMQTTSN && g.QoS > 0 {
+				// MQTT-SN waits its whole retry interval (T_retry, 10 s by default) once.
+				r = max(r, cmp.Or(g.MQTTSNRetry, tcpMinRTO)+rtt)
+			}
+			retry = max(retry, r)
+		}
+	}
+	allow := SchedulingStall + retry
+	for _, o := range n.Outages {
+		allow += o + rtt
+	}
+	if n.Radio != nil {
+		allow += n.Radio.PromotionDelay + n.Radio.PagingCycle
+	}
+	return allow
+}
