@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // All workers together stay below Mosquitto's listen backlog of 100.
@@ -32,7 +33,7 @@ func TestConcurrentConnects(t *testing.T) {
 // The achieved rate counts each phase from its start to its last connect, not the pause between
 // the subscribers' ramp and the publishers'.
 func TestRampStatsLeaveOutPauses(t *testing.T) {
-	r := &run{spec: &v1alpha1.MessagingBenchmarkSpec{}, o: Options{Workers: 1}}
+	r := &run{spec: &v1alpha1.MessagingBenchmarkSpec{}, compiled: &plan.Plan{}, o: Options{Workers: 1}}
 	r.spec.Workload.ConnectRate = 1000
 	rp := r.newRamp()
 	ctx := context.Background()
