@@ -72,7 +72,7 @@ func (r *Reconciler) applyNetworkChaos(ctx context.Context, st *run) (bool, erro
 		return false, nil
 	}
 	r.setCondition(st, v1alpha1.ConditionNetworkImpaired, metav1.ConditionTrue, "Injected",
-		fmt.Sprintf("Chaos Mesh injected %d NetworkChaos (profile %s)", len(objs), mb.Spec.Network.Profile))
+		fmt.Sprintf("Chaos Mesh injected %d NetworkChaos (profile %s)", len(objs), st.plan.Network.Profile))
 	return true, nil
 }
 
@@ -105,7 +105,7 @@ func (r *Reconciler) deleteNetworkChaos(ctx context.Context, st *run) error {
 // and when. It never holds the run up; it asks to be woken at the next step's time.
 func (r *Reconciler) networkTimeline(ctx context.Context, st *run) (bool, error) {
 	mb := st.mb
-	if len(mb.Spec.Network.Timeline) == 0 || mb.Status.StartTime == nil {
+	if len(st.plan.Network.Steps) == 0 || mb.Status.StartTime == nil {
 		return true, nil
 	}
 	steps := st.plan.Network.Steps

@@ -30,8 +30,8 @@ func (r *Reconciler) installed(gvk schema.GroupVersionKind) (bool, error) {
 
 // network applies spec.network through Chaos Mesh.
 func (r *Reconciler) network(ctx context.Context, st *run) (bool, error) {
-	mb := st.mb
-	if !mb.Spec.Impaired() {
+	n := &st.plan.Network
+	if !n.Impaired {
 		r.setCondition(st, v1alpha1.ConditionNetworkImpaired, metav1.ConditionFalse, "NotRequested", "spec.network.profile is none")
 		return true, nil
 	}
@@ -40,8 +40,8 @@ func (r *Reconciler) network(ctx context.Context, st *run) (bool, error) {
 		return false, err
 	}
 	if !ok {
-		what, instead := "spec.network.profile "+string(mb.Spec.Network.Profile), "set spec.network.profile to none"
-		if len(mb.Spec.Network.Timeline) > 0 {
+		what, instead := "spec.network.profile "+string(n.Profile), "set spec.network.profile to none"
+		if len(n.Steps) > 0 {
 			what, instead = "spec.network.timeline", "remove spec.network.timeline and set spec.network.profile to none"
 		}
 		msg := fmt.Sprintf("%s asks for network impairment, but Chaos Mesh is not installed "+

@@ -78,7 +78,7 @@ func (n *network) serverHosts() []string { return []string{n.serverHost} }
 // startNetwork sets up the emulated link when spec.network asks for one, and an isolated
 // loopback when a server would otherwise listen on the machine's addresses.
 func (r *runner) startNetwork(ctx context.Context) error {
-	if r.spec.Impaired() {
+	if r.plan.Network.Impaired {
 		return r.startLink()
 	}
 	if bindsEveryAddress(r.spec) {

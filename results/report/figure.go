@@ -391,17 +391,17 @@ func timelineRates(r *results.Result, count func(results.TimelinePoint) int64) (
 
 // rttMillis is the emulated round-trip time of a run: the applied link's delays up plus down.
 func rttMillis(r *results.Result) float64 {
-	if r.Spec == nil || !r.Spec.Impaired() {
+	if r.Spec == nil {
+		return 0
+	}
+	p, err := plan.Compile(r.Spec, plan.Admitted)
+	if err != nil || !p.Network.Impaired {
 		return 0
 	}
 	if n, ok := r.Network.(map[string]any); ok {
 		if v, ok := n["rttMillis"].(float64); ok {
 			return v
 		}
-	}
-	p, err := plan.Compile(r.Spec, plan.Admitted)
-	if err != nil {
-		return 0
 	}
 	return float64(p.Network.Link.RTT()) / 1e6
 }
