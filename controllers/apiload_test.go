@@ -81,6 +81,7 @@ func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { r
 // where nothing changed must make no write: the writes of a run are bounded by what changes
 // (objects created, phases, conditions), not by how long it polls.
 func TestAPIRequestsPerBenchmark(t *testing.T) {
+	t.Parallel()
 	n := 1
 	if v, err := strconv.Atoi(os.Getenv("MSGBENCH_API_LOAD")); err == nil && v > 0 {
 		n = v

@@ -21,6 +21,7 @@ import (
 // Mosquitto) and its result names the broker and version from the image; everything but the
 // result is cleaned up.
 func TestBrokerTypesProvision(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	startOperatorWith(t, ns, env.Config, func(o *controllers.Options) {
 		o.Config.BrokerImages = map[v1alpha1.BrokerType]string{v1alpha1.BrokerArtemis: "ghcr.io/msgbench/artemis:2.40.0"}
@@ -74,6 +75,7 @@ func TestBrokerTypesProvision(t *testing.T) {
 // comes from the image the operator runs — is refused once the operator knows it, before any
 // pod starts: MQTT 5 on a RabbitMQ 3.10 image.
 func TestBrokerVersionRefusedAtProvisioning(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	startOperatorWith(t, ns, env.Config, func(o *controllers.Options) {
 		o.Config.BrokerImages = map[v1alpha1.BrokerType]string{v1alpha1.BrokerRabbitMQ: "ghcr.io/msgbench/rabbitmq:3.10.8"}

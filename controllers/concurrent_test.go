@@ -12,6 +12,7 @@ import (
 // that its first reconciles run at once on as many workers as it has (8): under -race (make
 // test), any write to the shared reconciler in a reconcile fails the test. All must succeed.
 func TestConcurrentReconciles(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	const n = 8
 	for i := 0; i < n; i++ {

@@ -75,6 +75,7 @@ func workerAddress(t testing.TB, spec *v1alpha1.MessagingBenchmarkSpec) string {
 // run): the project's minimal CRDs accept them, and so do Strimzi 1.2.0's own with
 // MSGBENCH_THIRD_PARTY_CRDS=/path/to/strimzi/crds.
 func TestStrimziObjectsOfEverySample(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	t.Logf("Strimzi CRDs from %s", env.ThirdPartyCRDs)
 	seen := 0
@@ -219,6 +220,7 @@ func (s *strimzi) tick(ctx context.Context, ns string) {
 // workers get the bootstrap address and, once Strimzi reports everything ready, run against a
 // real Kafka (standing in for the Strimzi cluster); cleanup deletes the Strimzi objects.
 func TestKafkaBenchmarkEndToEnd(t *testing.T) {
+	t.Parallel()
 	localKafka(t)
 	ns := newNamespace(t)
 	startOperator(t, ns)
@@ -231,7 +233,7 @@ protocol: kafka
 qos: 2
 broker: {type: kafka}
 kafka: {partitions: 2, lingerMs: 1}
-workload: {publishers: 2, subscribers: 2, topics: 2, topicPrefix: %s-, payloadBytes: 1024, rate: 200, duration: 2s, warmup: 500ms}
+workload: {publishers: 2, subscribers: 2, topics: 2, topicPrefix: %s-, payloadBytes: 1024, rate: 50, duration: 2s, warmup: 500ms}
 `, ns))
 
 	// While Strimzi says NotReady, its words are the benchmark's.
@@ -312,6 +314,7 @@ func TestKafkaWorkerArgs(t *testing.T) {
 // TestKafkaWrongBootstrapFails: when Strimzi reports a bootstrap address other than the one the
 // workers would use, the run fails saying both, instead of starting workers that cannot connect.
 func TestKafkaWrongBootstrapFails(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	startOperator(t, ns)
 	startKubelet(t, ns, nil)
@@ -327,6 +330,7 @@ func TestKafkaWrongBootstrapFails(t *testing.T) {
 // TestKafkaNeverReadyFailsWithStrimzisWords: a Kafka or KafkaTopic that Strimzi never reports
 // ready ends the run at spec.timeout, and the failure says what Strimzi said.
 func TestKafkaNeverReadyFailsWithStrimzisWords(t *testing.T) {
+	t.Parallel()
 	const topicError = "Replication factor: 3 larger than available brokers: 1."
 	cases := []struct {
 		name string
@@ -338,6 +342,7 @@ func TestKafkaNeverReadyFailsWithStrimzisWords(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			ns := newNamespace(t)
 			startOperator(t, ns)
 			startKubelet(t, ns, nil)

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/controllers"
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/internal/testenv"
 	"github.com/msgbench/msgbench/loadgen/control"
@@ -98,9 +99,15 @@ func (f *fakeChaosMesh) recordWorkers(ctx context.Context, ns string, o *unstruc
 	}
 }
 
+// confirmWithin30s gives Chaos Mesh 30 s, not the suite's 3 s, to confirm an impairment: the
+// fake one polls, and on a busy machine running the tests in parallel 3 s was not always enough
+// for what these tests are not about.
+func confirmWithin30s(o *controllers.Options) { o.InjectionTimeout = 30 * time.Second }
+
 func TestNetworkImpairedBeforeWorkersConnect(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
-	startOperator(t, ns)
+	startOperatorWith(t, ns, env.Config, confirmWithin30s)
 	startKubelet(t, ns, nil)
 	chaos := startFakeChaosMesh(t, ns, "injected.yaml")
 	createBenchmark(t, ns, "lte", quickWorkload+"network: {profile: lte}")
@@ -144,8 +151,9 @@ func TestNetworkImpairedBeforeWorkersConnect(t *testing.T) {
 }
 
 func TestNetworkInjectionFailureFailsTheRun(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
-	startOperator(t, ns)
+	startOperatorWith(t, ns, env.Config, confirmWithin30s)
 	startKubelet(t, ns, nil)
 	startFakeChaosMesh(t, ns, "failed-no-sch-netem.yaml")
 	createBenchmark(t, ns, "nonetem", quickWorkload+"network: {profile: 5g-sa}")
@@ -159,6 +167,7 @@ func TestNetworkInjectionFailureFailsTheRun(t *testing.T) {
 }
 
 func TestNetworkInjectionNotConfirmedInTime(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	startOperator(t, ns) // InjectionTimeout is 3 s in the suite's operator
 	startKubelet(t, ns, nil)
@@ -177,10 +186,14 @@ func TestWithoutChaosMeshOrStrimzi(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = bare.Stop() }()
 	saved := env
 	env = bare
-	defer func() { env = saved }()
+	// Stopped after the operator and the kubelet (cleanups run last-in first-out): with their
+	// watches still open, the API server took its whole 20 s stop timeout to go.
+	t.Cleanup(func() {
+		env = saved
+		_ = bare.Stop()
+	})
 	ns := newNamespace(t)
 	startOperator(t, ns)
 	startKubelet(t, ns, nil)
@@ -204,7 +217,7 @@ func TestWithoutChaosMeshOrStrimzi(t *testing.T) {
 // removes every object.
 func TestNetworkTimelineSteps(t *testing.T) {
 	ns := newNamespace(t)
-	startOperator(t, ns)
+	startOperatorWith(t, ns, env.Config, confirmWithin30s)
 	startKubelet(t, ns, nil)
 	startFakeChaosMesh(t, ns, "injected.yaml")
 	type seen struct {
@@ -357,6 +370,7 @@ func keys[V any](m map[string]V) []string {
 // connect, naming the step's field, and no NetworkChaos is created. (A step at or after
 // workload.duration is the API server's to refuse: api/v1alpha1/testdata/invalid.yaml.)
 func TestNetworkTimelineRefusedBeforeTheRun(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	startOperator(t, ns)
 	startKubelet(t, ns, nil)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,7 @@ import (
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/internal/testenv"
+	"github.com/msgbench/msgbench/loadgen/control"
 	"github.com/msgbench/msgbench/results"
 )
 
@@ -49,9 +51,15 @@ func createBenchmark(t *testing.T, ns, name, spec string) {
 	create(t, "MessagingBenchmark", ns, name, spec)
 }
 
-// create creates a msgbench object of kind from its spec's YAML.
+// create creates a msgbench object of kind from its spec's YAML. A workload (a suite's
+// template's too) that names no topicPrefix gets one of its own, namespace and name: the tests
+// run in parallel against the suite's one Mosquitto, and a subscriber of one test's run would
+// count another's messages on the default topics as its own or as foreign.
 func create(t *testing.T, kind, ns, name, spec string) {
 	t.Helper()
+	if !strings.Contains(spec, "topicPrefix") {
+		spec = strings.Replace(spec, "workload: {", "workload: {topicPrefix: "+ns+"-"+name+"-, ", 1)
+	}
 	doc := "apiVersion: msgbench.io/v1alpha1\nkind: " + kind + "\nmetadata:\n  name: " + name + "\n  namespace: " + ns + "\nspec:\n  " +
 		strings.ReplaceAll(strings.TrimSpace(spec), "\n", "\n  ") + "\n"
 	obj := &unstructured.Unstructured{}
@@ -249,6 +257,7 @@ func waitGone(t *testing.T, obj client.Object, ns, name string) {
 // TestObjectivesApartFromThePhase: a run that measured correctly but missed an objective is
 // Succeeded with ObjectivesMet False naming the objective and the value measured.
 func TestObjectivesApartFromThePhase(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	startOperator(t, ns)
 	startKubelet(t, ns, nil)
@@ -265,6 +274,7 @@ func TestObjectivesApartFromThePhase(t *testing.T) {
 }
 
 func TestObjectStoreUpload(t *testing.T) {
+	t.Parallel()
 	s3, err := testenv.StartS3("msgbench-results")
 	if err != nil {
 		t.Fatal(err)
@@ -308,6 +318,7 @@ func TestObjectStoreUpload(t *testing.T) {
 }
 
 func TestObjectStoreDownKeepsResultsInStatus(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	startOperator(t, ns)
 	startKubelet(t, ns, nil)
@@ -326,6 +337,7 @@ func TestObjectStoreDownKeepsResultsInStatus(t *testing.T) {
 }
 
 func TestWorkerPodFailureFailsTheRun(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	startOperator(t, ns)
 	startKubelet(t, ns, func(k *kubelet) { k.failWorker = 1 })
@@ -342,6 +354,7 @@ func TestWorkerPodFailureFailsTheRun(t *testing.T) {
 // TestWorkerDeletedMidRun: a worker pod deleted while the load runs (and still terminating)
 // fails the run at once, naming the worker and saying its share is gone.
 func TestWorkerDeletedMidRun(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	startOperator(t, ns)
 	startKubelet(t, ns, func(k *kubelet) { k.deleteWorker = 1 })
@@ -357,6 +370,7 @@ func TestWorkerDeletedMidRun(t *testing.T) {
 // Service not routed, DNS lagging on a busy node) keeps trying as long as the run allows, and the
 // status says which worker waits for what; spec.timeout ends the wait.
 func TestWorkerWaitsForAnUnreachableBroker(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	startOperator(t, ns)
 	startKubelet(t, ns, func(k *kubelet) { k.workerBroker = "127.0.0.1:1" })
@@ -386,8 +400,10 @@ func TestWorkerWaitsForAnUnreachableBroker(t *testing.T) {
 // envtest routes no Service, so the probe stands in for the operator pod's dial: it fails like an
 // unrouted ClusterIP until the test routes it.
 func TestWorkersStartOnceTheBrokerAnswers(t *testing.T) {
+	t.Parallel()
 	unrouted := &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}
 	t.Run("waits for the Service", func(t *testing.T) {
+		t.Parallel()
 		ns := newNamespace(t)
 		var routed atomic.Bool
 		var dialled sync.Map
@@ -426,6 +442,7 @@ func TestWorkersStartOnceTheBrokerAnswers(t *testing.T) {
 		}
 	})
 	t.Run("goes on after the grace", func(t *testing.T) {
+		t.Parallel()
 		ns := newNamespace(t)
 		startOperatorWith(t, ns, env.Config, func(o *controllers.Options) {
 			o.ProbeService = func(context.Context, string) error { return unrouted }
@@ -445,6 +462,7 @@ func TestWorkersStartOnceTheBrokerAnswers(t *testing.T) {
 // closes every connection at once) will not change its mind: the worker stays up, not ready, to
 // tell why, and the run fails with that reason instead of waiting for spec.timeout.
 func TestWorkerThatCannotConnectFailsAtOnce(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -471,6 +489,7 @@ func TestWorkerThatCannotConnectFailsAtOnce(t *testing.T) {
 }
 
 func TestBrokerNeverReadyTimesOut(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	startOperator(t, ns)
 	startKubelet(t, ns, func(k *kubelet) { k.brokerNeverReady = "ImagePullBackOff" })
@@ -487,6 +506,7 @@ func TestBrokerNeverReadyTimesOut(t *testing.T) {
 }
 
 func TestExternalBroker(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	startOperator(t, ns)
 	startKubelet(t, ns, nil)
@@ -509,6 +529,7 @@ func TestExternalBroker(t *testing.T) {
 // TestOperatorRestartMidRun stops the operator while the workers run and starts a new one: it
 // must collect the complete results from the workers, which kept them.
 func TestOperatorRestartMidRun(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	stop := startOperator(t, ns)
 	startKubelet(t, ns, nil)
@@ -521,7 +542,8 @@ func TestOperatorRestartMidRun(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	stop()
-	time.Sleep(5 * time.Second) // the run ends while no operator watches
+	// The run ends while no operator watches: every worker holds its result, uncollected.
+	waitWorkersDone(t, ns, "restart", 2, 30*time.Second)
 	startOperator(t, ns)
 	mb := waitFinished(t, ns, "restart", 60*time.Second)
 	if mb.Status.Phase != v1alpha1.PhaseSucceeded {
@@ -532,8 +554,46 @@ func TestOperatorRestartMidRun(t *testing.T) {
 	}
 }
 
+// waitWorkersDone waits until n workers of benchmark name say, through their control endpoint,
+// that their run is done.
+func waitWorkersDone(t *testing.T, ns, name string, n int, timeout time.Duration) {
+	t.Helper()
+	mb := get(t, ns, name)
+	var secret corev1.Secret
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: resources.NamesOf(mb).Control}, &secret); err != nil {
+		t.Fatal(err)
+	}
+	c := &control.Client{Token: string(secret.Data["token"])}
+	states := map[string]string{}
+	for deadline := time.Now().Add(timeout); ; time.Sleep(50 * time.Millisecond) {
+		var pods corev1.PodList
+		if err := env.Client.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels(resources.Selector(mb, v1alpha1.ComponentWorker))); err != nil {
+			t.Fatal(err)
+		}
+		done := 0
+		for _, p := range pods.Items {
+			st, _, err := c.Status(context.Background(), net.JoinHostPort(p.Status.PodIP, strconv.Itoa(int(controlPort))))
+			if err != nil {
+				states[p.Name] = err.Error()
+				continue
+			}
+			states[p.Name] = st.State
+			if st.State == control.StateDone {
+				done++
+			}
+		}
+		if done == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d workers done after %s: %v", done, n, timeout, states)
+		}
+	}
+}
+
 // TestFiftyBenchmarksAtOnce creates 50 benchmarks together: all must run and succeed.
 func TestFiftyBenchmarksAtOnce(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short")
 	}
@@ -544,7 +604,7 @@ func TestFiftyBenchmarksAtOnce(t *testing.T) {
 	for i := 0; i < n; i++ {
 		// Each benchmark would have its own broker in a cluster; here they share the suite's
 		// Mosquitto, so each gets its own topics.
-		createBenchmark(t, ns, fmt.Sprintf("many-%d", i), fmt.Sprintf("protocol: mqtt\nqos: 0\nworkload: {publishers: 1, subscribers: 1, payloadBytes: 32, rate: 20, duration: 3s, warmup: 0s, topicPrefix: many-%d-}", i))
+		createBenchmark(t, ns, fmt.Sprintf("many-%d", i), fmt.Sprintf("protocol: mqtt\nqos: 0\nworkload: {publishers: 1, subscribers: 1, payloadBytes: 32, rate: 20, duration: 1s, warmup: 0s, topicPrefix: many-%d-}", i))
 	}
 	for i := 0; i < n; i++ {
 		mb := waitFinished(t, ns, fmt.Sprintf("many-%d", i), 120*time.Second)
@@ -559,6 +619,7 @@ var _ = controllers.FieldOwner
 // TestRenderedObjectsApply applies what `msgbench render` prints for every sample to the real
 // API server (server-side apply, dry run).
 func TestRenderedObjectsApply(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	err := filepath.WalkDir(filepath.Join(testenv.RepoRoot(), "config", "samples"), func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
@@ -602,6 +663,7 @@ func TestRenderedObjectsApply(t *testing.T) {
 // operator makes a certificate for their gateway even when the spec has no tls block, and goes on. On the
 // real node such specs once panicked the reconciler (spec.tls dereferenced while nil).
 func TestQUICWithoutTLSBlockGetsACertificate(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	startOperator(t, ns)
 	for name, spec := range map[string]string{

@@ -120,6 +120,7 @@ func phaseTimes(ns, name string) func() map[v1alpha1.Phase]time.Time {
 // its worker pods — with the wide ephemeral port range 50,000 connections to one address need —
 // are admitted in a namespace enforcing the restricted Pod Security Standard.
 func TestFleetMillionManifest(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "docs", "scale.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 // phase Failed, condition Completed false, a message naming the excludes — and creates no run
 // (suite.Expand refuses it, as `msgbench run` does; #31).
 func TestSuiteThatRunsNothingFails(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	startOperator(t, ns)
 	spec := strings.Replace(suiteSpec, "repetitions: 2", "  exclude:\n  - {qos: 0}\n  - {qos: 1}\nrepetitions: 2", 1)

@@ -2,10 +2,12 @@ package controllers_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,7 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -43,12 +45,25 @@ import (
 var (
 	env    *testenv.Env
 	broker *mosquitto.Process
-	scheme = runtime.NewScheme()
+	scheme = kruntime.NewScheme()
 	// controlPort is the workers' control port; each fake pod gets its own loopback address.
 	controlPort int32
 )
 
+// minParallel is how many tests that called t.Parallel run at once unless -parallel says
+// otherwise. Their time is spent waiting — for benchmark windows, timeouts, polls, a JVM — not
+// computing, so the default of GOMAXPROCS (2 on CI) would leave the machine idle. The tests
+// whose assertions are about timing (start skew, throughput, a timeline's steps) do not call
+// t.Parallel, so they run alone before the parallel ones.
+const minParallel = 4
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		_ = flag.Set("test.parallel", strconv.Itoa(max(runtime.GOMAXPROCS(0), minParallel)))
+	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.InfoLevel)))
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = v1alpha1.AddToScheme(scheme)
@@ -145,6 +160,9 @@ type kubelet struct {
 	t  *testing.T
 	ns string
 	c  client.Client
+	// r lists the namespace's Deployments and Jobs from an informer's cache: a LIST of each
+	// every tick decoded whole under -race was a good part of the package's CPU.
+	r client.Reader
 	// brokerNeverReady keeps the broker Deployment unavailable with this waiting reason.
 	brokerNeverReady string
 	// failWorker makes the worker with this index fail once it is ready (-1: none).
@@ -172,6 +190,16 @@ func startKubelet(t *testing.T, ns string, tweak func(*kubelet)) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	k.cancel = cancel
+	informers, err := cache.New(env.Config, cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.r = informers
+	k.wg.Add(1)
+	go func() {
+		defer k.wg.Done()
+		_ = informers.Start(ctx)
+	}()
 	k.wg.Add(1)
 	go func() {
 		defer k.wg.Done()
@@ -185,13 +213,13 @@ func startKubelet(t *testing.T, ns string, tweak func(*kubelet)) {
 
 func (k *kubelet) tick(ctx context.Context) {
 	var deps appsv1.DeploymentList
-	if err := k.c.List(ctx, &deps, client.InNamespace(k.ns)); err == nil {
+	if err := k.r.List(ctx, &deps, client.InNamespace(k.ns)); err == nil {
 		for i := range deps.Items {
 			k.deployment(ctx, &deps.Items[i])
 		}
 	}
 	var jobs batchv1.JobList
-	if err := k.c.List(ctx, &jobs, client.InNamespace(k.ns)); err == nil {
+	if err := k.r.List(ctx, &jobs, client.InNamespace(k.ns)); err == nil {
 		for i := range jobs.Items {
 			k.job(ctx, &jobs.Items[i])
 		}

@@ -15,12 +15,14 @@ import (
 	"github.com/msgbench/msgbench/api/v1alpha1"
 )
 
-// suiteSpec is a 2×2 matrix (QoS × publishers) of short runs, each point twice.
+// suiteSpec is a 2×2 matrix (QoS × publishers) of short runs, each point twice. The warm-up is
+// short, not 0s: the operator's children are typed objects, and a zero warm-up is left out of
+// them (omitzero) and defaulted to 5 s by the API server.
 const suiteSpec = `
 template:
   protocol: mqtt
   workers: {replicas: 1}
-  workload: {subscribers: 1, topics: 1, payloadBytes: 32, rate: 50, duration: 1s, warmup: 0s}
+  workload: {subscribers: 1, topics: 1, payloadBytes: 32, rate: 50, duration: 1s, warmup: 500ms}
 matrix:
   axes:
   - field: qos
@@ -113,6 +115,7 @@ func waitSuite(t *testing.T, ns, name string, timeout time.Duration) *v1alpha1.M
 // (TestExpand); here each run costs seconds of operator and worker time, and a second axis
 // doubled them (8 runs) to show the same one-at-a-time schedule.
 func TestSuiteRunsOneAtATime(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	startOperator(t, ns)
 	startKubelet(t, ns, nil)
@@ -151,6 +154,7 @@ func TestSuiteRunsOneAtATime(t *testing.T) {
 // operator stopped mid-suite and started again repeats no finished run and loses none; an
 // objective missed is the verdict, apart from the phase.
 func TestSuiteGoesOnAfterAFailedRunAndResumes(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	stop := startOperator(t, ns)
 	startKubelet(t, ns, func(k *kubelet) { k.failBenchmark = "-publishers2-" })
@@ -190,6 +194,7 @@ func TestSuiteGoesOnAfterAFailedRunAndResumes(t *testing.T) {
 // TestSuiteConcurrency: with concurrency 2 at most two runs are unfinished at once, and each
 // run's result carries the ConcurrentRuns caveat.
 func TestSuiteConcurrency(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	startOperator(t, ns)
 	startKubelet(t, ns, nil)
