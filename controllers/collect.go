@@ -25,7 +25,7 @@ import (
 	"github.com/msgbench/msgbench/internal/version"
 	"github.com/msgbench/msgbench/loadgen/control"
 	"github.com/msgbench/msgbench/results"
-	"github.com/msgbench/msgbench/results/objectives"
+	"github.com/msgbench/msgbench/results/complete"
 	"github.com/msgbench/msgbench/results/store"
 	"github.com/msgbench/msgbench/suite"
 )
@@ -74,31 +74,26 @@ func (r *Reconciler) collect(ctx context.Context, st *run) (bool, error) {
 		return false, errors.Join(errs...)
 	}
 	fetched := time.Since(began)
-	merged, err := results.Merge(parts)
+	run := complete.Run{
+		Mode:     "kubernetes",
+		Timeline: timelineMarks(mb),
+		Environment: func(e *results.Environment) {
+			if e.MsgbenchVersion == "" { // the workers' build is what measured
+				e.MsgbenchVersion = version.Version
+			}
+			e.Broker, e.Host = r.brokerDescription(mb), ""
+		},
+		Caveats: func(*results.Result) []results.Caveat { return concurrentCaveat(mb) },
+	}
+	if st.plan != nil && st.plan.Network.Impaired {
+		// The workers measure through the link; the numbers Chaos Mesh was given are the operator's.
+		run.Network = st.plan.Network.Describe("Chaos Mesh NetworkChaos")
+	}
+	merged, err := complete.Complete(parts, run)
 	if err != nil {
-		return false, fail("merging the workers' results: %v", err)
+		return false, fail("%v", err)
 	}
 	merged.Name = mb.Name
-	merged.Environment.Mode = "kubernetes"
-	if merged.Environment.MsgbenchVersion == "" { // the workers' build is what measured
-		merged.Environment.MsgbenchVersion = version.Version
-	}
-	merged.Environment.Broker = r.brokerDescription(mb)
-	merged.Environment.Host = ""
-	if st.plan != nil && st.plan.Network.Impaired && merged.Network == nil {
-		// The workers measure through the link; the numbers Chaos Mesh was given are the operator's.
-		merged.Network = st.plan.Network.Describe("Chaos Mesh NetworkChaos")
-	}
-	if marks := timelineMarks(mb); marks != nil {
-		merged.SetNetworkTimeline(marks)
-	}
-	if n := mb.Annotations[suite.AnnotationConcurrent]; n != "" {
-		merged.AddCaveat(results.Caveat{Type: results.CaveatConcurrentRuns, Message: fmt.Sprintf(
-			"up to %s runs of suite %s measured at once (its spec.concurrency): another run may have shared this run's nodes", n, mb.Labels[v1alpha1.LabelSuite])})
-	}
-	if err := objectives.Apply(merged); err != nil {
-		return false, fail("spec.objectives: %v", err)
-	}
 	mb.Status.Summary = policy.Summarize(merged)
 	for _, c := range policy.MeasurementConditions(merged) {
 		r.setCondition(st, c.Type, c.Status, c.Reason, c.Message)
@@ -122,6 +117,17 @@ func (r *Reconciler) collect(ctx context.Context, st *run) (bool, error) {
 	}
 	st.phase, st.waiting = v1alpha1.PhaseSucceeded, ""
 	return true, nil
+}
+
+// concurrentCaveat says that other runs of the benchmark's suite may have measured at the same
+// time (the suite's spec.concurrency), on the same nodes.
+func concurrentCaveat(mb *v1alpha1.MessagingBenchmark) []results.Caveat {
+	n := mb.Annotations[suite.AnnotationConcurrent]
+	if n == "" {
+		return nil
+	}
+	return []results.Caveat{{Type: results.CaveatConcurrentRuns, Message: fmt.Sprintf(
+		"up to %s runs of suite %s measured at once (its spec.concurrency): another run may have shared this run's nodes", n, mb.Labels[v1alpha1.LabelSuite])}}
 }
 
 // collectedMessage is the Completed condition's message: how many workers, and how closely

@@ -28,7 +28,7 @@ import (
 	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/plan"
 	"github.com/msgbench/msgbench/results"
-	"github.com/msgbench/msgbench/results/objectives"
+	"github.com/msgbench/msgbench/results/complete"
 )
 
 // Options of a local run.
@@ -209,40 +209,29 @@ func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
 	if err := errors.Join(append(errs, timelineErr)...); err != nil {
 		return nil, err
 	}
-	merged, err := results.Merge(parts)
-	if err != nil {
-		return nil, err
-	}
-	// In-process workers share one process: its CPU was counted by each of them.
-	merged.Resources.LoadgenCPUSeconds = parts[0].Resources.LoadgenCPUSeconds
-	for _, p := range parts[1:] {
-		merged.Resources.LoadgenCPUSeconds = max(merged.Resources.LoadgenCPUSeconds, p.Resources.LoadgenCPUSeconds)
-	}
 	// merged.Environment is r.env as the workers completed it: the machine, the build, the
-	// protocol as spoken and the TLS their handshakes negotiated.
-	return r.finish(merged, *marks)
+	// protocol as spoken and the TLS their handshakes negotiated. In-process workers share one
+	// process: its CPU was counted by each of them.
+	run := r.completion(*marks)
+	run.SharedProcess = true
+	return complete.Complete(parts, run)
 }
 
-// finish adds to the workers' merged result what the run itself measured — the network
-// timeline as applied, the radio states, the link's packets, the path's caveats — and applies
-// spec.objectives.
-func (r *runner) finish(merged *results.Result, marks []results.NetworkStepMark) (*results.Result, error) {
+// completion is what the run itself measured beside its workers — the network timeline as
+// applied, the radio states, the link's packets, the path's caveats — for the one completion
+// pipeline (merge, judge, caveats, objectives) the operator shares.
+func (r *runner) completion(marks []results.NetworkStepMark) complete.Run {
+	run := complete.Run{Caveats: r.net.pathCaveats}
 	if len(r.net.timeline) > 0 {
-		merged.SetNetworkTimeline(marks)
+		run.Timeline = marks
 	}
 	if r.net.radio != nil {
-		merged.SetNetworkRadio(r.net.radio())
+		run.Radio = r.net.radio()
 	}
 	if r.net.packets != nil {
-		merged.SetNetworkPackets(r.net.packets())
+		run.Packets = r.net.packets()
 	}
-	for _, c := range r.net.pathCaveats(merged) {
-		merged.AddCaveat(c)
-	}
-	if err := objectives.Apply(merged); err != nil {
-		return nil, err
-	}
-	return merged, nil
+	return run
 }
 
 // register adds c to the run's metrics, replacing one with the same labels (a run of the same

@@ -24,6 +24,7 @@ import (
 	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/loadgen/control"
 	"github.com/msgbench/msgbench/results"
+	"github.com/msgbench/msgbench/results/complete"
 )
 
 // workerProc is one worker process of a local run: `msgbench loadgen --control-fd 3`, driven
@@ -133,18 +134,15 @@ func (r *runner) runWorkerProcesses(ctx context.Context) (*results.Result, error
 	}
 	_ = eachWorker(ws, func(w *workerProc) error { return c.Exit(ctx, w.addr) })
 	r.workerGrace = 5 * time.Second // then the teardown kills any that missed it
-	merged, err := results.Merge(parts)
-	if err != nil {
-		return nil, err
+	// The workers know their clients' side; the run knows the rest. Resources: Merge sums the
+	// processes' CPU and keeps the largest worker's peak memory.
+	run := r.completion(*marks)
+	run.Network = r.net.applied()
+	run.Environment = func(e *results.Environment) {
+		e.Mode, e.Host = r.env.Mode, r.env.Host
+		e.Broker, e.Gateway = r.env.Broker, r.env.Gateway
 	}
-	// The workers know their clients' side; the run knows the rest.
-	merged.Environment.Mode, merged.Environment.Host = r.env.Mode, r.env.Host
-	merged.Environment.Broker, merged.Environment.Gateway = r.env.Broker, r.env.Gateway
-	if merged.Network == nil {
-		merged.Network = r.net.applied()
-	}
-	// Resources: Merge sums the processes' CPU and keeps the largest worker's peak memory.
-	return r.finish(merged, *marks)
+	return complete.Complete(parts, run)
 }
 
 // startWorkerProcesses starts n worker processes where the clients dial from, each serving the
