@@ -57,6 +57,20 @@ type Group struct {
 	Publishers  int32
 	Subscribers int32
 	Topics      int32
+
+	// What every driver reads: the payload size (spec.workload.payloadBytes), the topics' names
+	// (TopicName: spec.workload.topicPrefix) and the clients' TLS settings.
+	PayloadBytes int32
+	TopicPrefix  string
+	TLS          TLSOptions
+	// The group's protocol options (options.go), defaulted and checked: MQTT for mqtt and
+	// mqtt-quic, MQTTSN, HTTP and Kafka for theirs; QUICTransport when QUIC() holds. The options
+	// of the protocols the group does not speak are nil.
+	MQTT          *MQTTOptions
+	MQTTSN        *MQTTSNOptions
+	HTTP          *HTTPOptions
+	QUICTransport *QUICOptions
+	Kafka         *KafkaOptions
 }
 
 // QUIC reports whether the group's clients talk over QUIC (UDP), whose handshake needs a
@@ -81,6 +95,11 @@ func Compile(spec *v1alpha1.MessagingBenchmarkSpec, target Target) (*Plan, error
 	var err error
 	if p.Network, err = compileNetwork(spec, target); err != nil {
 		return nil, err
+	}
+	for i := range p.Groups {
+		if err := compileOptions(spec, &p.Groups[i]); err != nil {
+			return nil, err
+		}
 	}
 	if target == Local {
 		for _, g := range p.Groups {
