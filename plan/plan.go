@@ -2,8 +2,7 @@
 // msgbench read: the network resolved (base link per direction, timeline steps, radio, round
 // trip), the rules that go beyond the CRD's schema and CEL checked, and the run's clients as a
 // list of groups (today's flat spec compiles to one group). A part takes its typed share of the
-// plan instead of reading and resolving the raw spec again (docs/architecture.md, "The run
-// plan").
+// plan instead of reading and resolving the raw spec again (docs/plan.md).
 //
 // Compile is a pure function: the same spec and target always give the same plan or the same
 // error, and an error names the field.
