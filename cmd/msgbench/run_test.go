@@ -13,8 +13,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -73,13 +75,13 @@ func TestEverySampleRunsLocally(t *testing.T) {
 	for _, f := range studies {
 		files = append(files, studyPoints(t, f, os.Getenv("MSGBENCH_ALL_SAMPLES") != "")...)
 	}
-	out := t.TempDir()
 	ran := 0
 	// The samples the API server refuses by design must run here.
 	localOnly := map[string]bool{}
 	for name := range testenv.LocalOnlySamples {
 		localOnly[name] = true
 	}
+	var runs []sampleRun
 	for _, f := range files {
 		if data, err := os.ReadFile(f); err == nil && manifest.Kind(data) == "MessagingBenchmarkSuite" {
 			continue // a suite beside the samples (broker-comparison.yaml): TestSuiteSamples
@@ -97,91 +99,150 @@ func TestEverySampleRunsLocally(t *testing.T) {
 		if strings.HasPrefix(rel, "..") { // a study suite's point, written out by studyPoints
 			rel = "studies/" + filepath.Base(f)
 		}
-		t.Run(rel, func(t *testing.T) {
-			// A hang fails this run with spec.timeout's message, not the whole package at go
-			// test's deadline.
-			args := []string{"run", "-f", f, "--out", out, "-q", "--set", "timeout=5m"}
-			w := mb.Spec.Workload
-			switch {
-			case w.Messages > 0 && mb.Spec.Impaired():
-				// Study 2 on NB-IoT (60/30 kbit/s): one message a publisher, and its one-a-second connect
-				// ramp kept, since QUIC handshakes started together queue behind each other on
-				// the slow downlink until their timers give up. At most two publishers, subscribers
-				// and topics: each handshake takes seconds on that downlink (5 + 5 clients took
-				// 45 s to connect, 2 + 2 take 13 s), and two of each still fan in and out.
-				for field, n := range map[string]int32{"publishers": w.Publishers, "subscribers": w.Subscribers, "topics": w.Topics} {
-					if n > 2 {
-						args = append(args, "--set", "workload."+field+"=2")
-					}
-				}
-				args = append(args, "--set", "workload.messages="+strconv.Itoa(int(min(w.Messages, int64(min(w.Publishers, 2))))))
-			case w.Messages > 0:
-				args = append(args, "--set", "workload.messages="+strconv.Itoa(int(min(w.Messages, 40))))
-			case mb.Spec.Impaired():
-				// Long links (NB-IoT: 600 ms RTT) take seconds to connect before publishing; short
-				// ones (wifi, lte, 5g: RTT up to 100 ms) connect in a few hundred ms, and 3 s of
-				// warm-up there was 2 s of waiting. Timelines and radio states keep 3 s: their
-				// steps are timed from the start.
-				args = append(args, "--set", "workload.warmup="+warmupFor(t, mb).String(), "--set", "workload.duration=2s")
-			case w.DutyCycle != nil: // a wake of every device, then the next
-				args = append(args, "--set", "workload.warmup=0s", "--set", "workload.duration="+(w.DutyCycle.Period.Duration+time.Second/2).String())
-			case w.ReconnectStorm != nil: // the storm inside the shortened run
-				args = append(args, "--set", "workload.warmup=500ms", "--set", "workload.duration=2s", "--set", "workload.reconnectStorm.at=1s")
-			default:
-				args = append(args, "--set", "workload.warmup=200ms", "--set", "workload.duration=1s")
-			}
-			if n := mb.Spec.Workload.Subscribers; n > 100 {
-				// study 3's 1,000 clients stay in the study; a quick run keeps the shape with fewer
-				args = append(args, "--set", "workload.subscribers=100")
-			}
-			if os := mb.Spec.Results.ObjectStore; os != nil && strings.HasPrefix(os.URL, "s3://") {
-				// The sample's endpoint is a cluster Service, refused locally: a local S3 server
-				// with the sample's bucket stands in, and the upload must succeed.
-				bucket, _, _ := strings.Cut(strings.TrimPrefix(os.URL, "s3://"), "/")
-				s3 := localS3(t, bucket)
-				args = append(args, "--set", "results.objectStore.endpoint="+s3.Endpoint)
-			}
-			switch {
-			case lossyRetransmitting(t, mb) && mb.Spec.Workload.Rate > 0 && mb.Spec.Workload.Messages == 0:
-				// On a lossy link a QoS 1/2 sender waits out a retransmission timer for each lost
-				// packet (cell-edge: 1 s on a 120 ms link), so within this test's 2 s window one
-				// loss near its end leaves a publisher's next messages unsent and the open-loop
-				// rate "not sustained" — a true verdict, in roughly a third of the runs (CI saw it).
-				// The sample's point here, nothing lost through the retransmissions, holds in a
-				// closed loop, which has no schedule to miss.
-				args = append(args, "--set", "workload.rate=0")
-			case w.DutyCycle != nil:
-				// the duty cycle sets the rate (workload.rate is refused with it)
-			case mb.Spec.Impaired() && mb.Spec.Workload.Rate > 0:
-				// the sample's rate is what its link carries; more would be refused as not sustained
-			case mb.Spec.Workload.Rate > 0 || mb.Spec.Workload.Messages == 0:
-				// At most 500 msg/s: with this quick run's 200 ms warm-up a JVM broker is still
-				// cold (broker-artemis at its 2,000 msg/s QoS 2 sent 961 of 2,000 in CI, Failed
-				// now that a slow acknowledgement no longer widens the unsent allowance); the
-				// sample's own rate is for its own 5 s warm-up.
-				args = append(args, "--set", "workload.rate="+strconv.Itoa(int(min(max(mb.Spec.Workload.Rate, 50), 500))))
-			}
-			stdout, err := msgbench(t, args...)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, stdout)
-			}
-			r, err := results.ReadFile(filepath.Join(out, mb.Name, "latest", "result.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkSanity(t, r)
-			if _, err := os.Stat(filepath.Join(out, mb.Name, "latest", "report.html")); err != nil {
-				t.Error(err)
-			}
-		})
+		runs = append(runs, sampleRun{name: rel, file: f, mb: mb, args: quickArgs(t, f, mb), weight: sampleWeight(mb)})
 		ran++
 		delete(localOnly, filepath.Base(f))
 	}
+	// The runs go side by side, each a process of its own (msgbenchProcess: a run's guardian is
+	// one per process), most of them waiting on their schedule, warm-up or emulated link rather
+	// than computing: at most 4 weights at a time, a JVM broker (Kafka, RabbitMQ, Artemis)
+	// weighing 2, and the heaviest and longest started first. One after another they took over
+	// 300 s of the package's time.
+	sort.SliceStable(runs, func(i, j int) bool {
+		if runs[i].weight != runs[j].weight {
+			return runs[i].weight > runs[j].weight
+		}
+		return runs[i].mb.Spec.Impaired() && !runs[j].mb.Spec.Impaired() // seconds of connecting and warm-up
+	})
+	sem := newWeighted(4)
+	var wg sync.WaitGroup
+	for _, sr := range runs {
+		sem.acquire(sr.weight)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer sem.release(sr.weight)
+			t.Run(sr.name, sr.run)
+		}()
+	}
+	wg.Wait()
 	for name := range localOnly {
 		t.Errorf("%s is local-only (internal/testenv.LocalOnlySamples) but did not run here", name)
 	}
 	if ran < 5 {
 		t.Errorf("only %d samples ran", ran)
+	}
+}
+
+// sampleRun is one run of TestEverySampleRunsLocally.
+type sampleRun struct {
+	name, file string
+	mb         *v1alpha1.MessagingBenchmark
+	args       []string // after "run -f file --out dir"
+	weight     int
+}
+
+// sampleWeight is how much of the machine a sample's run takes: a JVM broker booting (Kafka,
+// RabbitMQ, Artemis) keeps both cores busy for seconds; a run on Mosquitto or behind an emulated
+// link mostly waits.
+func sampleWeight(mb *v1alpha1.MessagingBenchmark) int {
+	switch {
+	case mb.Spec.Protocol == v1alpha1.ProtocolKafka, mb.Spec.Broker.Type == v1alpha1.BrokerRabbitMQ, mb.Spec.Broker.Type == v1alpha1.BrokerArtemis:
+		return 2
+	}
+	return 1
+}
+
+// quickArgs are the overrides that make sample f a quick run, the sample's point kept.
+func quickArgs(t *testing.T, f string, mb *v1alpha1.MessagingBenchmark) []string {
+	t.Helper()
+	// A hang fails this run with spec.timeout's message, not the whole package at go
+	// test's deadline.
+	args := []string{"-q", "--set", "timeout=5m"}
+	w := mb.Spec.Workload
+	switch {
+	case w.Messages > 0 && mb.Spec.Impaired():
+		// Study 2 on NB-IoT (60/30 kbit/s): one message a publisher, and its one-a-second connect
+		// ramp kept, since QUIC handshakes started together queue behind each other on
+		// the slow downlink until their timers give up. At most two publishers, subscribers
+		// and topics: each handshake takes seconds on that downlink (5 + 5 clients took
+		// 45 s to connect, 2 + 2 take 13 s), and two of each still fan in and out.
+		for field, n := range map[string]int32{"publishers": w.Publishers, "subscribers": w.Subscribers, "topics": w.Topics} {
+			if n > 2 {
+				args = append(args, "--set", "workload."+field+"=2")
+			}
+		}
+		args = append(args, "--set", "workload.messages="+strconv.Itoa(int(min(w.Messages, int64(min(w.Publishers, 2))))))
+	case w.Messages > 0:
+		args = append(args, "--set", "workload.messages="+strconv.Itoa(int(min(w.Messages, 40))))
+	case mb.Spec.Impaired():
+		// Long links (NB-IoT: 600 ms RTT) take seconds to connect before publishing; short
+		// ones (wifi, lte, 5g: RTT up to 100 ms) connect in a few hundred ms, and 3 s of
+		// warm-up there was 2 s of waiting. Timelines and radio states keep 3 s: their
+		// steps are timed from the start.
+		args = append(args, "--set", "workload.warmup="+warmupFor(t, mb).String(), "--set", "workload.duration=2s")
+	case w.DutyCycle != nil: // a wake of every device, then the next
+		args = append(args, "--set", "workload.warmup=0s", "--set", "workload.duration="+(w.DutyCycle.Period.Duration+time.Second/2).String())
+	case w.ReconnectStorm != nil: // the storm inside the shortened run
+		args = append(args, "--set", "workload.warmup=500ms", "--set", "workload.duration=2s", "--set", "workload.reconnectStorm.at=1s")
+	default:
+		args = append(args, "--set", "workload.warmup=200ms", "--set", "workload.duration=1s")
+	}
+	if n := mb.Spec.Workload.Subscribers; n > 100 {
+		// study 3's 1,000 clients stay in the study; a quick run keeps the shape with fewer
+		args = append(args, "--set", "workload.subscribers=100")
+	}
+	switch {
+	case lossyRetransmitting(t, mb) && mb.Spec.Workload.Rate > 0 && mb.Spec.Workload.Messages == 0:
+		// On a lossy link a QoS 1/2 sender waits out a retransmission timer for each lost
+		// packet (cell-edge: 1 s on a 120 ms link), so within this test's 2 s window one
+		// loss near its end leaves a publisher's next messages unsent and the open-loop
+		// rate "not sustained" — a true verdict, in roughly a third of the runs (CI saw it).
+		// The sample's point here, nothing lost through the retransmissions, holds in a
+		// closed loop, which has no schedule to miss.
+		args = append(args, "--set", "workload.rate=0")
+	case w.DutyCycle != nil:
+		// the duty cycle sets the rate (workload.rate is refused with it)
+	case mb.Spec.Impaired() && mb.Spec.Workload.Rate > 0:
+		// the sample's rate is what its link carries; more would be refused as not sustained
+	case mb.Spec.Workload.Rate > 0 || mb.Spec.Workload.Messages == 0:
+		// At most 500 msg/s: with this quick run's 200 ms warm-up a JVM broker is still
+		// cold (broker-artemis at its 2,000 msg/s QoS 2 sent 961 of 2,000 in CI, Failed
+		// now that a slow acknowledgement no longer widens the unsent allowance); the
+		// sample's own rate is for its own 5 s warm-up.
+		args = append(args, "--set", "workload.rate="+strconv.Itoa(int(min(max(mb.Spec.Workload.Rate, 50), 500))))
+	}
+	return args
+}
+
+// run runs the sample through `msgbench run` and checks its result.
+func (sr sampleRun) run(t *testing.T) {
+	out := t.TempDir()
+	args := append([]string{"run", "-f", sr.file, "--out", out}, sr.args...)
+	var env []string
+	if os := sr.mb.Spec.Results.ObjectStore; os != nil && strings.HasPrefix(os.URL, "s3://") {
+		// The sample's endpoint is a cluster Service, refused locally: a local S3 server
+		// with the sample's bucket stands in, and the upload must succeed.
+		bucket, _, _ := strings.Cut(strings.TrimPrefix(os.URL, "s3://"), "/")
+		s3 := startS3(t, bucket)
+		args = append(args, "--set", "results.objectStore.endpoint="+s3.Endpoint)
+		env = s3Env(s3)
+	}
+	// Past spec.timeout (5 m) the run ends itself; this is for a run that cannot.
+	output, err := msgbenchProcess(t, 6*time.Minute, env, args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, output)
+	}
+	r, err := results.ReadFile(filepath.Join(out, sr.mb.Name, "latest", "result.json"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, output)
+	}
+	checkSanity(t, r)
+	if _, err := os.Stat(filepath.Join(out, sr.mb.Name, "latest", "report.html")); err != nil {
+		t.Error(err)
+	}
+	if t.Failed() {
+		t.Logf("msgbench's output:\n%s", output)
 	}
 }
 
@@ -563,12 +624,26 @@ func TestReportBaselineCatchesASlowerBroker(t *testing.T) {
 // variables (read by msgbench run) at it.
 func localS3(t *testing.T, bucket string) *testenv.S3 {
 	t.Helper()
+	s3 := startS3(t, bucket)
+	for _, kv := range s3Env(s3) {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	return s3
+}
+
+// startS3 starts a local S3 server with bucket for one test.
+func startS3(t *testing.T, bucket string) *testenv.S3 {
+	t.Helper()
 	s3, err := testenv.StartS3(bucket)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s3.Stop() })
-	t.Setenv("AWS_ACCESS_KEY_ID", s3.AccessKeyID)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", s3.SecretAccessKey)
 	return s3
+}
+
+// s3Env is the environment that gives msgbench run the credentials of s3.
+func s3Env(s3 *testenv.S3) []string {
+	return []string{"AWS_ACCESS_KEY_ID=" + s3.AccessKeyID, "AWS_SECRET_ACCESS_KEY=" + s3.SecretAccessKey}
 }
