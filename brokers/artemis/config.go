@@ -87,7 +87,7 @@ type Config struct {
 
 // ManagedKeys are spec.broker.config keys msgbench sets itself, with why; a key ending in "*"
 // stands for every key with that prefix. api/v1alpha1 refuses them at admission with the same
-// list (keep both in step).
+// list (brokers/caps's TestAdmissionRulesListTheGoTables holds the two equal).
 var ManagedKeys = map[string]string{
 	"acceptors":                   "msgbench opens the acceptors the benchmark needs",
 	"connectors":                  "msgbench opens the acceptors the benchmark needs",

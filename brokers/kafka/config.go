@@ -23,6 +23,16 @@ const MetadataVersion = "4.3-IV0"
 // 1 MiB would refuse the larger payloads a benchmark may ask for.
 const MaxMessageBytes = 16<<20 + 64<<10
 
+// ManagedPrefixes are the keys (exact, or ending in '.': a prefix) spec.broker.config cannot
+// set, the list api/v1alpha1's admission rule repeats (brokers/caps holds the two equal).
+func ManagedPrefixes() []string {
+	out := make([]string, 0, len(managedPrefixes))
+	for k := range managedPrefixes {
+		out = append(out, k)
+	}
+	return out
+}
+
 // managedPrefixes are broker settings msgbench decides; spec.broker.config cannot change them
 // without breaking the benchmark (they are the keys Strimzi also refuses to pass through).
 var managedPrefixes = map[string]string{
