@@ -604,7 +604,7 @@ func TestFiftyBenchmarksAtOnce(t *testing.T) {
 	for i := 0; i < n; i++ {
 		// Each benchmark would have its own broker in a cluster; here they share the suite's
 		// Mosquitto, so each gets its own topics.
-		createBenchmark(t, ns, fmt.Sprintf("many-%d", i), fmt.Sprintf("protocol: mqtt\nqos: 0\nworkload: {publishers: 1, subscribers: 1, payloadBytes: 32, rate: 20, duration: 1s, warmup: 0s, topicPrefix: many-%d-}", i))
+		createBenchmark(t, ns, fmt.Sprintf("many-%d", i), fmt.Sprintf("protocol: mqtt\nqos: 0\nworkload: {publishers: 1, subscribers: 1, payloadBytes: 32, rate: 20, duration: 3s, warmup: 0s, topicPrefix: many-%d-}", i))
 	}
 	for i := 0; i < n; i++ {
 		mb := waitFinished(t, ns, fmt.Sprintf("many-%d", i), 120*time.Second)
