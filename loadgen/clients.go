@@ -231,18 +231,13 @@ func (p *publisher) connect(ctx context.Context, connected func()) {
 // puts in the measured window is either sent or counted unsent.
 func (p *publisher) run(ctx context.Context) error {
 	r := p.r
-	rate := float64(r.spec.Workload.Rate)
-	openLoop := rate > 0
-	var interval float64 // ns between this publisher's messages
-	if openLoop {
-		interval = float64(r.plan.TotalPublishers) * 1e9 / rate
-	}
-	start := r.churn.t0 + int64(p.phase*interval)
+	sch := newSchedule(float64(r.spec.Workload.Rate), r.plan.TotalPublishers, r.churn.t0, p.phase, p.plan.Quota)
+	openLoop := sch.openLoop
 	window := r.window.Load()
 	if p.sess == nil {
 		p.endedAt = r.now()
-		if openLoop && r.end > 0 {
-			p.unsent = scheduledIn(start, interval, window, r.end, p.plan.Quota)
+		if r.end > 0 {
+			p.unsent = sch.in(window, r.end)
 		}
 		err := p.connectErr
 		if err == nil {
@@ -263,18 +258,18 @@ func (p *publisher) run(ctx context.Context) error {
 	// unsent: with an error, or when the window closed while the publisher was behind.
 	defer func() {
 		if openLoop && r.end > 0 {
-			p.unsent = max(0, scheduledIn(start, interval, window, r.end, p.plan.Quota)-p.measured.Load())
+			p.unsent = max(0, sch.in(window, r.end)-p.measured.Load())
 		}
 	}()
 	p.endedAt = r.end // unless it fails (failed sets it) or runs on quota
 	var k int64
 	for ; ; k++ {
-		if p.plan.Quota > 0 && k >= p.plan.Quota {
+		if sch.done(k) {
 			break
 		}
 		var intended int64
 		if openLoop {
-			intended = start + int64(float64(k)*interval)
+			intended = sch.at(k)
 			if r.end > 0 && intended >= r.end {
 				break
 			}
@@ -361,6 +356,43 @@ func (p *publisher) run(ctx context.Context) error {
 		p.endedAt = r.now()
 	}
 	return nil
+}
+
+// schedule is when a publisher sends: in an open loop message k is due at start + k·interval
+// (interval: the publishers share the rate; start: the run's start at the publisher's phase, a
+// fraction of one interval, so that they do not all fire in the same microsecond), whenever it
+// gets there; in a closed loop (rate 0) as soon as its inflight window allows. A quota
+// (workload.messages) ends either after that many messages.
+type schedule struct {
+	openLoop bool
+	start    int64   // engine time message 0 is due (open loop)
+	interval float64 // ns between this publisher's messages (open loop)
+	quota    int64   // 0: until the window ends
+}
+
+// newSchedule is the schedule of one of publishers sharing rate msg/s (0: closed loop), whose
+// run starts at t0.
+func newSchedule(rate float64, publishers int, t0 int64, phase float64, quota int64) schedule {
+	s := schedule{openLoop: rate > 0, start: t0, quota: quota}
+	if s.openLoop {
+		s.interval = float64(publishers) * 1e9 / rate
+		s.start += int64(phase * s.interval)
+	}
+	return s
+}
+
+// at is when open-loop message k is due.
+func (s schedule) at(k int64) int64 { return s.start + int64(float64(k)*s.interval) }
+
+// done says whether message k is past the quota.
+func (s schedule) done(k int64) bool { return s.quota > 0 && k >= s.quota }
+
+// in counts the open-loop messages due in [from, to); a closed loop has no due times (0).
+func (s schedule) in(from, to int64) int64 {
+	if !s.openLoop {
+		return 0
+	}
+	return scheduledIn(s.start, s.interval, from, to, s.quota)
 }
 
 // scheduledIn counts the open-loop sends k = 0, 1, … (at most quota when quota > 0) whose
