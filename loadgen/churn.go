@@ -11,6 +11,7 @@ import (
 
 	"github.com/msgbench/msgbench/internal/wire"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/plan"
 	"github.com/msgbench/msgbench/results"
 )
 
@@ -414,7 +415,7 @@ func (s *subscriber) reconnect(ctx context.Context) error {
 	c := drivers.Client{ID: r.clientID("s", s.plan.Index), Role: drivers.Subscriber, Topic: r.spec.Workload.TopicName(s.plan.Topic), TopicIndex: s.plan.Topic}
 	s.sessStart.Store(r.now())
 	// only a kept session has a queue (a clean one's late deliveries are late publishes)
-	s.resumed.Store(!r.spec.MQTT.CleanSessionOrDefault() && r.spec.QoS >= 1)
+	s.resumed.Store(r.group().PersistentSession())
 	sess, err := r.timedConnect(ctx, c, s, &s.dial)
 	if err != nil {
 		return err
@@ -453,7 +454,7 @@ func (p *publisher) rejoin(ctx context.Context, old drivers.Session, k int64, re
 	p.live.Store(&sess)
 	p.rejoinedOnce = true
 	var n int64
-	if r.spec.QoS > 0 {
+	if r.group().QoS > 0 {
 		n = max(0, min(p.sessPublished-p.sessCompleted.Load(), k, int64(len(p.intended))-1))
 	}
 	p.sessPublished = 0
@@ -525,7 +526,7 @@ func (r *run) churnResult(hists map[string]*hdrhistogram.Histogram, lost *int64)
 			Dropped: st.dropped.Load(), Reconnected: st.reconnected.Load(), NotBack: st.notBack.Load(),
 			FailedAttempts: st.failed.Load(), Retries: st.retries.Load(),
 			InFlightAtDrop: st.inFlight.Load(), Resent: st.resent.Load(),
-			PersistentSessions: !r.spec.MQTT.CleanSessionOrDefault() && r.spec.QoS >= 1,
+			PersistentSessions: r.group().PersistentSession(),
 		}
 		if lost != nil {
 			s.LostAtDrop = *lost
@@ -547,3 +548,7 @@ func (r *run) churnResult(hists map[string]*hdrhistogram.Histogram, lost *int64)
 	c.mu.Unlock()
 	return out
 }
+
+// group is the run's one group, a flat spec's: every client of the run is in it until a run
+// has several (then each client's group).
+func (r *run) group() *plan.Group { return &r.compiled.Groups[0] }

@@ -186,7 +186,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		o.Monitor.rec.Store(r.rec)
 	}
 	o.Monitor.setPhase(PhaseConnecting)
-	drv, err := drivers.New(string(spec.Protocol), drivers.Config{Spec: spec, Address: o.Address, TLS: o.TLS, Dial: o.Dial, Now: r.now})
+	drv, err := drivers.New(string(r.group().Protocol), drivers.Config{Group: r.group(), Address: o.Address, TLS: o.TLS, Dial: o.Dial, Now: r.now})
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,7 @@ import (
 	_ "github.com/msgbench/msgbench/loadgen/drivers/all"
 	kafkadrv "github.com/msgbench/msgbench/loadgen/drivers/kafka"
 	"github.com/msgbench/msgbench/netem"
+	runplan "github.com/msgbench/msgbench/plan"
 )
 
 // option is one value of an axis: --set overrides (paths relative to spec).
@@ -230,15 +231,20 @@ func afterAdmission(mb *v1alpha1.MessagingBenchmark) []error {
 	w := &spec.Workload
 
 	// The worker: its driver, its share of the workload, each client's topic.
-	cfg := drivers.Config{Spec: spec, Address: "127.0.0.1:1", Now: func() int64 { return 0 }}
-	if spec.GatewayTLS() || spec.BrokerTLS() {
-		cfg.TLS = &tls.Config{}
-	}
-	_, err := drivers.New(string(spec.Protocol), cfg)
-	fail("worker drivers.New", err)
-	if spec.Protocol == v1alpha1.ProtocolKafka {
-		_, err := kafkadrv.ProducerOpts(spec)
-		fail("worker kafka.ProducerOpts", err)
+	compiled, err := runplan.Compile(spec, runplan.Admitted)
+	fail("worker plan.Compile", err)
+	if err == nil {
+		g := &compiled.Groups[0]
+		cfg := drivers.Config{Group: g, Address: "127.0.0.1:1", Now: func() int64 { return 0 }}
+		if spec.GatewayTLS() || spec.BrokerTLS() {
+			cfg.TLS = &tls.Config{}
+		}
+		_, err := drivers.New(string(g.Protocol), cfg)
+		fail("worker drivers.New", err)
+		if g.Protocol == v1alpha1.ProtocolKafka {
+			_, err := kafkadrv.ProducerOpts(g)
+			fail("worker kafka.ProducerOpts", err)
+		}
 	}
 	workers := int(spec.Workers.Replicas)
 	for i := range workers {

@@ -3,8 +3,6 @@ package drivers
 import (
 	"crypto/tls"
 	"sync"
-
-	"github.com/msgbench/msgbench/internal/devicetls"
 )
 
 // ClientTLS hands each client (one device) its TLS configuration. With resumption
@@ -20,9 +18,10 @@ type ClientTLS struct {
 	per map[string]*tls.Config
 }
 
-// NewClientTLS derives the per-client configurations from base (nil: no TLS) for cfg's spec.
+// NewClientTLS derives the per-client configurations from base (nil: no TLS) for cfg's group
+// (its TLS options' Resumption).
 func NewClientTLS(base *tls.Config, cfg Config) *ClientTLS {
-	return &ClientTLS{base: base, resume: base != nil && devicetls.Resumption(cfg.Spec)}
+	return &ClientTLS{base: base, resume: base != nil && cfg.Group != nil && cfg.Group.TLS.Resumption}
 }
 
 // sessionsPerClient bounds a client's cache: it talks to one server (Kafka: a few brokers).

@@ -13,8 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/internal/wire"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // Role of a client.
@@ -37,9 +37,11 @@ func (r Role) String() string {
 // from inside the emulated device's network namespace.
 type DialFunc func(ctx context.Context, network, address string) (net.Conn, error)
 
-// Config is what every client of a run shares.
+// Config is what every client of a group shares.
 type Config struct {
-	Spec *v1alpha1.MessagingBenchmarkSpec
+	// Group is the clients' share of the run plan: their protocol, QoS and the protocol's
+	// options, defaulted and checked by plan.Compile. A driver reads it, never the spec.
+	Group *plan.Group
 	// Address is host:port the clients connect to: the broker, or the protocol's gateway.
 	Address string
 	// TLS is the client TLS configuration when the protocol encrypts (spec.tls, QUIC), else nil.
@@ -169,7 +171,7 @@ func Register(protocol string, f Factory) {
 	factories[protocol] = f
 }
 
-// New returns the driver of a protocol.
+// New returns the driver of a protocol for cfg.Group's clients.
 func New(protocol string, cfg Config) (Driver, error) {
 	mu.Lock()
 	f, ok := factories[protocol]
@@ -177,7 +179,19 @@ func New(protocol string, cfg Config) (Driver, error) {
 	if !ok {
 		return nil, fmt.Errorf("protocol %q has no load-generator driver in this build (available: %v)", protocol, Protocols())
 	}
+	if cfg.Group == nil {
+		return nil, NoOptions(cfg, protocol)
+	}
 	return f(cfg)
+}
+
+// NoOptions is a driver's error for a Config without its protocol's options: no group, or a
+// group of another protocol (whose options for this one are nil).
+func NoOptions(cfg Config, protocol string) error {
+	if cfg.Group == nil {
+		return fmt.Errorf("drivers: protocol %s: no group (compile the spec with plan.Compile)", protocol)
+	}
+	return fmt.Errorf("drivers: protocol %s: group %q is protocol %q, without %s options", protocol, cfg.Group.Name, cfg.Group.Protocol, protocol)
 }
 
 // Protocols lists the registered protocols.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // Harness describes one driver configuration and the server side it talks to, which the caller
@@ -27,7 +28,8 @@ type Harness struct {
 	// Protocol is the driver's registered name; the caller's package imports the driver.
 	Protocol string
 	// Spec returns a defaulted spec of the run at qos. The suite sets the payload size and the
-	// inflight window; the topic prefix must be one the server side accepts.
+	// inflight window and compiles it (plan.Compile): the driver gets its group; the topic prefix
+	// must be one the server side accepts.
 	Spec func(qos int32) *v1alpha1.MessagingBenchmarkSpec
 	// Address and TLS reach the server side.
 	Address string
@@ -84,7 +86,7 @@ func init() { topics.Store(time.Now().UnixNano() % 1e6 * 1000) }
 type env struct {
 	h     Harness
 	qos   int32
-	spec  *v1alpha1.MessagingBenchmarkSpec
+	group *plan.Group
 	drv   drivers.Driver
 	topic string
 	index int
@@ -93,13 +95,14 @@ type env struct {
 
 func newEnv(t *testing.T, h Harness, qos int32, inflight int32, proxied bool) *env {
 	t.Helper()
-	e := &env{h: h, qos: qos, spec: h.Spec(qos)}
-	e.spec.QoS = qos
-	e.spec.MQTT.Inflight = inflight
-	e.spec.Workload.PayloadBytes = 16
+	spec := h.Spec(qos)
+	spec.QoS = qos
+	spec.MQTT.Inflight = inflight
+	spec.Workload.PayloadBytes = 16
+	e := &env{h: h, qos: qos, group: Group(t, spec)}
 	e.index = int(topics.Add(1))
-	e.topic = e.spec.Workload.TopicPrefix + fmt.Sprint(e.index)
-	cfg := drivers.Config{Spec: e.spec, Address: h.Address, TLS: h.TLS, Now: clock()}
+	e.topic = e.group.TopicName(e.index)
+	cfg := drivers.Config{Group: e.group, Address: h.Address, TLS: h.TLS, Now: clock()}
 	if proxied && h.Stall == nil {
 		e.proxy = startProxy(t, h.Network, h.Address)
 		cfg.Address = e.proxy.Addr()
@@ -109,6 +112,17 @@ func newEnv(t *testing.T, h Harness, qos int32, inflight int32, proxied bool) *e
 		t.Fatal(err)
 	}
 	return e
+}
+
+// Group is spec's one group, compiled as a worker does (plan.Admitted): what a test gives a
+// driver (drivers.Config.Group). A spec that does not compile fails the test.
+func Group(t testing.TB, spec *v1alpha1.MessagingBenchmarkSpec) *plan.Group {
+	t.Helper()
+	p, err := plan.Compile(spec, plan.Admitted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &p.Groups[0]
 }
 
 // stall makes the server side stop answering; the returned function resumes it.

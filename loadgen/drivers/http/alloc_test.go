@@ -18,6 +18,7 @@ import (
 	"github.com/msgbench/msgbench/internal/certs"
 	"github.com/msgbench/msgbench/internal/proc"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/loadgen/drivers/driverstest"
 	httpdrv "github.com/msgbench/msgbench/loadgen/drivers/http"
 )
 
@@ -93,7 +94,7 @@ func childGateway(t testing.TB) func(s *v1alpha1.MessagingBenchmarkSpec) drivers
 	}
 	start := time.Now()
 	return func(s *v1alpha1.MessagingBenchmarkSpec) drivers.Config {
-		cfg := drivers.Config{Spec: s, Address: plain, Now: func() int64 { return int64(time.Since(start)) }}
+		cfg := drivers.Config{Group: driverstest.Group(t, s), Address: plain, Now: func() int64 { return int64(time.Since(start)) }}
 		if s.HTTP.Version == v1alpha1.HTTP3 || (s.TLS != nil && s.TLS.Enabled) {
 			cfg.Address, cfg.TLS = secure, clientTLS
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/msgbench/msgbench/internal/capture"
 	"github.com/msgbench/msgbench/internal/wire"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/loadgen/drivers/driverstest"
 	httpdrv "github.com/msgbench/msgbench/loadgen/drivers/http"
 )
 
@@ -49,7 +50,7 @@ func TestPacketsPerRequest(t *testing.T) {
 			}
 			gw := netip.MustParseAddrPort(o.Address)
 			start := time.Now()
-			drv, err := httpdrv.New(drivers.Config{Spec: s, Address: o.Address, TLS: o.TLS, Now: func() int64 { return int64(time.Since(start)) }}, httpdrv.Options{})
+			drv, err := httpdrv.New(drivers.Config{Group: driverstest.Group(t, s), Address: o.Address, TLS: o.TLS, Now: func() int64 { return int64(time.Since(start)) }}, httpdrv.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

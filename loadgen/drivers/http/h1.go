@@ -50,7 +50,7 @@ func (d *driver) newH1Publisher(ctx context.Context, c drivers.Client, h drivers
 	if d.auth != "" {
 		b.WriteString("Authorization: " + d.auth + "\r\n")
 	}
-	if !d.cfg.Spec.HTTP.KeepAliveOrDefault() {
+	if !d.keepAlive {
 		b.WriteString("Connection: close\r\n")
 	}
 	b.WriteString("Content-Type: application/octet-stream\r\nContent-Length: ")
@@ -125,7 +125,7 @@ func (p *h1Publisher) Publish(payload []byte, _ bool) error {
 		return p.fail(err)
 	}
 	p.served++
-	if !keep || !p.d.cfg.Spec.HTTP.KeepAliveOrDefault() {
+	if !keep || !p.d.keepAlive {
 		p.hangUp()
 	}
 	p.h.Completed(sentAt, status >= 200 && status < 300)

@@ -9,6 +9,7 @@ import (
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/loadgen/drivers/driverstest"
 	httpdrv "github.com/msgbench/msgbench/loadgen/drivers/http"
 )
 
@@ -22,7 +23,7 @@ func TestHTTP2FlowControl(t *testing.T) {
 		s := spec(v1alpha1.HTTP2, tlsOn, true, 1)
 		s.MQTT.Inflight = 4
 		o := g.options(s)
-		drv, err := httpdrv.New(drivers.Config{Spec: s, Address: o.Address, TLS: o.TLS, Now: func() int64 { return 0 }}, httpdrv.Options{})
+		drv, err := httpdrv.New(drivers.Config{Group: driverstest.Group(t, s), Address: o.Address, TLS: o.TLS, Now: func() int64 { return 0 }}, httpdrv.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -119,7 +119,7 @@ func (d *driver) openH3(ctx context.Context, tlsConf *tls.Config, head requestHe
 		d.Note(qc.ConnectionState().TLS)
 	case <-qc.Context().Done():
 	}
-	c := newH3Client(qc, head, max(1, int(d.cfg.Spec.MQTT.Inflight)), onResponse)
+	c := newH3Client(qc, head, d.window, onResponse)
 	if err := c.start(); err != nil {
 		_ = qc.Close()
 		return nil, fmt.Errorf("HTTP/3 control stream to %s: %w", d.cfg.Address, err)

@@ -30,6 +30,7 @@ import (
 	"github.com/msgbench/msgbench/internal/mqtt"
 	"github.com/msgbench/msgbench/internal/proc"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/loadgen/drivers/driverstest"
 	"github.com/msgbench/msgbench/loadgen/drivers/mqttquic/quicconn"
 )
 
@@ -85,7 +86,7 @@ func (env *h3Env) driver(tb testing.TB, inflight int32) *driver {
 	s := &v1alpha1.MessagingBenchmarkSpec{Protocol: v1alpha1.ProtocolHTTP, QoS: 1,
 		HTTP: v1alpha1.HTTPSpec{Version: v1alpha1.HTTP3}, MQTT: v1alpha1.MQTTSpec{Inflight: inflight},
 		Workload: v1alpha1.WorkloadSpec{PayloadBytes: 256}}
-	drv, err := New(drivers.Config{Spec: s, Address: env.addr, TLS: env.tls}, Options{})
+	drv, err := New(drivers.Config{Group: driverstest.Group(tb, s), Address: env.addr, TLS: env.tls}, Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func init() {
 	})
 }
 
-// Options go beyond the spec.
+// Options go beyond the group's options.
 type Options struct {
 	// Username and Password, when set, ride in every request as Basic credentials, which the
 	// gateway passes to the broker.
@@ -48,6 +48,8 @@ type driver struct {
 	cfg             drivers.Config
 	o               Options
 	version         v1alpha1.HTTPVersion
+	keepAlive       bool // spec.http.keepAlive: one connection per client, else one per message
+	window          int  // POSTs in flight at once over HTTP/2 and HTTP/3
 	qos             int32
 	tls             *tls.Config        // TCP TLS (nil: cleartext) or QUIC TLS for HTTP/3
 	clientTLS       *drivers.ClientTLS // tls per client: its own session cache with resumption
@@ -60,18 +62,15 @@ type driver struct {
 	maxFrame int
 }
 
-// New returns an HTTP driver.
+// New returns an HTTP driver for cfg.Group (its HTTP options; plan.Compile checked its QoS).
 func New(cfg drivers.Config, o Options) (drivers.Driver, error) {
-	spec := cfg.Spec
-	if spec.QoS < 0 || spec.QoS > 2 {
-		return nil, fmt.Errorf("spec.qos: %d is not a QoS the HTTP gateway knows (0, 1 or 2)", spec.QoS)
+	g := cfg.Group
+	if g == nil || g.HTTP == nil {
+		return nil, drivers.NoOptions(cfg, string(v1alpha1.ProtocolHTTP))
 	}
-	d := &driver{cfg: cfg, o: o, version: spec.HTTP.Version, qos: spec.QoS, host: cfg.Address, scheme: "http",
-		maxFrame: int(spec.Workload.PayloadBytes) + 64<<10}
-	if d.version == "" {
-		d.version = v1alpha1.HTTP11
-	}
-	useTLS := d.version == v1alpha1.HTTP3 || (spec.TLS != nil && spec.TLS.Enabled)
+	d := &driver{cfg: cfg, o: o, version: g.HTTP.Version, keepAlive: g.HTTP.KeepAlive, window: g.HTTP.Window, qos: g.QoS,
+		host: cfg.Address, scheme: "http", maxFrame: int(g.PayloadBytes) + 64<<10}
+	useTLS := d.version == v1alpha1.HTTP3 || g.TLS.Enabled
 	if useTLS {
 		d.scheme = "https"
 		if cfg.TLS != nil {
@@ -96,7 +95,7 @@ func New(cfg drivers.Config, o Options) (drivers.Driver, error) {
 		}
 	}
 	d.clientTLS = drivers.NewClientTLS(d.tls, cfg)
-	d.zeroRTT = d.version == v1alpha1.HTTP3 && spec.QUIC != nil && spec.QUIC.ZeroRTT
+	d.zeroRTT = d.version == v1alpha1.HTTP3 && g.QUICTransport != nil && g.QUICTransport.ZeroRTT
 	if o.Username != "" {
 		d.auth = "Basic " + base64.StdEncoding.EncodeToString([]byte(o.Username+":"+o.Password))
 	}

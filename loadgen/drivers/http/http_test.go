@@ -19,6 +19,7 @@ import (
 	"github.com/msgbench/msgbench/internal/certs/certstest"
 	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/loadgen/drivers/driverstest"
 	httpdrv "github.com/msgbench/msgbench/loadgen/drivers/http"
 	"github.com/msgbench/msgbench/loadgen/drivers/http/roundtrip"
 )
@@ -168,7 +169,7 @@ func TestCredentials(t *testing.T) {
 	addr, clientTLS := tlsGateway(t, b.Addr, gwhttp.Limits{})
 	for _, version := range []v1alpha1.HTTPVersion{v1alpha1.HTTP11, v1alpha1.HTTP2, v1alpha1.HTTP3} {
 		for _, pw := range []string{"pw", "bad"} {
-			cfg := drivers.Config{Spec: spec(version, true, true, 1), Address: addr, TLS: clientTLS}
+			cfg := drivers.Config{Group: driverstest.Group(t, spec(version, true, true, 1)), Address: addr, TLS: clientTLS}
 			factory := func(cfg drivers.Config) (drivers.Driver, error) {
 				return httpdrv.New(cfg, httpdrv.Options{Username: "dev", Password: pw})
 			}
@@ -305,7 +306,7 @@ func tlsDriver(t *testing.T, version v1alpha1.HTTPVersion, inflight int32, addr 
 	s := spec(version, true, true, 1)
 	s.MQTT.Inflight = inflight
 	start := time.Now()
-	drv, err := httpdrv.New(drivers.Config{Spec: s, Address: addr, TLS: clientTLS, Now: func() int64 { return int64(time.Since(start)) }}, httpdrv.Options{})
+	drv, err := httpdrv.New(drivers.Config{Group: driverstest.Group(t, s), Address: addr, TLS: clientTLS, Now: func() int64 { return int64(time.Since(start)) }}, httpdrv.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func (d *driver) newMuxPublisher(ctx context.Context, c drivers.Client, h driver
 		head: requestHead{scheme: d.scheme, authority: d.host, path: d.path(c.Topic), auth: d.auth},
 		live: map[exchanger]*liveConn{},
 		// A slot per message in flight; a connection without keep-alive carries one.
-		window: make(chan struct{}, max(1, int(d.cfg.Spec.MQTT.Inflight)))}
+		window: make(chan struct{}, d.window)}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	ex, err := p.dial(ctx) // a POST never rides in 0-RTT (docs/tls.md)
 	if err != nil {
@@ -79,7 +79,7 @@ func (p *muxPublisher) dial(ctx context.Context) (exchanger, error) {
 		done := false
 		if lc := p.live[ex]; lc != nil {
 			lc.open--
-			done = lc.open == 0 && ex != p.ex && (!p.d.cfg.Spec.HTTP.KeepAliveOrDefault() || ex.Err() != nil)
+			done = lc.open == 0 && ex != p.ex && (!p.d.keepAlive || ex.Err() != nil)
 		}
 		p.mu.Unlock()
 		if done {
@@ -155,7 +155,7 @@ func (p *muxPublisher) Publish(payload []byte, flush bool) error {
 	// Publish-ack latency starts when the request is handed over, not while it waited for a
 	// window slot (docs/measurement.md); without keep-alive it includes the connection's dial.
 	sentAt := p.d.cfg.Now()
-	if !p.d.cfg.Spec.HTTP.KeepAliveOrDefault() && p.firstUsed() {
+	if !p.d.keepAlive && p.firstUsed() {
 		// A connection per message: its handshake must not hold up the next message, so each
 		// dials on its own goroutine (at most inflight at once), as separate devices would.
 		body := append([]byte(nil), payload...)
@@ -181,7 +181,7 @@ func (p *muxPublisher) send(payload []byte, sentAt int64, flush bool) error {
 	ex, err := p.conn()
 	if err == nil {
 		p.opened(ex, 1) // before Post: its response may come before Post returns
-		if err = ex.Post(payload, sentAt, flush || !p.d.cfg.Spec.HTTP.KeepAliveOrDefault()); err != nil {
+		if err = ex.Post(payload, sentAt, flush || !p.d.keepAlive); err != nil {
 			p.opened(ex, -1)
 		}
 	}
@@ -214,7 +214,7 @@ func (p *muxPublisher) conn() (exchanger, error) {
 		return nil, errClosed
 	}
 	ex := p.ex
-	if !p.d.cfg.Spec.HTTP.KeepAliveOrDefault() {
+	if !p.d.keepAlive {
 		p.ex = nil
 	}
 	if ex != nil && ex.Err() == nil {
@@ -238,7 +238,7 @@ func (p *muxPublisher) conn() (exchanger, error) {
 		p.mu.Lock()
 		return nil, errClosed
 	}
-	if p.d.cfg.Spec.HTTP.KeepAliveOrDefault() {
+	if p.d.keepAlive {
 		p.ex = ex
 	}
 	return ex, nil

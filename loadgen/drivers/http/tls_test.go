@@ -9,6 +9,7 @@ import (
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/loadgen/drivers/driverstest"
 	"github.com/msgbench/msgbench/loadgen/drivers/http/roundtrip"
 )
 
@@ -79,7 +80,7 @@ func TestHTTP3ZeroRTTSubscribe(t *testing.T) {
 	defer proxy.Close()
 	s := spec(v1alpha1.HTTP3, false, true, 1)
 	s.QUIC = &v1alpha1.QUICSpec{ZeroRTT: true}
-	drv, err := drivers.New(string(v1alpha1.ProtocolHTTP), drivers.Config{Spec: s, Address: proxy.Addr(), TLS: g.clientTLS, Dial: roundtrip.Dialer(link),
+	drv, err := drivers.New(string(v1alpha1.ProtocolHTTP), drivers.Config{Group: driverstest.Group(t, s), Address: proxy.Addr(), TLS: g.clientTLS, Dial: roundtrip.Dialer(link),
 		Now: func() int64 { return time.Now().UnixNano() }})
 	if err != nil {
 		t.Fatal(err)

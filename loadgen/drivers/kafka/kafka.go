@@ -14,12 +14,12 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/plan"
 )
 
 func init() {
@@ -40,22 +40,21 @@ const recordOverhead = 512
 type driver struct {
 	drivers.TLSSeen // the handshake of the clients' TLS connections
 	cfg             drivers.Config
-	spec            *v1alpha1.MessagingBenchmarkSpec
+	o               *plan.KafkaOptions
+	payloadBytes    int32
 	clientTLS       *drivers.ClientTLS // each client's own session cache with spec.tls.resumption
 	// ensured remembers the topics this worker has created or found, so a topic is set up once.
 	ensured sync.Map // topic → struct{}
 }
 
-// New returns the Kafka driver of a run.
+// New returns the Kafka driver for cfg.Group (its Kafka options; plan.Compile checked its QoS
+// mapping and compression).
 func New(cfg drivers.Config) (drivers.Driver, error) {
-	spec := cfg.Spec
-	if spec.QoS < 0 || spec.QoS > 2 {
-		return nil, fmt.Errorf("spec.qos: %d has no Kafka mapping (0: acks=0, 1: acks=1, 2: acks=all with idempotence)", spec.QoS)
+	g := cfg.Group
+	if g == nil || g.Kafka == nil {
+		return nil, drivers.NoOptions(cfg, string(v1alpha1.ProtocolKafka))
 	}
-	if _, err := compression(spec.Kafka.Compression); err != nil {
-		return nil, err
-	}
-	return &driver{cfg: cfg, spec: spec, clientTLS: drivers.NewClientTLS(cfg.TLS, cfg)}, nil
+	return &driver{cfg: cfg, o: g.Kafka, payloadBytes: g.PayloadBytes, clientTLS: drivers.NewClientTLS(cfg.TLS, cfg)}, nil
 }
 
 // commonOpts are the options of every client: seed broker, client id, counted dialer.
@@ -69,47 +68,51 @@ func (d *driver) commonOpts(c drivers.Client, cs *conns) []kgo.Opt {
 	}
 }
 
-// ProducerOpts maps the benchmark's settings to franz-go producer options: acks and idempotence
-// from spec.qos, linger, batch size and compression from spec.kafka, and flow control.
+// ProducerOpts maps a group's settings to franz-go producer options: acks and idempotence (from
+// spec.qos), linger, batch size and compression (from spec.kafka), and flow control.
 //
-// Flow control is spec.mqtt.inflight, the window every msgbench protocol uses: a publisher keeps
+// Flow control is the options' Window (spec.mqtt.inflight, the window every msgbench protocol
+// uses): a publisher keeps
 // at most that many records produced but not yet finished (acknowledged; written, at acks=0),
 // and at most BufferedBytes; Publish blocks beyond. In the closed loop (workload.rate 0) this is
 // how hard a publisher pushes, and so how many records a batch can gather: raise it (up to
 // 65535) for throughput runs. An unbounded buffer would turn the closed loop into a queue that
 // grows for the whole warm-up and drains into the measured window.
-func ProducerOpts(spec *v1alpha1.MessagingBenchmarkSpec) ([]kgo.Opt, error) {
-	codec, err := compression(spec.Kafka.Compression)
+func ProducerOpts(g *plan.Group) ([]kgo.Opt, error) {
+	if g == nil || g.Kafka == nil {
+		return nil, drivers.NoOptions(drivers.Config{Group: g}, string(v1alpha1.ProtocolKafka))
+	}
+	k := g.Kafka
+	codec, err := compression(k.Compression)
 	if err != nil {
 		return nil, err
 	}
-	k := spec.Kafka
 	// franz-go refuses a record larger than the batch limit, while Java's batch.size only says
 	// when a batch is full (a larger record goes in a batch of its own); the limit therefore
 	// grows to hold one record.
-	batch := max(k.BatchBytes, spec.Workload.PayloadBytes+recordOverhead, 512)
+	batch := max(k.BatchBytes, g.PayloadBytes+recordOverhead, 512)
 	opts := []kgo.Opt{
-		kgo.ProducerLinger(time.Duration(k.LingerMs) * time.Millisecond),
+		kgo.ProducerLinger(k.Linger),
 		kgo.ProducerBatchMaxBytes(batch),
 		kgo.ProducerBatchCompression(codec),
 		kgo.MaxBufferedBytes(max(BufferedBytes, int(batch))),
-		kgo.MaxBufferedRecords(max(1, int(spec.MQTT.Inflight))),
+		kgo.MaxBufferedRecords(k.Window),
 	}
 	// Without idempotence franz-go keeps one produce request in flight per broker unless told
 	// otherwise; the Java producer keeps 5 (max.in.flight.requests.per.connection), and so does
 	// msgbench. A retried request may then land after a later one: outOfOrder would show it.
 	nonIdempotent := []kgo.Opt{kgo.DisableIdempotentWrite(), kgo.MaxProduceRequestsInflightPerBroker(MaxInflightRequests)}
-	switch spec.QoS {
-	case 0:
+	switch {
+	case k.Acks == plan.AcksNone:
 		opts = append(append(opts, kgo.RequiredAcks(kgo.NoAck())), nonIdempotent...)
-	case 1:
+	case k.Acks == plan.AcksLeader:
 		opts = append(append(opts, kgo.RequiredAcks(kgo.LeaderAck())), nonIdempotent...)
-	case 2:
+	case k.Acks == plan.AcksAll && k.Idempotent:
 		// Idempotence is franz-go's default with acks=all: the broker drops a retried batch it
 		// already has, so retries never duplicate.
 		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
 	default:
-		return nil, fmt.Errorf("spec.qos: %d has no Kafka mapping", spec.QoS)
+		return nil, fmt.Errorf("kafka: acks %d (idempotent %v) is none of spec.qos's mappings", k.Acks, k.Idempotent)
 	}
 	return opts, nil
 }
@@ -139,13 +142,13 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 	cs := newConns()
 	opts := d.commonOpts(c, cs)
 	if c.Role == drivers.Publisher {
-		popts, err := ProducerOpts(d.spec)
+		popts, err := ProducerOpts(d.cfg.Group)
 		if err != nil {
 			return nil, err
 		}
 		opts = append(opts, popts...)
 	} else {
-		opts = append(opts, consumerOpts(d.spec)...)
+		opts = append(opts, consumerOpts(d.payloadBytes)...)
 	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {

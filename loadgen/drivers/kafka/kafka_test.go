@@ -2,6 +2,7 @@ package kafka_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +13,9 @@ import (
 	"github.com/msgbench/msgbench/internal/certs"
 	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/loadgen/drivers/driverstest"
 	kafkadriver "github.com/msgbench/msgbench/loadgen/drivers/kafka"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // TestProducerSettings checks each QoS maps to the producer settings the docs promise, on a
@@ -31,7 +34,7 @@ func TestProducerSettings(t *testing.T) {
 		spec := kafkaSpec("settings-")
 		spec.QoS = c.qos
 		spec.Kafka.LingerMs, spec.Kafka.BatchBytes, spec.Kafka.Compression = 7, 32768, "zstd"
-		opts, err := kafkadriver.ProducerOpts(spec)
+		opts, err := kafkadriver.ProducerOpts(driverstest.Group(t, spec))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,14 +62,21 @@ func TestProducerSettings(t *testing.T) {
 	// A record larger than batchBytes still goes out (in a batch of its own, as Java does).
 	spec := kafkaSpec("settings-")
 	spec.Workload.PayloadBytes = 102400
-	opts, _ := kafkadriver.ProducerOpts(spec)
+	opts, _ := kafkadriver.ProducerOpts(driverstest.Group(t, spec))
 	cl, _ := kgo.NewClient(append(opts, kgo.SeedBrokers(broker.Addr))...)
 	defer cl.Close()
 	if fn := cl.OptValue(kgo.ProducerBatchMaxBytesFn).(func(string) int32); fn("x") < 102400 {
 		t.Errorf("batch limit %d cannot hold a 100 KB record", fn("x"))
 	}
-	if _, err := kafkadriver.New(drivers.Config{Spec: &v1alpha1.MessagingBenchmarkSpec{QoS: -1}}); err == nil {
-		t.Error("qos -1 accepted")
+	// QoS -1 has no mapping: the plan refuses it, and the driver takes no group without Kafka
+	// options.
+	bad := kafkaSpec("settings-")
+	bad.QoS = -1
+	if _, err := plan.Compile(bad, plan.Admitted); err == nil || !strings.Contains(err.Error(), "spec.qos: -1 has no Kafka mapping") {
+		t.Errorf("qos -1: %v", err)
+	}
+	if _, err := kafkadriver.New(drivers.Config{Group: &plan.Group{Protocol: v1alpha1.ProtocolMQTT, QoS: 1}}); err == nil {
+		t.Error("a group without Kafka options accepted")
 	}
 }
 
@@ -170,7 +180,7 @@ func TestDelivery(t *testing.T) {
 func TestSubscribeIsPositioned(t *testing.T) {
 	spec := kafkaSpec(uniquePrefix(t))
 	topic := spec.Workload.TopicName(0)
-	drv, err := kafkadriver.New(drivers.Config{Spec: spec, Address: broker.Addr, Now: func() int64 { return time.Now().UnixNano() }})
+	drv, err := kafkadriver.New(drivers.Config{Group: driverstest.Group(t, spec), Address: broker.Addr, Now: func() int64 { return time.Now().UnixNano() }})
 	if err != nil {
 		t.Fatal(err)
 	}

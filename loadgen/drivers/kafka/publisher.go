@@ -10,6 +10,7 @@ import (
 
 	"github.com/msgbench/msgbench/internal/wire"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // publisher is a producing session. Publish hands a record to franz-go's asynchronous Produce;
@@ -52,7 +53,7 @@ func newPublisher(d *driver, cl *kgo.Client, cs *conns, c drivers.Client, h driv
 		cl: cl, conns: cs, h: h, now: d.cfg.Now, topic: c.Topic,
 		// Keyed by publisher: the key picks the partition, so a publisher's messages stay in order.
 		key:          []byte(c.ID),
-		acked:        d.spec.QoS > 0,
+		acked:        d.o.Acks != plan.AcksNone,
 		connectBytes: cb.BytesSent + cb.BytesReceived,
 		done:         make(chan struct{}),
 	}

@@ -10,14 +10,13 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/internal/wire"
 	"github.com/msgbench/msgbench/loadgen/drivers"
 )
 
 // consumerOpts tune a subscriber's fetches for latency and for the benchmark's record size.
-func consumerOpts(spec *v1alpha1.MessagingBenchmarkSpec) []kgo.Opt {
-	part := max(int32(1<<20), spec.Workload.PayloadBytes+recordOverhead)
+func consumerOpts(payloadBytes int32) []kgo.Opt {
+	part := max(int32(1<<20), payloadBytes+recordOverhead)
 	return []kgo.Opt{
 		// The broker answers a fetch as soon as one byte is there (fetch.min.bytes 1); this only
 		// bounds an idle fetch, as the Java consumer's fetch.max.wait.ms does.
@@ -59,7 +58,7 @@ func newSubscriber(d *driver, cl *kgo.Client, cs *conns, c drivers.Client, h dri
 // it returned has an offset at or past them, so it cannot be missed (consuming "from the end"
 // would resolve the end later, on the first fetch, and could skip records).
 func (s *subscriber) Subscribe(ctx context.Context) error {
-	ends, err := endOffsets(ctx, s.cl, s.topic, s.d.spec.Kafka.Partitions, s.d.spec.Kafka.Replicas)
+	ends, err := endOffsets(ctx, s.cl, s.topic, s.d.o.Partitions, s.d.o.Replicas)
 	if err != nil {
 		return fmt.Errorf("subscribe %s: %w", s.topic, err)
 	}

@@ -21,7 +21,7 @@ func (d *driver) ensureTopic(ctx context.Context, cl *kgo.Client, topic string) 
 	if _, ok := d.ensured.Load(topic); ok {
 		return nil
 	}
-	_, err := endOffsets(ctx, cl, topic, d.spec.Kafka.Partitions, d.spec.Kafka.Replicas)
+	_, err := endOffsets(ctx, cl, topic, d.o.Partitions, d.o.Replicas)
 	if err == nil {
 		d.ensured.Store(topic, struct{}{})
 	}

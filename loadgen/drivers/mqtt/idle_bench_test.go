@@ -14,6 +14,7 @@ import (
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/mosquitto"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/loadgen/drivers/driverstest"
 )
 
 // BenchmarkIdleConnectionMemory holds MSGBENCH_IDLE_CONNS (default 2,000) idle MQTT connections
@@ -39,7 +40,7 @@ func BenchmarkIdleConnectionMemory(b *testing.B) {
 	spec := &v1alpha1.MessagingBenchmarkSpec{Protocol: v1alpha1.ProtocolMQTT, QoS: 1,
 		MQTT:     v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20},
 		Workload: v1alpha1.WorkloadSpec{PayloadBytes: 256}}
-	drv, err := drivers.New(string(v1alpha1.ProtocolMQTT), drivers.Config{Spec: spec, Address: br.Addr,
+	drv, err := drivers.New(string(v1alpha1.ProtocolMQTT), drivers.Config{Group: driverstest.Group(b, spec), Address: br.Addr,
 		Now: func() int64 { return time.Now().UnixNano() }})
 	if err != nil {
 		b.Fatal(err)

@@ -17,11 +17,12 @@ import (
 	"github.com/msgbench/msgbench/internal/mqtt"
 	"github.com/msgbench/msgbench/internal/wire"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/plan"
 )
 
 func init() {
 	drivers.Register(string(v1alpha1.ProtocolMQTT), func(cfg drivers.Config) (drivers.Driver, error) {
-		if cfg.Spec.MQTT.WebSocket() {
+		if cfg.Group.MQTT != nil && cfg.Group.MQTT.WebSocket {
 			return New(cfg, WebSocketTransport(cfg))
 		}
 		return New(cfg, TCPTransport(cfg))
@@ -60,20 +61,23 @@ type driver struct {
 	drivers.TLSSeen // the handshake of the sessions' TLS or QUIC connections
 	cfg             drivers.Config
 	transport       Transport
+	o               plan.MQTTOptions
+	payloadBytes    int
 	version         byte
 	qos             byte
 }
 
-// New returns an MQTT driver whose sessions run on transport.
+// New returns an MQTT driver for cfg.Group (its MQTT options; plan.Compile checked its QoS)
+// whose sessions run on transport.
 func New(cfg drivers.Config, transport Transport) (drivers.Driver, error) {
-	d := &driver{cfg: cfg, transport: transport, version: mqtt.V311}
-	if cfg.Spec.MQTT.Version == v1alpha1.MQTT5 {
+	g := cfg.Group
+	if g == nil || g.MQTT == nil {
+		return nil, drivers.NoOptions(cfg, string(v1alpha1.ProtocolMQTT))
+	}
+	d := &driver{cfg: cfg, transport: transport, o: *g.MQTT, payloadBytes: int(g.PayloadBytes), version: mqtt.V311, qos: byte(g.QoS)}
+	if d.o.Version == v1alpha1.MQTT5 {
 		d.version = mqtt.V5
 	}
-	if cfg.Spec.QoS < 0 || cfg.Spec.QoS > 2 {
-		return nil, fmt.Errorf("spec.qos: %d is not an MQTT QoS", cfg.Spec.QoS)
-	}
-	d.qos = byte(cfg.Spec.QoS)
 	return d, nil
 }
 
@@ -92,19 +96,18 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 	if err != nil {
 		return nil, err
 	}
-	spec := d.cfg.Spec
 	o := mqtt.Options{
 		Connect: mqtt.ConnectOptions{
 			Version:      d.version,
 			ClientID:     c.ID,
-			CleanSession: spec.MQTT.CleanSessionOrDefault(),
-			KeepAlive:    uint16(spec.MQTT.KeepAliveSecondsOrDefault()),
+			CleanSession: d.o.CleanSession,
+			KeepAlive:    uint16(d.o.KeepAlive / time.Second),
 		},
-		Inflight:      int(spec.MQTT.Inflight),
-		MaxPacketSize: int(spec.Workload.PayloadBytes) + len(c.Topic) + 1024,
+		Inflight:      d.o.Inflight,
+		MaxPacketSize: d.payloadBytes + len(c.Topic) + 1024,
 		Now:           d.cfg.Now,
 	}
-	if !spec.MQTT.CleanSessionOrDefault() && d.version == mqtt.V5 {
+	if !d.o.CleanSession && d.version == mqtt.V5 {
 		o.Connect.SessionExpiry = 3600
 	}
 	if c.Role == drivers.Publisher {

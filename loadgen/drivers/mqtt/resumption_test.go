@@ -10,6 +10,7 @@ import (
 	"github.com/msgbench/msgbench/brokers/mosquitto"
 	"github.com/msgbench/msgbench/internal/devicetls"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/loadgen/drivers/driverstest"
 	"github.com/msgbench/msgbench/loadgen/drivers/http/roundtrip"
 )
 
@@ -52,7 +53,7 @@ func TestTLSResumptionOnReconnect(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			drv, err := drivers.New(string(v1alpha1.ProtocolMQTT), drivers.Config{Spec: spec, Address: proxy.Addr(), TLS: tlsConf, Dial: roundtrip.Dialer(link),
+			drv, err := drivers.New(string(v1alpha1.ProtocolMQTT), drivers.Config{Group: driverstest.Group(t, spec), Address: proxy.Addr(), TLS: tlsConf, Dial: roundtrip.Dialer(link),
 				Now: func() int64 { return time.Now().UnixNano() }})
 			if err != nil {
 				t.Fatal(err)

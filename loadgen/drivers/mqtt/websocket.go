@@ -16,7 +16,10 @@ import (
 // the counts, as they are on the wire.
 func WebSocketTransport(cfg drivers.Config) Transport {
 	stream := TCPTransport(cfg)
-	path := cfg.Spec.MQTT.WebSocketPathOrDefault()
+	path := "/mqtt"
+	if o := cfg.Group; o != nil && o.MQTT != nil {
+		path = o.MQTT.WebSocketPath
+	}
 	return func(ctx context.Context, c drivers.Client) (net.Conn, func() wire.Counters, error) {
 		nc, counters, err := stream(ctx, c)
 		if err != nil {

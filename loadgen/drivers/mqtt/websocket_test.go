@@ -95,7 +95,7 @@ func TestWebSocketDeliveryExact(t *testing.T) {
 		for qos := range int32(3) {
 			t.Run(fmt.Sprintf("%s/qos%d", tr.name, qos), func(t *testing.T) {
 				spec := wsSpec(v1alpha1.MQTT311, qos)
-				drv, err := drivers.New(string(v1alpha1.ProtocolMQTT), drivers.Config{Spec: spec, Address: tr.addr, TLS: tr.tls, Now: nanotime()})
+				drv, err := drivers.New(string(v1alpha1.ProtocolMQTT), drivers.Config{Group: driverstest.Group(t, spec), Address: tr.addr, TLS: tr.tls, Now: nanotime()})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -156,7 +156,7 @@ func TestWebSocketWireAccounting(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			relay := startRelay(t, tc.addr)
 			spec := wsSpec(v1alpha1.MQTT311, 1)
-			drv, err := drivers.New(string(v1alpha1.ProtocolMQTT), drivers.Config{Spec: spec, Address: relay.addr, TLS: tc.tls, Now: nanotime()})
+			drv, err := drivers.New(string(v1alpha1.ProtocolMQTT), drivers.Config{Group: driverstest.Group(t, spec), Address: relay.addr, TLS: tc.tls, Now: nanotime()})
 			if err != nil {
 				t.Fatal(err)
 			}

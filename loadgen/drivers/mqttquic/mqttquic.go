@@ -25,13 +25,13 @@ const ALPN = "mqtt"
 
 func init() {
 	drivers.Register(string(v1alpha1.ProtocolMQTTQUIC), func(cfg drivers.Config) (drivers.Driver, error) {
-		return New(cfg, Options{ZeroRTT: cfg.Spec.QUIC != nil && cfg.Spec.QUIC.ZeroRTT})
+		return New(cfg, Options{ZeroRTT: cfg.Group.QUICTransport != nil && cfg.Group.QUICTransport.ZeroRTT})
 	})
 }
 
-// Options tune the QUIC transport beyond the spec.
+// Options tune the QUIC transport beyond the group's options.
 type Options struct {
-	// ZeroRTT (spec.quic.zeroRTT) resumes TLS sessions and sends CONNECT in 0-RTT packets when
+	// ZeroRTT (spec.quic.zeroRTT: the group's QUIC options) resumes TLS sessions and sends CONNECT in 0-RTT packets when
 	// the client holds a session ticket for the server (from its own earlier connection: each
 	// client has its own session cache): connect then takes one round trip instead of two. A
 	// client's first connection always takes the full handshake.
@@ -40,6 +40,9 @@ type Options struct {
 
 // New returns an mqtt-quic driver.
 func New(cfg drivers.Config, o Options) (drivers.Driver, error) {
+	if cfg.Group == nil || cfg.Group.MQTT == nil {
+		return nil, drivers.NoOptions(cfg, string(v1alpha1.ProtocolMQTTQUIC))
+	}
 	return mqtt.New(cfg, Transport(cfg, o))
 }
 
@@ -63,26 +66,26 @@ func TLSConfig(base *tls.Config, address string) *tls.Config {
 	return c
 }
 
-// QUICConfig is the client QUIC configuration: the idle timeout outlasts the MQTT keep-alive,
-// so an idle but healthy session is never cut by QUIC.
-func QUICConfig(spec *v1alpha1.MessagingBenchmarkSpec) *quic.Config {
+// QUICConfig is the client QUIC configuration: the idle timeout outlasts the MQTT keep-alive
+// (the group's MQTT options' KeepAlive), so an idle but healthy session is never cut by QUIC.
+func QUICConfig(keepAlive time.Duration) *quic.Config {
 	idle := 90 * time.Second
-	if ka := time.Duration(spec.MQTT.KeepAliveSecondsOrDefault()) * time.Second * 2; ka > idle {
+	if ka := keepAlive * 2; ka > idle {
 		idle = ka
 	}
 	return &quic.Config{MaxIdleTimeout: idle, HandshakeIdleTimeout: 30 * time.Second}
 }
 
 // Transport is the MQTT driver transport of mqtt-quic: a QUIC connection per session and its
-// first bidirectional stream.
+// first bidirectional stream. cfg.Group must have MQTT options (New checks).
 func Transport(cfg drivers.Config, o Options) mqtt.Transport {
-	if o.ZeroRTT && (cfg.Spec.QUIC == nil || !cfg.Spec.QUIC.ZeroRTT) {
-		spec := *cfg.Spec // Options.ZeroRTT without the spec's: still one session cache per client
-		spec.QUIC = &v1alpha1.QUICSpec{ZeroRTT: true}
-		cfg.Spec = &spec
+	if o.ZeroRTT && !cfg.Group.TLS.Resumption {
+		g := *cfg.Group // Options.ZeroRTT without the spec's: still one session cache per client
+		g.TLS.Resumption = true
+		cfg.Group = &g
 	}
 	clientTLS := drivers.NewClientTLS(TLSConfig(cfg.TLS, cfg.Address), cfg)
-	qconf := QUICConfig(cfg.Spec)
+	qconf := QUICConfig(cfg.Group.MQTT.KeepAlive)
 	dial := cfg.Dialer()
 	return func(ctx context.Context, client drivers.Client) (net.Conn, func() wire.Counters, error) {
 		c, err := quicconn.Dial(ctx, dial, cfg.Address, clientTLS.For(client.ID), qconf, o.ZeroRTT)

@@ -15,6 +15,7 @@ import (
 	"github.com/msgbench/msgbench/internal/certs/certstest"
 	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/loadgen/drivers/driverstest"
 	"github.com/msgbench/msgbench/loadgen/drivers/mqttquic"
 )
 
@@ -101,7 +102,7 @@ func TestZeroRTT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := mqttquic.Transport(drivers.Config{Spec: spec(1), Address: addr, TLS: tlsConf}, mqttquic.Options{ZeroRTT: true})
+	tr := mqttquic.Transport(drivers.Config{Group: driverstest.Group(t, spec(1)), Address: addr, TLS: tlsConf}, mqttquic.Options{ZeroRTT: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for i, step := range []struct {

@@ -13,6 +13,7 @@ import (
 	"github.com/msgbench/msgbench/internal/certs/certstest"
 	"github.com/msgbench/msgbench/internal/devicetls"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/loadgen/drivers/driverstest"
 	"github.com/msgbench/msgbench/loadgen/drivers/http/roundtrip"
 	"github.com/msgbench/msgbench/netem"
 	"github.com/msgbench/msgbench/netem/emulator"
@@ -91,7 +92,7 @@ func zeroRTTThroughLink(t *testing.T, addr string, dial drivers.DialFunc, ca []b
 	if err != nil {
 		t.Fatal(err)
 	}
-	drv, err := drivers.New(string(v1alpha1.ProtocolMQTTQUIC), drivers.Config{Spec: s, Address: addr, TLS: tlsConf, Dial: dial, Now: func() int64 { return time.Now().UnixNano() }})
+	drv, err := drivers.New(string(v1alpha1.ProtocolMQTTQUIC), drivers.Config{Group: driverstest.Group(t, s), Address: addr, TLS: tlsConf, Dial: dial, Now: func() int64 { return time.Now().UnixNano() }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,34 +44,16 @@ type driver struct {
 	dial       drivers.DialFunc
 }
 
-// New returns the MQTT-SN driver for a run.
+// New returns the MQTT-SN driver for cfg.Group (its MQTT-SN options; plan.Compile checked its
+// QoS, topic id type and payload size).
 func New(cfg drivers.Config) (drivers.Driver, error) {
-	spec := cfg.Spec
-	d := &driver{cfg: cfg, qos: int8(spec.QoS), retry: spec.MQTTSN.RetryInterval.Duration, maxRetries: int(spec.MQTTSN.MaxRetriesOrDefault()),
-		keepAlive: uint16(spec.MQTT.KeepAliveSecondsOrDefault()), clean: spec.MQTT.CleanSessionOrDefault(), dial: cfg.Dialer()}
-	if d.qos < -1 || d.qos > 2 {
-		return nil, fmt.Errorf("spec.qos: %d is not an MQTT-SN QoS (-1..2)", spec.QoS)
+	g := cfg.Group
+	if g == nil || g.MQTTSN == nil {
+		return nil, drivers.NoOptions(cfg, string(v1alpha1.ProtocolMQTTSN))
 	}
-	switch spec.MQTTSN.TopicIDType {
-	case v1alpha1.TopicIDNormal, "":
-		d.idType = sn.TopicNormal
-	case v1alpha1.TopicIDPredefined:
-		d.idType = sn.TopicPredefined
-	case v1alpha1.TopicIDShort:
-		d.idType = sn.TopicShort
-	default:
-		return nil, fmt.Errorf("spec.mqttsn.topicIdType: %q is not normal, predefined or short", spec.MQTTSN.TopicIDType)
-	}
-	if d.qos == -1 && d.idType == sn.TopicNormal {
-		return nil, errors.New("spec.mqttsn.topicIdType: QoS -1 publishes without a connection, so it needs predefined or short topic ids, not normal")
-	}
-	if d.retry <= 0 {
-		d.retry = 10 * time.Second
-	}
-	if spec.Workload.PayloadBytes > sn.MaxUDPPayload-sn.PublishOverhead {
-		return nil, fmt.Errorf("spec.workload.payloadBytes: %d exceeds the %d bytes an MQTT-SN PUBLISH carries over UDP", spec.Workload.PayloadBytes, sn.MaxUDPPayload-sn.PublishOverhead)
-	}
-	return d, nil
+	o := g.MQTTSN
+	return &driver{cfg: cfg, qos: int8(g.QoS), idType: o.TopicIDType, retry: o.RetryInterval, maxRetries: o.MaxRetries,
+		keepAlive: uint16(o.KeepAlive / time.Second), clean: o.CleanSession, dial: cfg.Dialer()}, nil
 }
 
 // session is one MQTT-SN client.

@@ -20,6 +20,7 @@ import (
 	gw "github.com/msgbench/msgbench/gateway/mqttsn"
 	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/loadgen/drivers/driverstest"
 	_ "github.com/msgbench/msgbench/loadgen/drivers/mqttsn"
 	"github.com/msgbench/msgbench/results"
 )
@@ -274,7 +275,7 @@ func TestDrainWaitsForCompleted(t *testing.T) {
 	b := startBroker(t)
 	s := spec(1, v1alpha1.TopicIDPredefined, v1alpha1.GatewayTransparent)
 	g := startGateway(t, b.Addr, "127.0.0.1:0", s)
-	d, err := drivers.New("mqtt-sn", drivers.Config{Spec: s, Address: g.Addr().String(), Now: func() int64 { return time.Now().UnixNano() }})
+	d, err := drivers.New("mqtt-sn", drivers.Config{Group: driverstest.Group(t, s), Address: g.Addr().String(), Now: func() int64 { return time.Now().UnixNano() }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/msgbench/msgbench/internal/certs/certstest"
 	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/loadgen/drivers/driverstest"
 	httpdrv "github.com/msgbench/msgbench/loadgen/drivers/http"
 	"github.com/msgbench/msgbench/loadgen/drivers/http/roundtrip"
 	mqttdrv "github.com/msgbench/msgbench/loadgen/drivers/mqtt"
@@ -175,7 +176,7 @@ func TestRoundTrips(t *testing.T) {
 				defer p.Close()
 				addr = p.Addr()
 			}
-			cfg := drivers.Config{Spec: st.spec, Address: addr, TLS: st.tls, Dial: roundtrip.Dialer(link)}
+			cfg := drivers.Config{Group: driverstest.Group(t, st.spec), Address: addr, TLS: st.tls, Dial: roundtrip.Dialer(link)}
 			// Three repetitions, checked by their minimum; on a busy machine up to two more sets
 			// of three (noise only adds time, so more samples can only bring the minimum closer
 			// to the protocol's own latency, never below it).
