@@ -67,3 +67,33 @@ func (w *weighted) release(n int) {
 	w.mu.Unlock()
 	w.cond.Broadcast()
 }
+
+// subtest is one subtest for runSubtests.
+type subtest struct {
+	name   string
+	weight int // of runSubtests' capacity; 0 counts as 1
+	f      func(t *testing.T)
+}
+
+// runSubtests runs the subtests side by side, in order, each starting once its weight fits in
+// capacity, and returns when all have ended. Unlike t.Parallel, it does not wait for the parent
+// to return nor hold the others to go test's -parallel (GOMAXPROCS: 2 here), which is for
+// tests that compute, not for runs that mostly wait on a schedule, a broker or a process. The
+// subtests must share nothing: no t.Setenv, and no in-process `msgbench run` that starts
+// anything (the guardian is one per process: msgbenchProcess runs it as a process instead).
+func runSubtests(t *testing.T, capacity int, tests []subtest) {
+	t.Helper()
+	sem := newWeighted(capacity)
+	var wg sync.WaitGroup
+	for _, st := range tests {
+		w := max(st.weight, 1)
+		sem.acquire(w)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer sem.release(w)
+			t.Run(st.name, st.f)
+		}()
+	}
+	wg.Wait()
+}
