@@ -98,7 +98,7 @@ func TestEverySampleRunsLocally(t *testing.T) {
 		if strings.HasPrefix(rel, "..") { // a study suite's point, written out by studyPoints
 			rel = "studies/" + filepath.Base(f)
 		}
-		runs = append(runs, sampleRun{name: rel, file: f, mb: mb, args: quickArgs(t, f, mb), weight: sampleWeight(mb)})
+		runs = append(runs, sampleRun{name: rel, file: f, mb: mb, args: quickArgs(t, mb), weight: sampleWeight(mb)})
 		ran++
 		delete(localOnly, filepath.Base(f))
 	}
@@ -145,8 +145,8 @@ func sampleWeight(mb *v1alpha1.MessagingBenchmark) int {
 	return 1
 }
 
-// quickArgs are the overrides that make sample f a quick run, the sample's point kept.
-func quickArgs(t *testing.T, f string, mb *v1alpha1.MessagingBenchmark) []string {
+// quickArgs are the overrides that make sample mb a quick run, the sample's point kept.
+func quickArgs(t *testing.T, mb *v1alpha1.MessagingBenchmark) []string {
 	t.Helper()
 	// A hang fails this run with spec.timeout's message, not the whole package at go
 	// test's deadline.
