@@ -13,7 +13,7 @@ import (
 )
 
 // The pod runs exactly what brokers/artemis renders and a local run executes, with its TLS
-// files where the rendered keystore says, as the image's uid 1001. (TestBrokerObjectsServerSide
+// files where the rendered keystore says, as the image's uid 1001. (serverside.TestBrokerObjectsServerSide
 // sends the Artemis objects, plain and with TLS, to a real API server.)
 func TestArtemisPod(t *testing.T) {
 	mb := brokerBench(t, v1alpha1.BrokerArtemis, "mqtt", "1.2", 20, nil)

@@ -1,7 +1,6 @@
 package resources_test
 
 import (
-	"context"
 	"encoding/xml"
 	"fmt"
 	"maps"
@@ -13,20 +12,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/internal/manifest"
-	"github.com/msgbench/msgbench/internal/testenv"
 )
-
-// brokerSamples are the samples of each broker type but Mosquitto and Kafka (which the other
-// samples cover); TestRenderGolden pins their renders, and every object they render goes through
-// a real API server in a restricted namespace (TestBrokerObjectsServerSide).
-var brokerSamples = []string{"broker-rabbitmq", "broker-artemis", "broker-emqx-quic", "broker-nanomq", "broker-hivemq-ce", "broker-vernemq"}
 
 // brokerCase is one benchmark a broker must serve: its rendered configuration file and pod.
 type brokerCase struct {
@@ -538,64 +529,5 @@ func TestBrokerConfigKeyLists(t *testing.T) {
 				}
 			}
 		}
-	}
-}
-
-// TestBrokerObjectsServerSide sends every broker object to a real kube-apiserver (server-side
-// dry run), and the broker pods, as the Deployment controller would create them, into a
-// namespace that enforces the restricted Pod Security Standard.
-func TestBrokerObjectsServerSide(t *testing.T) {
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = env.Stop() }()
-	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench", Labels: map[string]string{
-		"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest"}}}
-	if err := env.Client.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	var cases []brokerCase
-	for _, s := range brokerSamples {
-		mb, err := manifest.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "samples", s+".yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		mb.Namespace, mb.UID = "bench", types.UID("5f0c1d2e-0000-4000-8000-000000000001")
-		cases = append(cases, brokerCase{s, mb})
-	}
-	eula := map[string]string{"accept_eula": "yes"}
-	cases = append(cases,
-		brokerCase{"rabbitmq-tls", brokerBench(t, v1alpha1.BrokerRabbitMQ, "mqtt", "1.2", 20, nil)},
-		brokerCase{"artemis-tls", brokerBench(t, v1alpha1.BrokerArtemis, "mqtt", "1.3", 20, nil)},
-		brokerCase{"emqx-tls", brokerBench(t, v1alpha1.BrokerEMQX, "mqtt", "1.3", 20, nil)},
-		brokerCase{"nanomq-tls", brokerBench(t, v1alpha1.BrokerNanoMQ, "mqtt", "1.2", 20, nil)},
-		brokerCase{"hivemq-plain", brokerBench(t, v1alpha1.BrokerHiveMQCE, "mqtt", "", 20, nil)},
-		brokerCase{"vernemq-tls", brokerBench(t, v1alpha1.BrokerVerneMQ, "mqtt", "1.2", 20, eula)},
-	)
-	for _, c := range cases {
-		objs, err := resources.BrokerObjects(c.mb, resources.DefaultConfig())
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		for _, o := range objs {
-			if err := env.Client.Create(ctx, o, client.DryRunAll); err != nil {
-				t.Errorf("%s: %s %s refused: %v", c.name, o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), err)
-			}
-			if d, ok := o.(*appsv1.Deployment); ok {
-				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "broker-", Namespace: "bench", Labels: d.Spec.Template.Labels},
-					Spec: d.Spec.Template.Spec}
-				if err := env.Client.Create(ctx, pod, client.DryRunAll); err != nil {
-					t.Errorf("%s: broker pod refused in a restricted namespace: %v", c.name, err)
-				}
-			}
-		}
-	}
-	// A pod that is not restricted is refused there: the check above means something.
-	bad := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "bad-", Namespace: "bench"},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}}}
-	if err := env.Client.Create(ctx, bad, client.DryRunAll); err == nil || !strings.Contains(err.Error(), "PodSecurity") {
-		t.Errorf("an unrestricted pod was not refused by PodSecurity: %v", err)
 	}
 }
