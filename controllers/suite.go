@@ -133,11 +133,19 @@ func (r *SuiteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 			r.failSuite(&s, err.Error())
 			return ctrl.Result{}, r.writeSuiteStatus(ctx, &s, before)
 		}
+		admitted, err := suite.Manifest(&s, template, points[run.Point], run.Repetition)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
 		child(mb, &s, points[run.Point], run.Repetition)
 		if err := controllerutil.SetControllerReference(&s, mb, r.Scheme()); err != nil {
 			return ctrl.Result{}, err
 		}
-		if err := r.Create(ctx, mb); err != nil && !apierrors.IsAlreadyExists(err) {
+		obj, err := childObject(mb, admitted)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
 			return ctrl.Result{}, err
 		}
 		log.FromContext(ctx).Info("started run", "run", mb.Name)
@@ -231,6 +239,29 @@ func child(mb *v1alpha1.MessagingBenchmark, s *v1alpha1.MessagingBenchmarkSuite,
 	if s.Spec.Concurrency > 1 {
 		mb.Annotations[suite.AnnotationConcurrent] = strconv.Itoa(int(s.Spec.Concurrency))
 	}
+}
+
+// childObject is the child run as the API server must store it: mb's metadata (labels,
+// annotations, owner) with the admitted manifest's spec, whose values equal to a Go zero but not
+// to the CRD's default stay written (warmup: 0s). Created from the typed object, such a field
+// (omitzero) was left out and the API server put its default in: warmup 0s ran as 5 s.
+func childObject(mb *v1alpha1.MessagingBenchmark, admitted map[string]any) (*unstructured.Unstructured, error) {
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(mb)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(admitted["spec"])
+	if err != nil {
+		return nil, err
+	}
+	var spec map[string]any
+	if err := json.Unmarshal(data, &spec); err != nil {
+		return nil, err
+	}
+	delete(spec, "ttlSecondsAfterFinished") // the suite's own TTL governs its children (child)
+	obj["spec"] = spec
+	delete(obj, "status")
+	return &unstructured.Unstructured{Object: obj}, nil
 }
 
 // childResult reads a finished child's merged result from its result ConfigMap (cached).

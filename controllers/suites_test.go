@@ -10,19 +10,19 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 )
 
-// suiteSpec is a 2×2 matrix (QoS × publishers) of short runs, each point twice. The warm-up is
-// short, not 0s: the operator's children are typed objects, and a zero warm-up is left out of
-// them (omitzero) and defaulted to 5 s by the API server.
+// suiteSpec is a 2×2 matrix (QoS × publishers) of short runs, each point twice, without a
+// warm-up: the children must keep warmup: 0s (TestSuiteRunsOneAtATime checks they do).
 const suiteSpec = `
 template:
   protocol: mqtt
   workers: {replicas: 1}
-  workload: {subscribers: 1, topics: 1, payloadBytes: 32, rate: 50, duration: 1s, warmup: 500ms}
+  workload: {subscribers: 1, topics: 1, payloadBytes: 32, rate: 50, duration: 1s, warmup: 0s}
 matrix:
   axes:
   - field: qos
@@ -128,6 +128,16 @@ func TestSuiteRunsOneAtATime(t *testing.T) {
 	}
 	if most != 1 {
 		t.Errorf("%d runs were unfinished at once; concurrency 1 allows one", most)
+	}
+	// The template's warmup: 0s reaches the children as written, not as the API server's 5 s
+	// default (children created from typed objects left the zero out).
+	var child unstructured.Unstructured
+	child.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("MessagingBenchmark"))
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "grid-qos0-publishers1-r1"}, &child); err != nil {
+		t.Fatal(err)
+	}
+	if w, _, _ := unstructured.NestedString(child.Object, "spec", "workload", "warmup"); w != "0s" {
+		t.Errorf("a child's warmup is %q, the template's 0s", w)
 	}
 	want := []string{"grid-qos0-publishers1-r1", "grid-qos0-publishers1-r2", "grid-qos1-publishers1-r1", "grid-qos1-publishers1-r2"}
 	if fmt.Sprint(order) != fmt.Sprint(want) {
