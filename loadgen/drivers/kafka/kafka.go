@@ -72,9 +72,8 @@ func (d *driver) commonOpts(c drivers.Client, cs *conns) []kgo.Opt {
 // spec.qos), linger, batch size and compression (from spec.kafka), and flow control.
 //
 // Flow control is the options' Window (spec.mqtt.inflight, the window every msgbench protocol
-// uses): a publisher keeps
-// at most that many records produced but not yet finished (acknowledged; written, at acks=0),
-// and at most BufferedBytes; Publish blocks beyond. In the closed loop (workload.rate 0) this is
+// uses): a publisher keeps at most that many records produced but not yet finished
+// (acknowledged; written, at acks=0), and at most BufferedBytes; Publish blocks beyond. In the closed loop (workload.rate 0) this is
 // how hard a publisher pushes, and so how many records a batch can gather: raise it (up to
 // 65535) for throughput runs. An unbounded buffer would turn the closed loop into a queue that
 // grows for the whole warm-up and drains into the measured window.

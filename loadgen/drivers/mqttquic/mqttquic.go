@@ -31,10 +31,10 @@ func init() {
 
 // Options tune the QUIC transport beyond the group's options.
 type Options struct {
-	// ZeroRTT (spec.quic.zeroRTT: the group's QUIC options) resumes TLS sessions and sends CONNECT in 0-RTT packets when
-	// the client holds a session ticket for the server (from its own earlier connection: each
-	// client has its own session cache): connect then takes one round trip instead of two. A
-	// client's first connection always takes the full handshake.
+	// ZeroRTT (spec.quic.zeroRTT, in the group's QUIC options) resumes TLS sessions and sends
+	// CONNECT in 0-RTT packets when the client holds a session ticket for the server (from its
+	// own earlier connection: each client has its own session cache): connect then takes one
+	// round trip instead of two. A client's first connection always takes the full handshake.
 	ZeroRTT bool
 }
 
