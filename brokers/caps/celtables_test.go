@@ -11,6 +11,7 @@ import (
 
 	"github.com/msgbench/msgbench/brokers/artemis"
 	"github.com/msgbench/msgbench/brokers/kafka"
+	"github.com/msgbench/msgbench/brokers/mosquitto"
 	"github.com/msgbench/msgbench/brokers/rabbitmq"
 	"github.com/msgbench/msgbench/config/crd"
 	"github.com/msgbench/msgbench/controllers/resources"
@@ -19,7 +20,7 @@ import (
 // TestAdmissionRulesListTheGoTables holds every broker's spec.broker.config key rule in the
 // CRD (the API server's, and msgbench run's, admission) equal to the Go table the operator's
 // builders and the local runs check, key for key: a key added to one and not the other fails
-// here. (Mosquitto's two rules are held equal by brokers/mosquitto's own tests.)
+// here.
 func TestAdmissionRulesListTheGoTables(t *testing.T) {
 	var c apiextensionsv1.CustomResourceDefinition
 	if err := yaml.Unmarshal(crd.MessagingBenchmark, &c); err != nil {
@@ -31,6 +32,8 @@ func TestAdmissionRulesListTheGoTables(t *testing.T) {
 		form   string // "all": the keys allowed; "exists": the keys refused
 		keys   []string
 	}{
+		{"mosquitto", "exists", mosquitto.RefusedKeys()},
+		{"mosquitto", "all", mosquitto.KnownKeys()},
 		{"kafka", "exists", kafka.ManagedPrefixes()},
 		{"artemis", "exists", starsAsPrefixes(artemis.ManagedKeys)},
 		{"rabbitmq", "exists", rabbitmq.ManagedKeys},

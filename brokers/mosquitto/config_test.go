@@ -1,15 +1,9 @@
 package mosquitto
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
-
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"sigs.k8s.io/yaml"
-
-	"github.com/msgbench/msgbench/config/crd"
 )
 
 func TestCheckConfigRefusesUnknownManagedAndBridgeKeys(t *testing.T) {
@@ -64,74 +58,5 @@ func TestTablesAreDisjoint(t *testing.T) {
 		if !slices.Contains(knownKeys, k) {
 			t.Errorf("access key %s is not a known key", k)
 		}
-	}
-}
-
-// TestAdmissionRuleListsTheManagedKeys holds the CRD's CEL rule for Mosquitto's managed keys
-// (admission, on Kubernetes and locally) equal to this package's table, which the operator and
-// local runs check.
-func TestAdmissionRuleListsTheManagedKeys(t *testing.T) {
-	var c apiextensionsv1.CustomResourceDefinition
-	if err := yaml.Unmarshal(crd.MessagingBenchmark, &c); err != nil {
-		t.Fatal(err)
-	}
-	var rule []string
-	for _, r := range c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].XValidations {
-		rule = regexp.MustCompile(`^self\.broker\.type != 'mosquitto' \|\| !has\(self\.broker\.config\) \|\| !self\.broker\.config\.exists\(k, k in \[([^\]]*)\](.*)$`).FindStringSubmatch(r.Rule)
-		if rule != nil {
-			break
-		}
-	}
-	if rule == nil {
-		t.Fatal("the CRD has no Mosquitto managed-key rule")
-	}
-	var inCEL []string
-	for _, q := range strings.Split(rule[1], ",") {
-		inCEL = append(inCEL, strings.Trim(strings.TrimSpace(q), "'"))
-	}
-	for _, p := range regexp.MustCompile(`k\.startsWith\('([^']+)'\)`).FindAllStringSubmatch(rule[2], -1) {
-		inCEL = append(inCEL, p[1])
-	}
-	var want []string
-	for k := range managedKeys {
-		want = append(want, k)
-	}
-	want = append(want, accessKeys...)
-	slices.Sort(inCEL)
-	slices.Sort(want)
-	if !slices.Equal(inCEL, want) {
-		t.Errorf("CEL rule lists %v,\nthe Go tables %v", inCEL, want)
-	}
-}
-
-// TestAdmissionRuleListsTheKnownKeys holds the CRD's CEL rule of Mosquitto's known keys equal to
-// knownKeys (it is written from it): admission refuses an unknown or bridge key, naming it.
-func TestAdmissionRuleListsTheKnownKeys(t *testing.T) {
-	var c apiextensionsv1.CustomResourceDefinition
-	if err := yaml.Unmarshal(crd.MessagingBenchmark, &c); err != nil {
-		t.Fatal(err)
-	}
-	var rule []string
-	for _, r := range c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].XValidations {
-		rule = regexp.MustCompile(`^self\.broker\.type != 'mosquitto' \|\| !has\(self\.broker\.config\) \|\| self\.broker\.config\.all\(k, k in \[([^\]]*)\](.*)$`).FindStringSubmatch(r.Rule)
-		if rule != nil {
-			break
-		}
-	}
-	if rule == nil {
-		t.Fatal("the CRD has no Mosquitto known-key rule")
-	}
-	var inCEL []string
-	for _, q := range strings.Split(rule[1], ",") {
-		inCEL = append(inCEL, strings.Trim(strings.TrimSpace(q), "'"))
-	}
-	for _, p := range regexp.MustCompile(`k\.startsWith\('([^']+)'\)`).FindAllStringSubmatch(rule[2], -1) {
-		inCEL = append(inCEL, p[1])
-	}
-	want := slices.Clone(knownKeys)
-	slices.Sort(inCEL)
-	slices.Sort(want)
-	if !slices.Equal(inCEL, want) {
-		t.Errorf("CEL rule lists %v,\nknownKeys %v", inCEL, want)
 	}
 }

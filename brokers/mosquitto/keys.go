@@ -52,6 +52,20 @@ var bridgeKeys = []string{
 // no password, ACL, PSK or plugin. An entry ending in '_' is a prefix.
 var accessKeys = []string{"allow_anonymous", "password_file", "acl_file", "psk_file", "auth_plugin", "plugin", "auth_opt_", "plugin_opt_"}
 
+// KnownKeys are the mosquitto.conf keys spec.broker.config may hold (an entry ending in '_' is
+// a prefix), and RefusedKeys the ones msgbench manages or that change who may connect: the two
+// lists the CRD's admission rules repeat (brokers/caps holds them equal).
+func KnownKeys() []string { return slices.Clone(knownKeys) }
+
+// RefusedKeys: see KnownKeys.
+func RefusedKeys() []string {
+	out := slices.Clone(accessKeys)
+	for k := range managedKeys {
+		out = append(out, k)
+	}
+	return out
+}
+
 func matches(key string, list []string) bool {
 	for _, p := range list {
 		if key == p || (strings.HasSuffix(p, "_") && strings.HasPrefix(key, p) && len(key) > len(p)) {
