@@ -202,7 +202,14 @@ func quickArgs(t *testing.T, mb *v1alpha1.MessagingBenchmark) []string {
 		// cold (broker-artemis at its 2,000 msg/s QoS 2 sent 961 of 2,000 in CI, Failed
 		// now that a slow acknowledgement no longer widens the unsent allowance); the
 		// sample's own rate is for its own 5 s warm-up.
-		args = append(args, "--set", "workload.rate="+strconv.Itoa(int(min(max(mb.Spec.Workload.Rate, 50), 500))))
+		// A JVM broker (Artemis, RabbitMQ) at most 200 msg/s: cold, on a busy machine,
+		// broker-artemis's QoS 2 sent 334 and 210 of 500 in 1 s (Failed, not sustained), alone
+		// and beside other runs; this run checks the sample runs and delivers, not the rate.
+		limit := int32(500)
+		if bt := mb.Spec.Broker.Type; bt == v1alpha1.BrokerArtemis || bt == v1alpha1.BrokerRabbitMQ {
+			limit = 200
+		}
+		args = append(args, "--set", "workload.rate="+strconv.Itoa(int(min(max(mb.Spec.Workload.Rate, 50), limit))))
 	}
 	return args
 }
