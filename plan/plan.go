@@ -9,7 +9,6 @@
 package plan
 
 import (
-	"cmp"
 	"fmt"
 	"time"
 
@@ -51,8 +50,6 @@ type Group struct {
 	// HTTPVersion is spec.http.version when Protocol is http.
 	HTTPVersion v1alpha1.HTTPVersion
 	QoS         int32
-	// MQTTSNRetry is MQTT-SN's retry interval (T_retry) when Protocol is mqtt-sn.
-	MQTTSNRetry time.Duration
 	Publishers  int32
 	Subscribers int32
 	Topics      int32
@@ -117,7 +114,6 @@ func flatGroup(spec *v1alpha1.MessagingBenchmarkSpec) Group {
 		Protocol:    spec.Protocol,
 		HTTPVersion: spec.HTTP.Version,
 		QoS:         spec.QoS,
-		MQTTSNRetry: spec.MQTTSN.RetryInterval.Duration,
 		Publishers:  spec.Workload.Publishers,
 		Subscribers: spec.Workload.Subscribers,
 		Topics:      spec.Workload.Topics,
@@ -150,9 +146,9 @@ func (p *Plan) StallAllowance() time.Duration {
 		for _, g := range p.Groups {
 			// TCP (and QUIC): a loss, then a loss of the retransmission, backed off twice as long.
 			r := 3 * (tcpMinRTO + rtt)
-			if g.Protocol == v1alpha1.ProtocolMQTTSN && g.QoS > 0 {
+			if g.MQTTSN != nil && g.QoS > 0 {
 				// MQTT-SN waits its whole retry interval (T_retry, 10 s by default) once.
-				r = max(r, cmp.Or(g.MQTTSNRetry, tcpMinRTO)+rtt)
+				r = max(r, g.MQTTSN.RetryInterval+rtt)
 			}
 			retry = max(retry, r)
 		}

@@ -57,7 +57,7 @@ var accessKeys = []string{"allow_anonymous", "password_file", "acl_file", "psk_f
 // lists the CRD's admission rules repeat (brokers/caps holds them equal).
 func KnownKeys() []string { return slices.Clone(knownKeys) }
 
-// RefusedKeys: see KnownKeys.
+// RefusedKeys are the keys spec.broker.config cannot set (see KnownKeys).
 func RefusedKeys() []string {
 	out := slices.Clone(accessKeys)
 	for k := range managedKeys {
