@@ -118,7 +118,7 @@ func (p *publisher) runDutyCycle(ctx context.Context) error {
 	window := r.window.Load()
 	payload := make([]byte, r.spec.Workload.PayloadBytes)
 	fillPayload(payload, p.plan.Index)
-	p.measureFrom.Store(1 << 62)
+	p.win.reset()
 	p.endedAt = r.end
 	var timer *time.Timer
 	for w := int64(0); ; w++ {
@@ -164,9 +164,8 @@ func (p *publisher) wake(ctx context.Context, wake, seq0, m int64, measured bool
 		p.retired.add(sess)
 		_ = sess.Close()
 	}()
-	if measured && !p.measuring {
-		p.measuring = true
-		p.measureFrom.Store(r.now())
+	if measured && !p.win.measuring {
+		p.win.begin(r.now(), -1)
 	}
 	window := r.window.Load()
 	for j := int64(0); j < m; j++ {
@@ -179,12 +178,7 @@ func (p *publisher) wake(ctx context.Context, wake, seq0, m int64, measured bool
 		actual := r.now()
 		p.lastSend = actual
 		if measured {
-			p.measured.Add(1)
-			p.shard.mu.Lock()
-			p.shard.sent++
-			results.RecordMicros(p.shard.delay, (actual-wake)/1000)
-			p.shard.bucketLocked(r.rec.interval, window, actual).sent++
-			p.shard.mu.Unlock()
+			p.recordSent(wake, actual, window, true)
 		}
 	}
 	// Acknowledged before the device disconnects: a device that sleeps with a message unsent

@@ -161,21 +161,9 @@ type publisher struct {
 	connectErr  error
 	connectTook int64
 	firstFrom   atomic.Int64
-	measured    atomic.Int64 // messages sent in the measured window
-	// measureFrom is the engine time just before the first measured Publish: acknowledgements
-	// of messages stamped from then on belong to the measured window.
-	measureFrom atomic.Int64
-	// windowBytes is what the socket wrote from the first measured message until the last one
-	// was acknowledged (drain recounts it then): the uplink cost of the measured messages,
-	// including bytes a driver writes after Publish returned (HTTP/2 and HTTP/3 senders, QUIC's
-	// send loop) and completions such as QoS 2's PUBREL.
-	windowBytes int64
-	startBytes  int64 // the socket's bytes written before the first measured message
-	measuring   bool
-	// windowDone is set when every measured message was acknowledged and windowBytes recounted:
-	// only then do its bytes and messages count towards publishBytesPerMessage.
-	windowDone bool
-	stuck      atomic.Bool // closeIfStuck closed the session
+	// win is its share of the measured window: what it sent in it and what that cost.
+	win   meter
+	stuck atomic.Bool // closeIfStuck closed the session
 	// blockedSince is the engine time the Publish in progress began, 0 between calls.
 	blockedSince atomic.Int64
 	lastSend     int64
@@ -246,7 +234,7 @@ func (p *publisher) run(ctx context.Context) error {
 		return clientErr(drivers.Publisher, p.plan.Index, err)
 	}
 	sess := p.sess
-	p.measureFrom.Store(1 << 62)
+	p.win.reset()
 	publishing := make(chan struct{})
 	defer close(publishing)
 	go p.closeIfStuck(ctx, publishing)
@@ -258,7 +246,7 @@ func (p *publisher) run(ctx context.Context) error {
 	// unsent: with an error, or when the window closed while the publisher was behind.
 	defer func() {
 		if openLoop && r.end > 0 {
-			p.unsent = max(0, sch.in(window, r.end)-p.measured.Load())
+			p.unsent = max(0, sch.in(window, r.end)-p.win.sent.Load())
 		}
 	}()
 	p.endedAt = r.end // unless it fails (failed sets it) or runs on quota
@@ -292,13 +280,12 @@ func (p *publisher) run(ctx context.Context) error {
 			}
 		}
 		measured := intended >= window
-		if measured && !p.measuring {
-			p.measuring = true
+		if measured && !p.win.measuring {
+			// What the session wrote before (connect, warm-up) is not the window's.
 			if err := sess.Flush(); err != nil {
 				return p.failed(err)
 			}
-			p.startBytes = sess.Counters().BytesSent
-			p.measureFrom.Store(r.now())
+			p.win.begin(r.now(), sess.Counters().BytesSent)
 		}
 		if k == 0 {
 			// First-message latency is counted from the dial of a device that publishes as soon
@@ -329,14 +316,7 @@ func (p *publisher) run(ctx context.Context) error {
 			return p.failed(err)
 		}
 		if measured {
-			p.measured.Add(1)
-			p.shard.mu.Lock()
-			p.shard.sent++
-			if openLoop {
-				results.RecordMicros(p.shard.delay, (actual-intended)/1000)
-			}
-			p.shard.bucketLocked(r.rec.interval, window, actual).sent++
-			p.shard.mu.Unlock()
+			p.recordSent(intended, actual, window, openLoop)
 		}
 	}
 	p.next, p.payload = k, payload
@@ -349,8 +329,8 @@ func (p *publisher) run(ctx context.Context) error {
 	if err := sess.Flush(); err != nil {
 		return p.failed(err)
 	}
-	if p.measuring && !p.rejoinedOnce {
-		p.windowBytes = sess.Counters().BytesSent - p.startBytes
+	if !p.rejoinedOnce {
+		p.win.recount(sess.Counters().BytesSent)
 	}
 	if r.end == 0 {
 		p.endedAt = r.now()
@@ -468,6 +448,58 @@ func (p *publisher) closeIfStuck(ctx context.Context, publishing <-chan struct{}
 	}
 }
 
+// recordSent counts a measured message sent at actual (engine time) in its timeline bucket, and
+// with a schedule (delay) how late it went out after intended.
+func (p *publisher) recordSent(intended, actual, window int64, delay bool) {
+	p.win.sent.Add(1)
+	p.shard.mu.Lock()
+	p.shard.sent++
+	if delay {
+		results.RecordMicros(p.shard.delay, (actual-intended)/1000)
+	}
+	p.shard.bucketLocked(p.r.rec.interval, window, actual).sent++
+	p.shard.mu.Unlock()
+}
+
+// meter is a publisher's share of the measured window: from when its acknowledgements count,
+// how many messages it sent in the window, and the uplink bytes they cost.
+type meter struct {
+	// measureFrom is the engine time just before the first measured Publish: acknowledgements
+	// of messages stamped from then on belong to the measured window.
+	measureFrom atomic.Int64
+	sent        atomic.Int64 // messages sent in the measured window
+	measuring   bool
+	startBytes  int64 // the socket's bytes written before the first measured message (-1: not counted)
+	// bytes is what the socket wrote from the first measured message until the last one was
+	// acknowledged (the drain recounts it then): the uplink cost of the measured messages,
+	// including bytes a driver writes after Publish returned (HTTP/2 and HTTP/3 senders, QUIC's
+	// send loop) and completions such as QoS 2's PUBREL.
+	bytes int64
+	// done is set when every measured message was acknowledged and bytes recounted: only then
+	// do its bytes and messages count towards publishBytesPerMessage.
+	done bool
+}
+
+// reset: nothing is measured yet.
+func (m *meter) reset() { m.measureFrom.Store(1 << 62) }
+
+// begin marks the first measured message, at engine time now with the socket's bytes written so
+// far (-1: its bytes are not counted, as a duty cycle's sessions retire at each sleep).
+func (m *meter) begin(now, bytesWritten int64) {
+	m.measuring, m.startBytes = true, bytesWritten
+	m.measureFrom.Store(now)
+}
+
+// counts says whether the acknowledgement of a message sent at sentAt belongs to the window.
+func (m *meter) counts(sentAt int64) bool { return sentAt >= m.measureFrom.Load() }
+
+// recount takes the socket's bytes written by now as the window's cost so far.
+func (m *meter) recount(bytesWritten int64) {
+	if m.measuring && m.startBytes >= 0 {
+		m.bytes = bytesWritten - m.startBytes
+	}
+}
+
 // failed counts a publish error; the run goes on without this publisher, and its message says so.
 func (p *publisher) failed(err error) error {
 	p.endedAt = p.r.now()
@@ -484,7 +516,7 @@ func (p *publisher) Message([]byte) {}
 func (p *publisher) Completed(sentAt int64, ok bool) {
 	r := p.r
 	p.sessCompleted.Add(1)
-	if sentAt < p.measureFrom.Load() {
+	if !p.win.counts(sentAt) {
 		return
 	}
 	now := r.now()

@@ -578,9 +578,9 @@ func (r *run) drain(ctx context.Context) []error {
 		}
 		if err := p.sess.Drain(ackCtx); err != nil {
 			errs = append(errs, clientErr(drivers.Publisher, p.plan.Index, err))
-		} else if p.measuring && !p.rejoinedOnce {
-			p.windowBytes = p.sess.Counters().BytesSent - p.startBytes
-			p.windowDone = true
+		} else if p.win.measuring && !p.rejoinedOnce {
+			p.win.recount(p.sess.Counters().BytesSent)
+			p.win.done = true
 		}
 	}
 	cancel()
@@ -632,7 +632,7 @@ func (r *run) arrived() (n int64) {
 func (r *run) expected() (n int64, withHeader bool) {
 	perTopic := map[int]int64{}
 	for _, p := range r.pubs {
-		perTopic[p.plan.Topic] += p.measured.Load()
+		perTopic[p.plan.Topic] += p.win.sent.Load()
 	}
 	for _, s := range r.subs {
 		n += perTopic[s.plan.Topic]
@@ -714,9 +714,9 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 		sum.Add(p.sess.Counters())
 		res.Wire.Connections++
 		res.Wire.ConnectBytesTotal += p.sess.ConnectBytes()
-		if p.windowDone { // a publisher whose acknowledgements never all came has no complete figure
-			res.Wire.PublishBytesTotal += p.windowBytes
-			res.Wire.PublishMessageCount += p.measured.Load()
+		if p.win.done { // a publisher whose acknowledgements never all came has no complete figure
+			res.Wire.PublishBytesTotal += p.win.bytes
+			res.Wire.PublishMessageCount += p.win.sent.Load()
 		}
 		if err := p.sess.Err(); err != nil {
 			dropped = append(dropped, clientErr(drivers.Publisher, p.plan.Index, err))
