@@ -309,10 +309,10 @@ func (r *run) runStorm(ctx context.Context) {
 		if sp == nil {
 			continue // not connected (yet, or any more)
 		}
-		p.dropped.Store(true)
-		p.droppedAt.Store(r.now())
+		p.rj.dropped.Store(true)
+		p.rj.droppedAt.Store(r.now())
 		abort(*sp)
-		clients = append(clients, client{rejoin: p.reconnect, giveUp: func() { p.rejoined <- nil }})
+		clients = append(clients, client{rejoin: p.reconnect, giveUp: func() { p.rj.rejoined <- nil }})
 	}
 	for _, s := range r.subs {
 		if s.live.Load() == nil {
@@ -398,7 +398,7 @@ func (p *publisher) reconnect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.rejoined <- sess
+	p.rj.rejoined <- sess
 	return nil
 }
 
@@ -435,24 +435,24 @@ func (p *publisher) rejoin(ctx context.Context, old drivers.Session, k int64, re
 	st := r.churn.storm
 	var sess drivers.Session
 	select {
-	case sess = <-p.rejoined:
+	case sess = <-p.rj.rejoined:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	p.dropped.Store(false)
+	p.rj.dropped.Store(false)
 	p.retired.add(old)
 	if sess == nil {
 		return nil, fmt.Errorf("not reconnected after the reconnect storm")
 	}
 	p.sess = sess
 	p.live.Store(&sess)
-	p.rejoinedOnce = true
+	p.rj.rejoinedOnce = true
 	var n int64
 	if r.group().QoS > 0 {
-		n = max(0, min(p.sessPublished-p.sessCompleted.Load(), k, int64(len(p.intended))-1))
+		n = max(0, min(p.rj.sessPublished-p.rj.sessCompleted.Load(), k, int64(len(p.rj.intended))-1))
 	}
-	p.sessPublished = 0
-	p.sessCompleted.Store(0)
+	p.rj.sessPublished = 0
+	p.rj.sessCompleted.Store(0)
 	last := k
 	if retry {
 		last = k + 1
@@ -464,12 +464,12 @@ func (p *publisher) rejoin(ctx context.Context, old drivers.Session, k int64, re
 	st.inFlight.Add(inFlight)
 	for j := k - n; j < last; j++ {
 		if len(payload) >= HeaderSize {
-			putHeader(payload, uint32(p.plan.Index), uint32(j), p.intended[j%int64(len(p.intended))])
+			putHeader(payload, uint32(p.plan.Index), uint32(j), p.rj.intended[j%int64(len(p.rj.intended))])
 		}
 		if err := sess.Publish(payload, true); err != nil {
 			return sess, err
 		}
-		p.sessPublished++
+		p.rj.sessPublished++
 		if j < k || interrupted {
 			st.resent.Add(1)
 		}

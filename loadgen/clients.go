@@ -176,22 +176,8 @@ type publisher struct {
 
 	// Churn: the wire figures of its ended sessions (duty-cycle wakes, dropped connections).
 	retired retired
-	// A reconnect storm: dropped is set before the storm drops its session, rejoined hands it
-	// the new one (nil: never back), rejoinedOnce says it has had one. sessPublished and
-	// sessCompleted count the current session's publishes and acknowledgements, intended the
-	// intended times of the latest publishes by sequence number (what was in flight at the drop
-	// is resent with its own).
-	dropped       atomic.Bool
-	droppedAt     atomic.Int64 // engine time the storm dropped its session
-	rejoined      chan drivers.Session
-	rejoinedOnce  bool
-	sessPublished int64
-	sessCompleted atomic.Int64
-	intended      []int64
-	// next is the sequence number after its last publish and payload its buffer, for a drop
-	// that comes after the publish loop ended (the drain resends then).
-	next    int64
-	payload []byte
+	// rj is its part in a reconnect storm (nil fields without one).
+	rj rejoining
 }
 
 // connect opens the publisher's session before the run starts (the ramp's next slot), so that
@@ -295,16 +281,16 @@ func (p *publisher) run(ctx context.Context) error {
 		if len(payload) >= HeaderSize {
 			putHeader(payload, uint32(p.plan.Index), uint32(k), intended)
 		}
-		if p.intended != nil {
-			p.intended[k%int64(len(p.intended))] = intended
+		if p.rj.intended != nil {
+			p.rj.intended[k%int64(len(p.rj.intended))] = intended
 		}
 		began := r.now()
 		p.blockedSince.Store(began)
 		err := sess.Publish(payload, openLoop)
 		if err == nil {
-			p.sessPublished++
-		} else if p.dropped.Load() { // a reconnect storm: on with the new session
-			sess, err = p.rejoin(ctx, sess, k, true, began < p.droppedAt.Load(), payload)
+			p.rj.sessPublished++
+		} else if p.rj.dropped.Load() { // a reconnect storm: on with the new session
+			sess, err = p.rejoin(ctx, sess, k, true, began < p.rj.droppedAt.Load(), payload)
 		}
 		p.blockedSince.Store(0)
 		actual := r.now()
@@ -319,8 +305,8 @@ func (p *publisher) run(ctx context.Context) error {
 			p.recordSent(intended, actual, window, openLoop)
 		}
 	}
-	p.next, p.payload = k, payload
-	if p.dropped.Load() { // dropped after its last publish: resend what was in flight
+	p.rj.next, p.rj.payload = k, payload
+	if p.rj.dropped.Load() { // dropped after its last publish: resend what was in flight
 		var err error
 		if sess, err = p.rejoin(ctx, sess, k, false, false, payload); err != nil {
 			return p.failed(err)
@@ -329,7 +315,7 @@ func (p *publisher) run(ctx context.Context) error {
 	if err := sess.Flush(); err != nil {
 		return p.failed(err)
 	}
-	if !p.rejoinedOnce {
+	if !p.rj.rejoinedOnce {
 		p.win.recount(sess.Counters().BytesSent)
 	}
 	if r.end == 0 {
@@ -448,6 +434,25 @@ func (p *publisher) closeIfStuck(ctx context.Context, publishing <-chan struct{}
 	}
 }
 
+// rejoining is a publisher's part in a reconnect storm: dropped is set before the storm drops
+// its session, rejoined hands it the new one (nil: never back), rejoinedOnce says it has had
+// one. sessPublished and sessCompleted count the current session's publishes and
+// acknowledgements, intended the intended times of the latest publishes by sequence number (what
+// was in flight at the drop is resent with its own).
+type rejoining struct {
+	dropped       atomic.Bool
+	droppedAt     atomic.Int64 // engine time the storm dropped its session
+	rejoined      chan drivers.Session
+	rejoinedOnce  bool
+	sessPublished int64
+	sessCompleted atomic.Int64
+	intended      []int64
+	// next is the sequence number after its last publish and payload its buffer, for a drop
+	// that comes after the publish loop ended (the drain resends then).
+	next    int64
+	payload []byte
+}
+
 // recordSent counts a measured message sent at actual (engine time) in its timeline bucket, and
 // with a schedule (delay) how late it went out after intended.
 func (p *publisher) recordSent(intended, actual, window int64, delay bool) {
@@ -515,7 +520,7 @@ func (p *publisher) Message([]byte) {}
 // Completed implements drivers.Handler: a broker acknowledgement.
 func (p *publisher) Completed(sentAt int64, ok bool) {
 	r := p.r
-	p.sessCompleted.Add(1)
+	p.rj.sessCompleted.Add(1)
 	if !p.win.counts(sentAt) {
 		return
 	}

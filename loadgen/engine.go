@@ -198,8 +198,8 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	for _, cp := range r.plan.Publishers {
 		p := &publisher{r: r, plan: cp, shard: r.rec.shard(cp.Index), phase: float64(cp.Index) / float64(max(1, r.plan.TotalPublishers))}
 		if r.churn.storm != nil {
-			p.rejoined = make(chan drivers.Session, 1)
-			p.intended = make([]int64, max(1, int(spec.MQTT.Inflight))+1)
+			p.rj.rejoined = make(chan drivers.Session, 1)
+			p.rj.intended = make([]int64, max(1, int(spec.MQTT.Inflight))+1)
 		}
 		r.pubs = append(r.pubs, p)
 		r.pubByIndex[cp.Index] = p
@@ -570,15 +570,15 @@ func (r *run) drain(ctx context.Context) []error {
 		if p.sess == nil {
 			continue
 		}
-		if p.dropped.Load() && p.payload != nil { // a reconnect storm after its last publish
-			if _, err := p.rejoin(ackCtx, p.sess, p.next, false, false, p.payload); err != nil {
+		if p.rj.dropped.Load() && p.rj.payload != nil { // a reconnect storm after its last publish
+			if _, err := p.rejoin(ackCtx, p.sess, p.rj.next, false, false, p.rj.payload); err != nil {
 				errs = append(errs, clientErr(drivers.Publisher, p.plan.Index, err))
 				continue
 			}
 		}
 		if err := p.sess.Drain(ackCtx); err != nil {
 			errs = append(errs, clientErr(drivers.Publisher, p.plan.Index, err))
-		} else if p.win.measuring && !p.rejoinedOnce {
+		} else if p.win.measuring && !p.rj.rejoinedOnce {
 			p.win.recount(p.sess.Counters().BytesSent)
 			p.win.done = true
 		}
