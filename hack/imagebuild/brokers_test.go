@@ -29,10 +29,14 @@ import (
 // The broker images are checked the way a kubelet runs them: the image's root file system
 // unpacked and mounted read-only, writable folders only where the operator's pods have emptyDir
 // volumes, as the image's user, in namespaces of their own (network: its own loopback; PID:
-// killing the namespace's first process ends every process in it, epmd included).
+// killing the namespace's first process ends every process in it, epmd included). Building an
+// image gzips and hashes its whole layer (internal/image.Build, through go-containerregistry),
+// which under -race is most of each test's time: the two tests run side by side (t.Parallel),
+// each in namespaces and temporary folders of its own.
 
 func TestRabbitMQImageServesMQTT(t *testing.T) {
 	needRoot(t)
+	t.Parallel()
 	if _, err := os.Stat("/usr/lib/rabbitmq"); err != nil {
 		t.Skip("Debian's rabbitmq-server is not installed (hack/apt-packages.sh rabbitmq-server)")
 	}
@@ -70,6 +74,7 @@ func TestRabbitMQImageServesMQTT(t *testing.T) {
 
 func TestArtemisImageRunsJava(t *testing.T) {
 	needRoot(t)
+	t.Parallel()
 	home := filepath.Join(testenv.RepoRoot(), "bin", "artemis", "2.40.0", "apache-artemis-2.40.0")
 	if _, err := os.Stat(home); err != nil {
 		t.Skip("no Artemis distribution: hack/artemis.sh fetches it")
