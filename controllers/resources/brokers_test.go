@@ -19,12 +19,6 @@ import (
 	"github.com/msgbench/msgbench/internal/manifest"
 )
 
-// brokerCase is one benchmark a broker must serve: its rendered configuration file and pod.
-type brokerCase struct {
-	name string
-	mb   *v1alpha1.MessagingBenchmark
-}
-
 // brokerBench parses a sample-like benchmark of broker type bt with protocol proto, TLS (version
 // tls, "" for none) and inflight; manifest.Parse applies the CRD's defaults and rules.
 func brokerBench(t *testing.T, bt v1alpha1.BrokerType, proto, tls string, inflight int, config map[string]string) *v1alpha1.MessagingBenchmark {

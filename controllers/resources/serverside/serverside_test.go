@@ -34,10 +34,10 @@ type brokerCase struct {
 	mb   *v1alpha1.MessagingBenchmark
 }
 
-// brokerBench parses a sample-like benchmark of broker type bt with protocol proto, TLS (version
-// tls, "" for none) and inflight through manifest.Parse, which applies the CRD's defaults and
-// rules (as controllers/resources' brokerBench does).
-func brokerBench(t *testing.T, bt v1alpha1.BrokerType, proto, tls string, inflight int, config map[string]string) *v1alpha1.MessagingBenchmark {
+// brokerBench parses a sample-like MQTT benchmark of broker type bt with TLS (version tls, "" for
+// none) through manifest.Parse, which applies the CRD's defaults and rules (as
+// controllers/resources' brokerBench does, with protocol mqtt and inflight 20).
+func brokerBench(t *testing.T, bt v1alpha1.BrokerType, tls string, config map[string]string) *v1alpha1.MessagingBenchmark {
 	t.Helper()
 	if _, ok := config["accept_eula"]; bt == v1alpha1.BrokerVerneMQ && !ok {
 		config = maps.Clone(config) // the API server requires it for the official image
@@ -48,7 +48,7 @@ func brokerBench(t *testing.T, bt v1alpha1.BrokerType, proto, tls string, inflig
 	}
 	var b strings.Builder
 	b.WriteString("apiVersion: msgbench.io/v1alpha1\nkind: MessagingBenchmark\nmetadata:\n  name: b\nspec:\n")
-	b.WriteString("  protocol: " + proto + "\n  qos: 1\n  broker:\n    type: " + string(bt) + "\n")
+	b.WriteString("  protocol: mqtt\n  qos: 1\n  broker:\n    type: " + string(bt) + "\n")
 	if len(config) > 0 {
 		b.WriteString("    config:\n")
 		for k, v := range config {
@@ -58,7 +58,7 @@ func brokerBench(t *testing.T, bt v1alpha1.BrokerType, proto, tls string, inflig
 	if tls != "" {
 		b.WriteString("  tls:\n    enabled: true\n    version: \"" + tls + "\"\n")
 	}
-	b.WriteString("  mqtt:\n    inflight: " + strconv.Itoa(inflight) + "\n")
+	b.WriteString("  mqtt:\n    inflight: 20\n")
 	b.WriteString("  workload:\n    publishers: 2\n    subscribers: 2\n    topics: 2\n    payloadBytes: 200000\n    rate: 100\n    duration: 10s\n")
 	mb, err := manifest.Parse([]byte(b.String()))
 	if err != nil {
@@ -94,12 +94,12 @@ func TestBrokerObjectsServerSide(t *testing.T) {
 	}
 	eula := map[string]string{"accept_eula": "yes"}
 	cases = append(cases,
-		brokerCase{"rabbitmq-tls", brokerBench(t, v1alpha1.BrokerRabbitMQ, "mqtt", "1.2", 20, nil)},
-		brokerCase{"artemis-tls", brokerBench(t, v1alpha1.BrokerArtemis, "mqtt", "1.3", 20, nil)},
-		brokerCase{"emqx-tls", brokerBench(t, v1alpha1.BrokerEMQX, "mqtt", "1.3", 20, nil)},
-		brokerCase{"nanomq-tls", brokerBench(t, v1alpha1.BrokerNanoMQ, "mqtt", "1.2", 20, nil)},
-		brokerCase{"hivemq-plain", brokerBench(t, v1alpha1.BrokerHiveMQCE, "mqtt", "", 20, nil)},
-		brokerCase{"vernemq-tls", brokerBench(t, v1alpha1.BrokerVerneMQ, "mqtt", "1.2", 20, eula)},
+		brokerCase{"rabbitmq-tls", brokerBench(t, v1alpha1.BrokerRabbitMQ, "1.2", nil)},
+		brokerCase{"artemis-tls", brokerBench(t, v1alpha1.BrokerArtemis, "1.3", nil)},
+		brokerCase{"emqx-tls", brokerBench(t, v1alpha1.BrokerEMQX, "1.3", nil)},
+		brokerCase{"nanomq-tls", brokerBench(t, v1alpha1.BrokerNanoMQ, "1.2", nil)},
+		brokerCase{"hivemq-plain", brokerBench(t, v1alpha1.BrokerHiveMQCE, "", nil)},
+		brokerCase{"vernemq-tls", brokerBench(t, v1alpha1.BrokerVerneMQ, "1.2", eula)},
 	)
 	for _, c := range cases {
 		objs, err := resources.BrokerObjects(c.mb, resources.DefaultConfig())
