@@ -29,7 +29,7 @@ func (r *Reconciler) applyNetworkChaos(ctx context.Context, st *run) (bool, erro
 	if err := checkTimelineChaos(mb, st.plan.Network.Steps); err != nil {
 		return false, err
 	}
-	objs, err := netem.NetworkChaos(mb)
+	objs, err := netem.NetworkChaos(mb, st.plan.Network.Link)
 	if err != nil {
 		return false, fail("spec.network: %v", err)
 	}

@@ -17,8 +17,8 @@ import (
 // fetched from the module proxy, so the objects are unstructured.
 var NetworkChaosGVK = schema.GroupVersionKind{Group: "chaos-mesh.org", Version: "v1alpha1", Kind: "NetworkChaos"}
 
-// NetworkChaos builds the Chaos Mesh NetworkChaos objects that give the pods of mb the link its
-// spec.network asks for: one per impaired direction, up then down; nil when the link is
+// NetworkChaos builds the Chaos Mesh NetworkChaos objects that give the pods of mb link, its
+// spec.network resolved (the run plan's Network.Link): one per impaired direction, up then down; nil when the link is
 // unimpaired. netem shapes egress only, so the uplink is shaped on the worker pods' egress toward
 // the broker and gateway pods, the downlink on theirs toward the workers. Each object is one
 // netem action holding delay, jitter, reorder, loss, duplicate, corrupt and the rate: Chaos Mesh
@@ -30,11 +30,7 @@ var NetworkChaosGVK = schema.GroupVersionKind{Group: "chaos-mesh.org", Version: 
 // Chaos Mesh selects the pods when the object is created, and a NetworkChaos whose target
 // matches no pod is never injected: create these objects once the worker and broker or gateway
 // pods exist.
-func NetworkChaos(mb *v1alpha1.MessagingBenchmark) ([]*unstructured.Unstructured, error) {
-	link, err := Resolve(mb.Spec.Network)
-	if err != nil {
-		return nil, err
-	}
+func NetworkChaos(mb *v1alpha1.MessagingBenchmark, link Link) ([]*unstructured.Unstructured, error) {
 	external, err := externalTarget(mb)
 	if err != nil {
 		return nil, err

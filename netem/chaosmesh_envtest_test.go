@@ -45,7 +45,7 @@ func TestNetworkChaosOnAPIServer(t *testing.T) {
 		sort.Strings(names)
 		created := 0
 		for _, name := range names {
-			objs, err := NetworkChaos(benchmarks[name])
+			objs, err := chaosOf(benchmarks[name])
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}

@@ -96,7 +96,7 @@ func allBenchmarks(t *testing.T) map[string]*v1alpha1.MessagingBenchmark {
 func TestNetworkChaosGolden(t *testing.T) {
 	for name, mb := range allBenchmarks(t) {
 		t.Run(name, func(t *testing.T) {
-			objs, err := NetworkChaos(mb)
+			objs, err := chaosOf(mb)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,7 +130,7 @@ func TestNetworkChaosGolden(t *testing.T) {
 // selects and how the numbers are written, independent of formatting.
 func TestNetworkChaosSemantics(t *testing.T) {
 	nbiot := networkSamples(t)["profile-nb-iot"]
-	objs, err := NetworkChaos(nbiot)
+	objs, err := chaosOf(nbiot)
 	if err != nil || len(objs) != 2 {
 		t.Fatalf("nb-iot: %d objects, %v; want up and down", len(objs), err)
 	}
@@ -180,7 +180,7 @@ func TestNetworkChaosSemantics(t *testing.T) {
 func TestNetworkChaosExternalBrokerDownlinkIsAnError(t *testing.T) {
 	mb := syntheticBenchmarks()["synthetic-external-broker"].DeepCopy()
 	mb.Spec.Network.Direction = v1alpha1.DirectionBoth
-	_, err := NetworkChaos(mb)
+	_, err := chaosOf(mb)
 	if err == nil || !strings.Contains(err.Error(), "spec.network.direction: the broker is external") {
 		t.Fatalf("error %v, want one naming spec.network.direction", err)
 	}
@@ -189,7 +189,7 @@ func TestNetworkChaosExternalBrokerDownlinkIsAnError(t *testing.T) {
 // TestNetworkChaosCorrelation checks that each correlation lands in its impairment's block, and
 // that a direction's own value wins.
 func TestNetworkChaosCorrelation(t *testing.T) {
-	objs, err := NetworkChaos(syntheticBenchmarks()["synthetic-correlated"])
+	objs, err := chaosOf(syntheticBenchmarks()["synthetic-correlated"])
 	if err != nil || len(objs) != 2 {
 		t.Fatalf("%d objects, %v; want up and down", len(objs), err)
 	}
@@ -225,7 +225,7 @@ func TestNetworkChaosRefusesGilbertElliott(t *testing.T) {
 	} {
 		mb := &v1alpha1.MessagingBenchmark{}
 		mb.Name, mb.Namespace, mb.Spec.Network = "ge", "bench", c.net
-		objs, err := NetworkChaos(mb)
+		objs, err := chaosOf(mb)
 		if err == nil || !strings.HasPrefix(err.Error(), c.path) || !strings.Contains(err.Error(), "Gilbert-Elliott") {
 			t.Errorf("%+v: %d objects, error %v; want one starting %q", c.net, len(objs), err, c.path)
 		}
@@ -246,4 +246,13 @@ func TestChaosName(t *testing.T) {
 	if got := ChaosName(strings.Repeat("a", 45)+"-.-"+strings.Repeat("c", 20), "up"); strings.Contains(got, "--") || strings.Contains(got, ".-") {
 		t.Errorf("ChaosName left a separator run: %q", got)
 	}
+}
+
+// chaosOf is NetworkChaos of mb's spec.network as the run plan resolves it.
+func chaosOf(mb *v1alpha1.MessagingBenchmark) ([]*unstructured.Unstructured, error) {
+	link, err := Resolve(mb.Spec.Network)
+	if err != nil {
+		return nil, err
+	}
+	return NetworkChaos(mb, link)
 }

@@ -25,7 +25,7 @@ func TestTimelineNetworkChaos(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, _ := NetworkChaos(mb)
+	base, _ := chaosOf(mb)
 	if len(steps) != 3 || len(base) != 0 {
 		t.Fatalf("steps %+v, base objects %d", steps, len(base))
 	}

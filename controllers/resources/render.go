@@ -5,6 +5,7 @@ import (
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/netem"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // Render returns every object the operator applies for mb, in the order it applies them.
@@ -35,7 +36,11 @@ func Render(mb *v1alpha1.MessagingBenchmark, cfg Config) ([]client.Object, error
 		objs = append(objs, GatewayDeployment(mb, cfg), GatewayService(mb))
 	}
 	objs = append(objs, WorkersJob(mb, cfg))
-	chaos, err := netem.NetworkChaos(mb)
+	p, err := plan.Compile(&mb.Spec, plan.Kubernetes)
+	if err != nil {
+		return nil, err
+	}
+	chaos, err := netem.NetworkChaos(mb, p.Network.Link)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/internal/testenv"
 	"github.com/msgbench/msgbench/netem"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // TestGilbertElliottAcceptedLocally takes the Gilbert-Elliott manifests that the API server
@@ -68,7 +69,11 @@ func TestGilbertElliottAcceptedLocally(t *testing.T) {
 			}
 			if !w.timeline {
 				mb.Namespace = "bench"
-				if _, err := netem.NetworkChaos(mb); err == nil || !strings.Contains(err.Error(), "gilbertElliott: Chaos Mesh") {
+				p, err := plan.Compile(&mb.Spec, plan.Admitted)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := netem.NetworkChaos(mb, p.Network.Link); err == nil || !strings.Contains(err.Error(), "gilbertElliott: Chaos Mesh") {
 					t.Errorf("NetworkChaos accepted the model: %v", err)
 				}
 			}
