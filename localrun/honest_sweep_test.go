@@ -220,6 +220,9 @@ func TestPairwiseCoversEveryPair(t *testing.T) {
 
 // TestHonestRunsSweep is the sweep. MSGBENCH_SWEEP=full runs every combination (make sweep).
 func TestHonestRunsSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (make test-unit): runs in make test")
+	}
 	if err := emulator.CheckPrivileges(); err != nil {
 		t.Skip(err)
 	}

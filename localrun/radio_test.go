@@ -21,6 +21,9 @@ import (
 // first message by at least it (each publisher's connection opens from idle too), and the
 // result's network.radio counts the promotions.
 func TestRadioStatesShowInLatency(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (make test-unit): runs in make test")
+	}
 	if err := emulator.CheckPrivileges(); err != nil {
 		t.Skipf("needs root: %v", err)
 	}

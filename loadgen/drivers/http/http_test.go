@@ -86,6 +86,9 @@ func (g *gateways) options(s *v1alpha1.MessagingBenchmarkSpec) loadgen.Options {
 // without TLS and keep-alive, at QoS 0, 1 and 2: nothing is lost at QoS 1/2, every publish gets
 // its response, and the wire counters saw every message.
 func TestEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (make test-unit): runs in make test")
+	}
 	g := startGateways(t)
 	type variant struct {
 		version   v1alpha1.HTTPVersion
