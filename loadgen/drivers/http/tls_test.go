@@ -17,7 +17,9 @@ import (
 // HTTP with keepAlive false (a connection per message). With spec.tls.resumption every
 // connection after a publisher's first resumes that publisher's session, and the result counts
 // them; without, none does. One message in flight per publisher, so each connection starts after
-// the previous one brought its ticket.
+// the previous one brought its ticket. A closed loop of 50 messages each: the counts are the
+// subject, not a rate (a connection and handshake per message at 100 msg/s was not sustained on
+// a loaded machine).
 func TestResumptionWithoutKeepAlive(t *testing.T) {
 	g := startGateways(t)
 	for _, v := range []struct {
@@ -26,7 +28,7 @@ func TestResumptionWithoutKeepAlive(t *testing.T) {
 	}{{v1alpha1.HTTP11, true}, {v1alpha1.HTTP11, false}, {v1alpha1.HTTP3, true}} {
 		t.Run(fmt.Sprintf("http%s resumption=%v", v.version, v.resume), func(t *testing.T) {
 			s := spec(v.version, v.version != v1alpha1.HTTP3, false, 1)
-			s.Workload.Rate = 100
+			s.Workload.Rate, s.Workload.Messages, s.Workload.Warmup.Duration = 0, 100, 0
 			s.MQTT.Inflight = 1
 			if s.TLS == nil {
 				s.TLS = &v1alpha1.TLSSpec{}
