@@ -109,8 +109,8 @@ test: setup verify-generated vet lint ## The full test suite CI runs: generated 
 # make test still runs them (RACE_PKGS is every package).
 # What is left needs only Mosquitto (make setup installs it); tests that need root skip without it.
 # hack/imagebuild builds broker images (a minute under -race). -short leaves out what make test
-# covers at length: the honest-runs sweep, the radio and HTTP end-to-end runs, and all but every
-# 8th spec of the accepted-spec matrix.
+# covers at length: the honest-runs sweep, the radio and HTTP end-to-end runs, the TLS and
+# wire-size figure runs, and all but every 8th spec of the accepted-spec matrix.
 UNIT_FLAGS ?= -race -short
 UNIT_EXCLUDE := /api/v1alpha1$$ /cmd/msgbench$$ /controllers$$ /test/chart$$ /results/store$$ /netem$$ \
 	/netem/emulator$$ /loadgen/drivers/http/roundtrip$$ /loadgen/drivers/kafka$$ /brokers/kafka$$ \

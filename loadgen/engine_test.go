@@ -120,6 +120,9 @@ func TestWarmupIsExcluded(t *testing.T) {
 // socket carries exactly one PUBLISH per message, 1 + remaining-length bytes + 2 + topic +
 // payload (+2 packet id at QoS 1, +1 property length in MQTT 5).
 func TestPublishWireSizes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (make test-unit): runs in make test")
+	}
 	b := startMosquitto(t, "")
 	for _, version := range []v1alpha1.MQTTVersion{v1alpha1.MQTT311, v1alpha1.MQTT5} {
 		for _, qos := range []int32{0, 1} {

@@ -64,6 +64,9 @@ func tlsRun(tb testing.TB, t *v1alpha1.TLSSpec, goServer bool) *results.Result {
 // list lacks ChaCha20), and the hybrid post-quantum group against a Go server (Mosquitto's
 // OpenSSL 3.0 has none); every connection's handshake is counted.
 func TestNegotiatedTLSInResult(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (make test-unit): runs in make test")
+	}
 	for _, c := range []struct {
 		name         string
 		tls          v1alpha1.TLSSpec
@@ -100,6 +103,9 @@ func TestNegotiatedTLSInResult(t *testing.T) {
 // sends 32: 1088 more, 2320 in all. Mosquitto on OpenSSL 3.0 knows no ML-KEM and picks X25519:
 // the default then costs only the longer ClientHello, 1232 bytes.
 func TestHybridKeyShareBytes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (make test-unit): runs in make test")
+	}
 	x25519 := []v1alpha1.TLSGroup{v1alpha1.GroupX25519}
 	for _, c := range []struct {
 		name     string
