@@ -114,13 +114,14 @@ type endingRun struct {
 	mu    sync.Mutex
 	lines bytes.Buffer
 	seen  chan struct{} // a new line arrived
+	eof   chan struct{} // closed when the log's pipe has no writer left
 	// namespaces are the network namespaces of the run (msgbench's descriptors of them and
 	// Mosquitto's own), other than the test's.
 	namespaces map[string]bool
 }
 
 func startEndingRun(t *testing.T, bin string, network, combined bool, duration string) *endingRun {
-	r := &endingRun{token: strconv.FormatInt(time.Now().UnixNano(), 36), tmp: t.TempDir(), seen: make(chan struct{}, 1)}
+	r := &endingRun{token: strconv.FormatInt(time.Now().UnixNano(), 36), tmp: t.TempDir(), seen: make(chan struct{}, 1), eof: make(chan struct{})}
 	args := []string{"run", "-f", repo("config", "samples", "mqtt-qos1.yaml"), "--out", t.TempDir(),
 		"--set", "workload.warmup=1s", "--set", "workload.duration=" + duration, "--set", "workload.rate=200",
 		"--set", "workload.publishers=2", "--set", "workload.subscribers=2", "--set", "workload.topics=2"}
@@ -166,6 +167,7 @@ func startEndingRun(t *testing.T, bin string, network, combined bool, duration s
 		}
 	})
 	go func() {
+		defer close(r.eof)
 		sc := bufio.NewScanner(logR)
 		for sc.Scan() {
 			r.mu.Lock()
@@ -241,6 +243,12 @@ func (r *endingRun) wait(t *testing.T, timeout time.Duration) error {
 	go func() { done <- r.cmd.Wait() }()
 	select {
 	case err := <-done:
+		// msgbench's last lines may still be in the pipe when it has exited: read them before the
+		// caller looks (a process it left holding the pipe is checkNothingLeft's to find).
+		select {
+		case <-r.eof:
+		case <-time.After(5 * time.Second):
+		}
 		return err
 	case <-time.After(timeout):
 		_ = r.cmd.Process.Kill()
