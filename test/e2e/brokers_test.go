@@ -27,11 +27,12 @@ func TestBrokers(t *testing.T) {
 		{"broker-rabbitmq.yaml", "rabbitmq", "E2E_RABBITMQ_IMAGE"},
 		{"broker-artemis.yaml", "artemis", "E2E_ARTEMIS_IMAGE"},
 	} {
-		// The sample's own warm-up, not load's 1 s: a JVM broker's JIT needs it before the
-		// window (cold, Artemis sent 1,846 of 2,000 msg/s in the first seconds, and an open loop
-		// that falls behind fails the run).
+		// 500 msg/s, not the sample's 2,000: QoS 2 at 2,000 msg/s is this 2-core node's ceiling
+		// for a JVM broker (Artemis sent 1,576–1,846 of 2,000 with 1 s and 5 s warm-ups, and an
+		// open loop that falls behind fails the run). The test is about the image running and
+		// delivering every message exactly, not the rate.
 		mb := load(t, sample{file: b.file, edit: func(spec map[string]any) {
-			spec["workload"].(map[string]any)["warmup"] = "5s"
+			spec["workload"].(map[string]any)["rate"] = 500
 		}})
 		t.Run(mb.Name, func(t *testing.T) {
 			want := cfg[b.image]
