@@ -16,7 +16,7 @@ import (
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/internal/testenv"
-	"github.com/msgbench/msgbench/loadgen"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // fiftyWorkers: 50 worker pods, 2 publishers and 1 subscriber each (topic t belongs to worker
@@ -141,7 +141,8 @@ func TestFleetMillionManifest(t *testing.T) {
 		t.Fatalf("docs/scale.md's manifest: %d workers, %d clients; the page is about 20 × 50,000", n, w.Publishers+w.Subscribers)
 	}
 	for i := range n {
-		p := loadgen.NewPlan(w, i, n)
+		g := plan.Group{Publishers: w.Publishers, Subscribers: w.Subscribers, Topics: w.Topics}
+		p := g.Share(i, n)
 		if got := len(p.Publishers) + len(p.Subscribers); got != 50_000 || len(p.Publishers) != 25_000 {
 			t.Errorf("worker %d gets %d clients (%d publishers), want 50,000 (25,000)", i, got, len(p.Publishers))
 		}

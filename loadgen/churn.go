@@ -111,12 +111,12 @@ func collects(t0, phase, period, awake, end int64) bool {
 // every wake is made, so the counts are exact.
 func (p *publisher) runDutyCycle(ctx context.Context) error {
 	r := p.r
-	dc := r.spec.Workload.DutyCycle
-	period := int64(dc.Period.Duration)
-	m := int64(max(1, dc.MessagesPerWake))
-	start := r.churn.t0 + dutyPhase(p.plan.Index, r.plan.TotalPublishers, period)
+	dc := r.group().Load.DutyCycle
+	period := int64(dc.Period)
+	m := int64(dc.MessagesPerWake)
+	start := r.churn.t0 + dutyPhase(p.plan.Index, r.share.TotalPublishers, period)
 	window := r.window.Load()
-	payload := make([]byte, r.spec.Workload.PayloadBytes)
+	payload := make([]byte, r.group().PayloadBytes)
 	fillPayload(payload, p.plan.Index)
 	p.win.reset()
 	p.endedAt = r.end
@@ -152,7 +152,7 @@ func (p *publisher) runDutyCycle(ctx context.Context) error {
 // their acknowledgements (QoS > 0), disconnect.
 func (p *publisher) wake(ctx context.Context, wake, seq0, m int64, measured bool, payload []byte) error {
 	r := p.r
-	c := drivers.Client{ID: r.clientID("p", p.plan.Index), Role: drivers.Publisher, Topic: r.spec.Workload.TopicName(p.plan.Topic), TopicIndex: p.plan.Topic}
+	c := drivers.Client{ID: r.clientID("p", p.plan.Index), Role: drivers.Publisher, Topic: r.group().TopicName(p.plan.Topic), TopicIndex: p.plan.Topic}
 	sess, err := r.connect(ctx, c, p, &p.dial)
 	if err != nil {
 		return err
@@ -205,9 +205,9 @@ func (p *publisher) wake(ctx context.Context, wake, seq0, m int64, measured bool
 // wakes once more to collect the rest (collects). It returns with the subscriber connected.
 func (s *subscriber) runSleeping(ctx context.Context) error {
 	r := s.r
-	dc := r.spec.Workload.DutyCycle
-	period, awake := int64(dc.Period.Duration), int64(dc.Awake.Duration)
-	start := r.churn.t0 + sleeperPhase(s.plan.Index, int(r.spec.Workload.Subscribers), period)
+	dc := r.group().Load.DutyCycle
+	period, awake := int64(dc.Period), int64(dc.Awake)
+	start := r.churn.t0 + sleeperPhase(s.plan.Index, int(r.group().Subscribers), period)
 	if err := s.sleep(); err != nil {
 		return err
 	}
@@ -290,9 +290,9 @@ func abort(s drivers.Session) {
 // a backoff until the end of publishing plus the acknowledgement wait.
 func (r *run) runStorm(ctx context.Context) {
 	st := r.churn.storm
-	rs := r.spec.Workload.ReconnectStorm
+	rs := r.group().Load.ReconnectStorm
 	var timer *time.Timer
-	if !waitUntil(ctx, &timer, r.now, r.churn.t0+int64(rs.At.Duration)) {
+	if !waitUntil(ctx, &timer, r.now, r.churn.t0+int64(rs.At)) {
 		return
 	}
 	at := r.now()
@@ -325,10 +325,7 @@ func (r *run) runStorm(ctx context.Context) {
 		clients = append(clients, client{rejoin: s.reconnect, giveUp: func() {}})
 	}
 	st.dropped.Store(int64(len(clients)))
-	var spread int64
-	if rs.Spread != nil {
-		spread = int64(rs.Spread.Duration)
-	}
+	spread := int64(rs.Spread)
 	deadline := r.end + int64(r.ackWait())
 	for i, c := range clients {
 		st.wg.Add(1)
@@ -393,7 +390,7 @@ func (r *run) timedConnect(ctx context.Context, c drivers.Client, h drivers.Hand
 // which resends what was in flight and goes on with its schedule.
 func (p *publisher) reconnect(ctx context.Context) error {
 	r := p.r
-	c := drivers.Client{ID: r.clientID("p", p.plan.Index), Role: drivers.Publisher, Topic: r.spec.Workload.TopicName(p.plan.Topic), TopicIndex: p.plan.Topic}
+	c := drivers.Client{ID: r.clientID("p", p.plan.Index), Role: drivers.Publisher, Topic: r.group().TopicName(p.plan.Topic), TopicIndex: p.plan.Topic}
 	sess, err := r.timedConnect(ctx, c, p, &p.dial)
 	if err != nil {
 		return err
@@ -406,7 +403,7 @@ func (p *publisher) reconnect(ctx context.Context) error {
 // what was published meanwhile) and, as a device's client does, its subscription again.
 func (s *subscriber) reconnect(ctx context.Context) error {
 	r := s.r
-	c := drivers.Client{ID: r.clientID("s", s.plan.Index), Role: drivers.Subscriber, Topic: r.spec.Workload.TopicName(s.plan.Topic), TopicIndex: s.plan.Topic}
+	c := drivers.Client{ID: r.clientID("s", s.plan.Index), Role: drivers.Subscriber, Topic: r.group().TopicName(s.plan.Topic), TopicIndex: s.plan.Topic}
 	s.sessStart.Store(r.now())
 	// only a kept session has a queue (a clean one's late deliveries are late publishes)
 	s.resumed.Store(r.group().PersistentSession())
@@ -482,8 +479,8 @@ func (p *publisher) rejoin(ctx context.Context, old drivers.Session, k int64, re
 // churnResult is the result's churn section (nil without churn), and its histograms go to hists;
 // lost is the run's lost deliveries.
 func (r *run) churnResult(hists map[string]*hdrhistogram.Histogram, lost *int64) *results.Churn {
-	w := &r.spec.Workload
-	if w.DutyCycle == nil && w.ReconnectStorm == nil {
+	g := r.group()
+	if g.Load.DutyCycle == nil && g.Load.ReconnectStorm == nil {
 		return nil
 	}
 	c := r.churn
@@ -493,24 +490,24 @@ func (r *run) churnResult(hists map[string]*hdrhistogram.Histogram, lost *int64)
 		SubscriberWakes: c.subWakes.Load(), CollectWakes: c.collected.Load(), QueuedDeliveries: c.queued.Load(),
 	}
 	var expected int64
-	if dc := w.DutyCycle; dc != nil {
-		period := int64(dc.Period.Duration)
+	if dc := g.Load.DutyCycle; dc != nil {
+		period := int64(dc.Period)
 		for _, p := range r.pubs {
-			ph := dutyPhase(p.plan.Index, r.plan.TotalPublishers, period)
+			ph := dutyPhase(p.plan.Index, r.share.TotalPublishers, period)
 			out.ExpectedWakes += wakesIn(c.t0, ph, period, r.window.Load(), r.end)
 			expected += wakesIn(c.t0, ph, period, c.t0, r.end)
 		}
-		out.ExpectedMessages = out.ExpectedWakes * int64(max(1, dc.MessagesPerWake))
+		out.ExpectedMessages = out.ExpectedWakes * int64(dc.MessagesPerWake)
 		for _, s := range r.subs {
 			expected++ // subscribed before the start
 			if !dc.Subscribers {
 				continue
 			}
-			ph := sleeperPhase(s.plan.Index, int(w.Subscribers), period)
+			ph := sleeperPhase(s.plan.Index, int(g.Subscribers), period)
 			n := wakesIn(c.t0, ph, period, c.t0, r.end)
 			out.ExpectedSubscriberWakes += n
 			expected += n
-			if collects(c.t0, ph, period, int64(dc.Awake.Duration), r.end) {
+			if collects(c.t0, ph, period, int64(dc.Awake), r.end) {
 				expected++
 			}
 		}

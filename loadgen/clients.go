@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/plan"
 	"github.com/msgbench/msgbench/results"
 )
 
@@ -17,7 +18,7 @@ import (
 // only, so its trackers need no lock.
 type subscriber struct {
 	r        *run
-	plan     ClientPlan
+	plan     plan.Client
 	shard    *shard
 	sess     drivers.Session
 	live     atomic.Pointer[drivers.Session] // sess, for metrics read from another goroutine
@@ -47,7 +48,7 @@ func (s *subscriber) connect(ctx context.Context) error {
 // open connects the subscriber's session (a resumed one subscribes no more: the broker kept it).
 func (s *subscriber) open(ctx context.Context) error {
 	r := s.r
-	c := drivers.Client{ID: r.clientID("s", s.plan.Index), Role: drivers.Subscriber, Topic: r.spec.Workload.TopicName(s.plan.Topic), TopicIndex: s.plan.Topic}
+	c := drivers.Client{ID: r.clientID("s", s.plan.Index), Role: drivers.Subscriber, Topic: r.group().TopicName(s.plan.Topic), TopicIndex: s.plan.Topic}
 	s.sessStart.Store(r.now())
 	sess, err := r.connect(ctx, c, s, &s.dial)
 	if err != nil {
@@ -82,7 +83,7 @@ func (s *subscriber) Message(payload []byte) {
 		return
 	}
 	pub, seq, sent := readHeader(payload)
-	T := r.plan.TotalTopics
+	T := r.share.TotalTopics
 	k := (int(pub) - s.plan.Topic) / T
 	if int(pub)%T != s.plan.Topic || k < 0 || k >= len(s.trackers) || r.pubByIndex[int(pub)] == nil || sent > now {
 		// Not sent by this run on this topic: another run (or client) publishes to the same
@@ -147,7 +148,7 @@ func (s *subscriber) Completed(int64, bool) {}
 // publisher is one publishing client.
 type publisher struct {
 	r     *run
-	plan  ClientPlan
+	plan  plan.Client
 	shard *shard
 	sess  drivers.Session
 	live  atomic.Pointer[drivers.Session] // sess, for metrics read from another goroutine
@@ -187,7 +188,7 @@ type publisher struct {
 // schedule unsent. connected is called once the attempt finished.
 func (p *publisher) connect(ctx context.Context, connected func()) {
 	r := p.r
-	c := drivers.Client{ID: r.clientID("p", p.plan.Index), Role: drivers.Publisher, Topic: r.spec.Workload.TopicName(p.plan.Topic), TopicIndex: p.plan.Topic}
+	c := drivers.Client{ID: r.clientID("p", p.plan.Index), Role: drivers.Publisher, Topic: r.group().TopicName(p.plan.Topic), TopicIndex: p.plan.Topic}
 	sess, err := r.connect(ctx, c, p, &p.dial)
 	connected()
 	if err != nil {
@@ -205,7 +206,7 @@ func (p *publisher) connect(ctx context.Context, connected func()) {
 // puts in the measured window is either sent or counted unsent.
 func (p *publisher) run(ctx context.Context) error {
 	r := p.r
-	sch := newSchedule(float64(r.spec.Workload.Rate), r.plan.TotalPublishers, r.churn.t0, p.phase, p.plan.Quota)
+	sch := newSchedule(r.group().Load.Rate, r.share.TotalPublishers, r.churn.t0, p.phase, p.plan.Quota)
 	openLoop := sch.openLoop
 	window := r.window.Load()
 	if p.sess == nil {
@@ -225,7 +226,7 @@ func (p *publisher) run(ctx context.Context) error {
 	defer close(publishing)
 	go p.closeIfStuck(ctx, publishing)
 
-	payload := make([]byte, r.spec.Workload.PayloadBytes)
+	payload := make([]byte, r.group().PayloadBytes)
 	fillPayload(payload, p.plan.Index)
 	var timer *time.Timer
 	// Whatever ends the loop, the open-loop schedule's measured messages not sent by then are

@@ -56,7 +56,7 @@ func concurrentConnects(workers int, rtt time.Duration) int {
 // newRamp starts the run's ramp (r.ramp) at spec.workload.connectRate.
 func (r *run) newRamp() *ramp {
 	rtt := r.compiled.Network.Link.RTT()
-	r.ramp = &ramp{rate: r.spec.Workload.ConnectRate, start: time.Now(), slots: make(chan struct{}, concurrentConnects(r.o.Workers, rtt))}
+	r.ramp = &ramp{rate: r.group().Load.ConnectRate, start: time.Now(), slots: make(chan struct{}, concurrentConnects(r.o.Workers, rtt))}
 	return r.ramp
 }
 

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/plan"
 )
 
@@ -33,8 +32,8 @@ func TestConcurrentConnects(t *testing.T) {
 // The achieved rate counts each phase from its start to its last connect, not the pause between
 // the subscribers' ramp and the publishers'.
 func TestRampStatsLeaveOutPauses(t *testing.T) {
-	r := &run{spec: &v1alpha1.MessagingBenchmarkSpec{}, compiled: &plan.Plan{}, o: Options{Workers: 1}}
-	r.spec.Workload.ConnectRate = 1000
+	r := &run{compiled: &plan.Plan{Groups: []plan.Group{{}}}, o: Options{Workers: 1}}
+	r.group().Load.ConnectRate = 1000
 	rp := r.newRamp()
 	ctx := context.Background()
 	for i := range 20 { // 19 ms at 1000/s

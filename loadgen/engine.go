@@ -22,10 +22,13 @@ import (
 
 // Options configure one worker's run.
 type Options struct {
-	// Name of the benchmark (metadata.name) and the defaulted spec to run.
+	// Name of the benchmark (metadata.name).
 	Name string
+	// Plan is the run's compiled plan (the operator's or msgbench run's, as its workers receive
+	// it). Without one, Spec — a defaulted spec, as read by hand — is compiled.
+	Plan *plan.Plan
 	Spec *v1alpha1.MessagingBenchmarkSpec
-	// Worker is this worker's index among Workers (spec.workers.replicas when 0).
+	// Worker is this worker's index among Workers (the plan's when 0).
 	Worker, Workers int
 	// RunID makes client ids unique per run on a shared broker (default: random).
 	RunID string
@@ -114,12 +117,10 @@ func (m *Monitor) setPhase(p string) {
 
 // run is one worker's state.
 type run struct {
-	o    Options
-	spec *v1alpha1.MessagingBenchmarkSpec
-	// compiled is the run's plan (the network resolved once); plan is this worker's share of
-	// the clients.
+	o Options
+	// compiled is the run's plan; share is this worker's share of its clients.
 	compiled *plan.Plan
-	plan     Plan
+	share    plan.Share
 	drv      drivers.Driver
 	rec      *recorder
 	epoch    time.Time
@@ -154,11 +155,18 @@ func (r *run) logf(format string, args ...any) {
 
 // Run executes one worker's share of the workload and returns its result.
 func Run(ctx context.Context, o Options) (*results.Result, error) {
-	if o.Spec == nil {
-		return nil, errors.New("loadgen: no spec")
+	compiled := o.Plan
+	if compiled == nil {
+		if o.Spec == nil {
+			return nil, errors.New("loadgen: no plan")
+		}
+		var err error
+		if compiled, err = plan.Compile(o.Spec, plan.Admitted); err != nil {
+			return nil, err
+		}
 	}
 	if o.Workers == 0 {
-		o.Workers = int(o.Spec.Workers.Replicas)
+		o.Workers = compiled.Workers
 	}
 	if o.Workers < 1 || o.Worker < 0 || o.Worker >= o.Workers {
 		return nil, fmt.Errorf("loadgen: worker %d of %d", o.Worker, o.Workers)
@@ -166,19 +174,13 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	if o.RunID == "" {
 		o.RunID = fmt.Sprintf("%06x", rand.Uint32()&0xffffff)
 	}
-	spec := o.Spec
-	interval := spec.Workload.TimelineInterval.Duration
-	if interval < 100*time.Millisecond {
-		interval = time.Second
-	}
-	compiled, err := plan.Compile(spec, plan.Admitted)
-	if err != nil {
-		return nil, err
-	}
-	r := &run{o: o, spec: spec, compiled: compiled, plan: NewPlan(&spec.Workload, o.Worker, o.Workers), epoch: time.Now(), pubByIndex: map[int]*publisher{}}
+	timing := compiled.Timing
+	r := &run{o: o, compiled: compiled, epoch: time.Now(), pubByIndex: map[int]*publisher{}}
+	r.share = r.group().Share(o.Worker, o.Workers)
+	interval := timing.TimelineInterval
 	r.rec = newRecorder(int64(interval))
 	r.churn = newChurn()
-	if spec.Workload.ReconnectStorm != nil {
+	if r.group().Load.ReconnectStorm != nil {
 		r.churn.storm = &storm{}
 	}
 	r.window.Store(1 << 62) // nothing is measured before the start
@@ -195,19 +197,19 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 
 	// Publishers exist (unconnected) before any subscriber can receive: subscribers look them
 	// up by index, and the table is read-only from here on.
-	for _, cp := range r.plan.Publishers {
-		p := &publisher{r: r, plan: cp, shard: r.rec.shard(cp.Index), phase: float64(cp.Index) / float64(max(1, r.plan.TotalPublishers))}
+	for _, cp := range r.share.Publishers {
+		p := &publisher{r: r, plan: cp, shard: r.rec.shard(cp.Index), phase: float64(cp.Index) / float64(max(1, r.share.TotalPublishers))}
 		if r.churn.storm != nil {
 			p.rj.rejoined = make(chan drivers.Session, 1)
-			p.rj.intended = make([]int64, max(1, int(spec.MQTT.Inflight))+1)
+			p.rj.intended = make([]int64, r.group().Inflight+1)
 		}
 		r.pubs = append(r.pubs, p)
 		r.pubByIndex[cp.Index] = p
 	}
 
-	for _, cp := range r.plan.Subscribers {
+	for _, cp := range r.share.Subscribers {
 		s := &subscriber{r: r, plan: cp, shard: r.rec.shard(cp.Index)}
-		s.trackers = make([]tracker, r.plan.PublishersOn(cp.Topic))
+		s.trackers = make([]tracker, r.share.PublishersOn(cp.Topic))
 		r.subs = append(r.subs, s)
 	}
 	if o.Monitor != nil {
@@ -222,14 +224,14 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	}
 
 	// 1. Subscribers connect and subscribe before anyone publishes.
-	r.logf("worker %d/%d: %d topics, %d publishers, %d subscribers", o.Worker, o.Workers, len(r.plan.Topics), len(r.plan.Publishers), len(r.plan.Subscribers))
+	r.logf("worker %d/%d: %d topics, %d publishers, %d subscribers", o.Worker, o.Workers, len(r.share.Topics), len(r.share.Publishers), len(r.share.Subscribers))
 	ramp := r.newRamp()
 	if err := r.connectSubscribers(ctx, ramp); err != nil {
 		return nil, err
 	}
 	// Then the publishers, still before the start: the window offers the whole load from its
 	// first instant. Duty-cycled devices connect at their wakes instead.
-	dc := spec.Workload.DutyCycle
+	dc := r.group().Load.DutyCycle
 	if dc == nil {
 		ramp.restart()
 		if err := r.connectPublishers(ctx, ramp); err != nil {
@@ -254,9 +256,9 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	skew := time.Since(startWall)
 	t0 := r.now()
 	r.churn.t0 = t0
-	r.window.Store(t0 + int64(spec.Workload.Warmup.Duration))
-	if spec.Workload.Messages == 0 {
-		r.end = r.window.Load() + int64(spec.Workload.Duration.Duration)
+	r.window.Store(t0 + int64(timing.Warmup))
+	if r.group().Load.Messages == 0 {
+		r.end = r.window.Load() + int64(timing.Duration)
 		r.windowEnd.Store(r.end)
 	}
 	if o.Monitor != nil {
@@ -269,7 +271,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 
 	// 3. Publishers publish.
 	var wg sync.WaitGroup
-	pubErrs := make(chan error, len(r.plan.Publishers)+len(r.plan.Subscribers))
+	pubErrs := make(chan error, len(r.share.Publishers)+len(r.share.Subscribers))
 	for _, p := range r.pubs {
 		wg.Add(1)
 		go func() {
@@ -637,7 +639,7 @@ func (r *run) expected() (n int64, withHeader bool) {
 	for _, s := range r.subs {
 		n += perTopic[s.plan.Topic]
 	}
-	return n, r.spec.Workload.PayloadBytes >= HeaderSize
+	return n, r.group().PayloadBytes >= HeaderSize
 }
 
 func (r *run) closeAll() {
@@ -659,7 +661,7 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 	expected, withHeader := r.expected()
 	res := &results.Result{
 		Name:        r.o.Name,
-		Spec:        r.spec,
+		Spec:        r.compiled.Source,
 		Environment: r.o.Environment,
 		Network:     r.o.Network,
 		Phase:       string(v1alpha1.PhaseSucceeded),
@@ -755,7 +757,7 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 	}
 	res.Resources.LoadgenMaxRSSBytes = end.self.PeakRSS
 	res.Resources.LoadgenStallMicros = r.stallMicros
-	if held := int64(len(r.pubs) + len(r.subs)); held > 0 && r.spec.Workload.DutyCycle == nil && r.heldMem > r.baseMem {
+	if held := int64(len(r.pubs) + len(r.subs)); held > 0 && r.group().Load.DutyCycle == nil && r.heldMem > r.baseMem {
 		// Duty-cycled devices are not all held at once, so they have no such figure.
 		res.Resources.LoadgenBytesPerConnection = results.Int64((r.heldMem - r.baseMem) / held)
 	}

@@ -39,7 +39,7 @@ func (r *run) environment(env *results.Environment) {
 		env.MsgbenchCommit = version.CommitOrUnknown()
 	}
 	if env.Protocol == "" {
-		env.Protocol = results.ProtocolLabel(r.spec)
+		env.Protocol = r.group().ProtocolLabel()
 	}
 	if tr, ok := r.drv.(drivers.TLSReporter); ok {
 		if cs := tr.TLSState(); cs != nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/plan"
 
 	"github.com/msgbench/msgbench/results"
 )
@@ -26,7 +26,7 @@ func BenchmarkScrape(b *testing.B) {
 		}
 	}
 	m := &Monitor{}
-	m.run.Store(&run{rec: rec, spec: &v1alpha1.MessagingBenchmarkSpec{}})
+	m.run.Store(&run{rec: rec, compiled: &plan.Plan{Groups: []plan.Group{{}}}})
 	c := NewCollector(m, MetricLabels{Benchmark: "b"})
 	ch := make(chan prometheus.Metric, 64)
 	b.ReportAllocs()

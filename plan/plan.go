@@ -39,8 +39,28 @@ type Plan struct {
 	Target  Target
 	// Network is spec.network resolved once.
 	Network Network
+	// Timing is the run's clock: warm-up, measured window, timeline buckets.
+	Timing Timing
+	// Broker is the broker the clients (or their gateways) reach.
+	Broker Broker
+	// Workers is spec.workers.replicas: how many load-generator processes share the clients
+	// (Group.Share deals them).
+	Workers int
 	// Groups are the run's clients, one group per kind of device. A flat spec is one group.
 	Groups []Group
+	// Source is the spec the plan was compiled from, defaulted, kept as the run's record (a
+	// result stores it and a report compiles it again). No part decides from it: what a part
+	// needs is a field of the plan.
+	Source *v1alpha1.MessagingBenchmarkSpec
+}
+
+// Broker is what the plan decides about the broker.
+type Broker struct {
+	// Type is spec.broker.type (mosquitto when unset).
+	Type v1alpha1.BrokerType
+	// TLS says whether the broker itself serves TLS (v1alpha1 BrokerTLS): its clients reach it
+	// over TLS, or over QUIC straight to its QUIC listener.
+	TLS bool
 }
 
 // Group is one kind of client: the same protocol, QoS and load model for each of its members.
@@ -53,6 +73,18 @@ type Group struct {
 	Publishers  int32
 	Subscribers int32
 	Topics      int32
+	// Load is the group's load model: rate, message count, connect ramp, churn.
+	Load Load
+	// Inflight is the most messages a publisher keeps unacknowledged, at least 1:
+	// spec.mqtt.inflight, the window every msgbench protocol uses.
+	Inflight int
+	// Gateway is the msgbench gateway between the group's clients and the broker ("mqtt-sn",
+	// "http" or "quic"), or "" when they talk to the broker directly (v1alpha1 GatewayMode).
+	Gateway string
+	// GatewayTLS says whether that gateway serves its clients TLS (QUIC always does).
+	GatewayTLS bool
+	// TLSVersion is the TLS version the clients use ("1.2" or "1.3"; QUIC is always 1.3).
+	TLSVersion string
 
 	// What every driver reads: the payload size (spec.workload.payloadBytes), the topics' names
 	// (TopicName: spec.workload.topicPrefix) and the clients' TLS settings.
@@ -87,7 +119,11 @@ func Compile(spec *v1alpha1.MessagingBenchmarkSpec, target Target) (*Plan, error
 	default:
 		return nil, fmt.Errorf("plan: unknown target %q", target)
 	}
-	p := &Plan{Version: Version, Target: target, Groups: []Group{flatGroup(spec)}}
+	p := &Plan{Version: Version, Target: target, Timing: compileTiming(&spec.Workload), Workers: max(1, int(spec.Workers.Replicas)),
+		Broker: Broker{Type: spec.Broker.Type, TLS: spec.BrokerTLS()}, Groups: []Group{flatGroup(spec)}, Source: spec}
+	if p.Broker.Type == "" {
+		p.Broker.Type = v1alpha1.BrokerMosquitto
+	}
 	var err error
 	if p.Network, err = compileNetwork(spec, target); err != nil {
 		return nil, err
@@ -117,6 +153,11 @@ func flatGroup(spec *v1alpha1.MessagingBenchmarkSpec) Group {
 		Publishers:  spec.Workload.Publishers,
 		Subscribers: spec.Workload.Subscribers,
 		Topics:      spec.Workload.Topics,
+		Load:        compileLoad(&spec.Workload),
+		Inflight:    max(1, int(spec.MQTT.Inflight)),
+		Gateway:     spec.GatewayMode(),
+		GatewayTLS:  spec.GatewayMode() != "" && spec.GatewayTLS(),
+		TLSVersion:  spec.ClientTLSVersion(),
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/msgbench/msgbench/plan"
 )
 
 // WriteSummary prints the headline figures of r as an aligned table for a terminal.
@@ -172,8 +174,12 @@ func bytesHuman(v float64) string {
 func protocolSpoken(r *Result) string {
 	e := r.Environment
 	proto := e.Protocol
-	if proto == "" {
-		proto = ProtocolLabel(r.Spec)
+	if proto == "" && r.Spec != nil {
+		if p, err := plan.Compile(r.Spec, plan.Admitted); err == nil {
+			proto = p.Groups[0].ProtocolLabel()
+		} else {
+			proto = string(r.Spec.Protocol)
+		}
 	}
 	switch {
 	case e.TLSVersion != "":

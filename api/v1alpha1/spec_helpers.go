@@ -139,7 +139,7 @@ func (w *WorkloadSpec) TopicName(t int) string { return w.TopicPrefix + strconv.
 
 // ClientsOfWorker is how many clients worker i of n holds: topics are dealt round-robin (topic t
 // to worker t mod n), each topic's publishers and subscribers go with it, and the first c mod
-// topics topics take one more of c clients (loadgen.NewPlan deals them so). Counted per topic,
+// topics topics take one more of c clients (plan.Group.Share deals them so). Counted per topic,
 // not per client, so a million clients cost nothing. Worker 0 holds the most.
 func (w *WorkloadSpec) ClientsOfWorker(i, n int) int {
 	topics := max(1, int(w.Topics))

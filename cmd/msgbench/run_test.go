@@ -29,6 +29,7 @@ import (
 	"github.com/msgbench/msgbench/internal/testenv"
 	"github.com/msgbench/msgbench/loadgen/drivers"
 	"github.com/msgbench/msgbench/netem"
+	"github.com/msgbench/msgbench/plan"
 	"github.com/msgbench/msgbench/results"
 	"github.com/msgbench/msgbench/results/report"
 	"github.com/msgbench/msgbench/suite"
@@ -331,8 +332,13 @@ func checkSanity(t *testing.T, r *results.Result) {
 	// The environment says on what it ran and what was spoken, TLS as negotiated (MQTT-SN's
 	// clients speak plain UDP to the gateway).
 	e := r.Environment
-	if e.Protocol != results.ProtocolLabel(r.Spec) || e.CPUModel == "" || e.Kernel == "" || e.CPUs == 0 || e.MsgbenchCommit == "" {
-		t.Errorf("environment %+v: want protocol %q and the machine and build", e, results.ProtocolLabel(r.Spec))
+	compiled, err := plan.Compile(r.Spec, plan.Admitted)
+	if err != nil {
+		t.Fatalf("the result's spec: %v", err)
+	}
+	want := compiled.Groups[0].ProtocolLabel()
+	if e.Protocol != want || e.CPUModel == "" || e.Kernel == "" || e.CPUs == 0 || e.MsgbenchCommit == "" {
+		t.Errorf("environment %+v: want protocol %q and the machine and build", e, want)
 	}
 	encrypted := r.Spec.Protocol != v1alpha1.ProtocolMQTTSN && (r.Spec.BrokerTLS() || (r.Spec.GatewayMode() != "" && r.Spec.GatewayTLS()))
 	if wantVersion := "TLS " + r.Spec.ClientTLSVersion(); encrypted && (e.TLSVersion != wantVersion || e.TLSGroup == "") || !encrypted && e.TLSVersion != "" {

@@ -129,7 +129,7 @@ func partsText(p Process) string {
 }
 
 // maxShare is the most clients one of k workers gets: worker 0's, which deals topics 0, k, 2k, …
-// and so has the most topics and, topic by topic, the most clients (loadgen.NewPlan gives the
+// and so has the most topics and, topic by topic, the most clients (plan.Group.Share gives the
 // remainder of publishers and subscribers to the lowest topics).
 func maxShare(w *v1alpha1.WorkloadSpec, k int) int { return clientsOf(w, 0, k) }
 

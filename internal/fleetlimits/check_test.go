@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
-	"github.com/msgbench/msgbench/loadgen"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // thisMachine is the CI machine's limits: 20,000 files, the default port range, 23 GB free.
@@ -89,9 +89,9 @@ func TestNeeds(t *testing.T) {
 	}
 }
 
-// clientsOf counts each worker's share exactly as loadgen.NewPlan deals it, and maxShare, which
+// clientsOf counts each worker's share exactly as plan.Group.Share deals it, and maxShare, which
 // splitInto searches with, is the largest.
-func TestMaxShareIsNewPlans(t *testing.T) {
+func TestMaxShareIsShares(t *testing.T) {
 	for _, w := range []v1alpha1.WorkloadSpec{
 		{Publishers: 30000, Topics: 1}, {Publishers: 12000, Subscribers: 12000, Topics: 7}, {Publishers: 5, Subscribers: 3, Topics: 10},
 		{Publishers: 10001, Subscribers: 9999, Topics: 100}, {Publishers: 1, Topics: 1}, {Publishers: 7, Subscribers: 2, Topics: 3},
@@ -99,15 +99,16 @@ func TestMaxShareIsNewPlans(t *testing.T) {
 		for k := 1; k <= 12; k++ {
 			most := 0
 			for i := 0; i < k; i++ {
-				p := loadgen.NewPlan(&w, i, k)
+				g := plan.Group{Publishers: w.Publishers, Subscribers: w.Subscribers, Topics: w.Topics}
+				p := g.Share(i, k)
 				n := len(p.Publishers) + len(p.Subscribers)
 				if got := clientsOf(&w, i, k); got != n {
-					t.Errorf("%d+%d clients on %d topics, worker %d of %d: clientsOf %d, NewPlan %d", w.Publishers, w.Subscribers, w.Topics, i, k, got, n)
+					t.Errorf("%d+%d clients on %d topics, worker %d of %d: clientsOf %d, Share %d", w.Publishers, w.Subscribers, w.Topics, i, k, got, n)
 				}
 				most = max(most, n)
 			}
 			if got := maxShare(&w, k); got != most {
-				t.Errorf("%d+%d clients on %d topics, %d workers: maxShare %d, NewPlan's largest %d", w.Publishers, w.Subscribers, w.Topics, k, got, most)
+				t.Errorf("%d+%d clients on %d topics, %d workers: maxShare %d, Share's largest %d", w.Publishers, w.Subscribers, w.Topics, k, got, most)
 			}
 		}
 	}

@@ -40,7 +40,6 @@ import (
 	gwquic "github.com/msgbench/msgbench/gateway/quic"
 	"github.com/msgbench/msgbench/internal/manifest"
 	sn "github.com/msgbench/msgbench/internal/mqttsn"
-	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/loadgen/drivers"
 	_ "github.com/msgbench/msgbench/loadgen/drivers/all"
 	kafkadrv "github.com/msgbench/msgbench/loadgen/drivers/kafka"
@@ -257,6 +256,14 @@ func TestEveryAcceptedSpecRuns(t *testing.T) {
 	}
 }
 
+// workers is how many workers the plan deals its clients to (none when it did not compile).
+func workers(p *runplan.Plan) int {
+	if p == nil {
+		return 0
+	}
+	return p.Workers
+}
+
 // afterAdmission runs every decision made about an accepted spec after admission, without
 // starting anything, and returns the refusals, each prefixed with where it happens.
 func afterAdmission(mb *v1alpha1.MessagingBenchmark) []error {
@@ -285,13 +292,12 @@ func afterAdmission(mb *v1alpha1.MessagingBenchmark) []error {
 			fail("worker kafka.ProducerOpts", err)
 		}
 	}
-	workers := int(spec.Workers.Replicas)
-	for i := range workers {
-		plan := loadgen.NewPlan(w, i, workers)
-		if len(plan.Topics) == 0 {
-			fail("worker plan", fmt.Errorf("worker %d of %d has no topic", i, workers))
+	for i := range workers(compiled) {
+		share := compiled.Groups[0].Share(i, compiled.Workers)
+		if len(share.Topics) == 0 {
+			fail("worker plan", fmt.Errorf("worker %d of %d has no topic", i, compiled.Workers))
 		}
-		for _, p := range plan.Publishers {
+		for _, p := range share.Publishers {
 			if w.Messages > 0 && p.Quota == 0 {
 				fail("worker plan", fmt.Errorf("publisher %d has no share of workload.messages %d and would publish until spec.timeout", p.Index, w.Messages))
 				break
