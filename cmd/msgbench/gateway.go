@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -16,22 +17,25 @@ import (
 	"github.com/msgbench/msgbench/internal/metricserver"
 	"github.com/msgbench/msgbench/internal/proc"
 	"github.com/msgbench/msgbench/loadgen"
+	"github.com/msgbench/msgbench/plan"
 )
 
 type gatewayFlags struct {
-	mode, listen, broker, file, certFile, keyFile, brokerCA string
-	metrics                                                 string
-	set                                                     []string
+	mode, listen, broker, file, planFile, certFile, keyFile, brokerCA string
+	metrics                                                           string
+	set                                                               []string
 }
 
 func newGatewayCommand() *cobra.Command {
 	var f gatewayFlags
 	cmd := &cobra.Command{
-		Use:   "gateway --mode MODE --listen HOST:PORT --broker HOST:PORT [-f FILE]",
+		Use:   "gateway --mode MODE --listen HOST:PORT --broker HOST:PORT [-f FILE | --plan FILE]",
 		Short: "Run a protocol gateway (MQTT-SN, HTTP, MQTT over QUIC) in front of an MQTT broker",
 		Long: `Bridges clients of another protocol to an MQTT broker, as the operator's gateway pods and
 'msgbench run' do. Settings the gateway needs (MQTT-SN gateway mode and topics, HTTP version,
-MQTT version) come from the manifest given with -f, or defaults without one.`,
+MQTT version) come from the run's compiled plan given with --plan (how the operator's gateway
+pods run it), from a manifest given with -f (compiled here), or defaults for the mode without
+either.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runGateway(cmd, f) },
 	}
@@ -40,7 +44,8 @@ MQTT version) come from the manifest given with -f, or defaults without one.`,
 	fl.StringVar(&f.listen, "listen", "", "host:port to serve on")
 	fl.StringVar(&f.broker, "broker", "", "MQTT broker host:port to bridge to")
 	fl.StringVarP(&f.file, "file", "f", "", "MessagingBenchmark manifest with the gateway's settings")
-	fl.StringArrayVar(&f.set, "set", nil, "override a spec field of the manifest (repeatable)")
+	fl.StringVar(&f.planFile, "plan", "", "the run's compiled plan ("+plan.FileName+", as the operator and `msgbench run` write it)")
+	fl.StringArrayVar(&f.set, "set", nil, "override a spec field of the -f manifest (repeatable)")
 	fl.StringVar(&f.certFile, "tls-cert", "", "PEM server certificate (HTTPS, QUIC)")
 	fl.StringVar(&f.keyFile, "tls-key", "", "PEM server key (HTTPS, QUIC)")
 	fl.StringVar(&f.brokerCA, "broker-ca", "", "PEM CA certificate: connect to the broker over TLS and verify it with this CA")
@@ -52,12 +57,20 @@ MQTT version) come from the manifest given with -f, or defaults without one.`,
 }
 
 func runGateway(cmd *cobra.Command, f gatewayFlags) error {
-	mb, err := gatewayManifest(f)
+	p, err := gatewayPlan(f)
 	if err != nil {
 		return err
 	}
-	spec := &mb.Spec
-	o := gateway.Options{Listen: f.listen, Broker: f.broker, Spec: spec,
+	served := p.Groups[:0:0]
+	for _, g := range p.Groups {
+		if g.Gateway == f.mode {
+			served = append(served, g)
+		}
+	}
+	if len(served) == 0 {
+		return fmt.Errorf("--mode %s: no group of the plan reaches the broker through a %s gateway", f.mode, f.mode)
+	}
+	o := gateway.Options{Listen: f.listen, Broker: f.broker, Spec: p.Source,
 		Logf: func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) }}
 	if f.certFile != "" || f.keyFile != "" {
 		cert, err := os.ReadFile(f.certFile)
@@ -77,7 +90,7 @@ func runGateway(cmd *cobra.Command, f gatewayFlags) error {
 		if err != nil {
 			return fmt.Errorf("--broker-ca: %w", err)
 		}
-		if o.BrokerTLS, err = clientTLS(true, spec.ClientTLSVersion(), f.broker, "", ""); err != nil {
+		if o.BrokerTLS, err = clientTLS(true, served[0].TLSVersion, f.broker, "", ""); err != nil {
 			return err
 		}
 		if o.BrokerTLS.RootCAs, err = certs.CertPool(ca); err != nil {
@@ -98,7 +111,7 @@ func runGateway(cmd *cobra.Command, f gatewayFlags) error {
 			return fmt.Errorf("--metrics: %w", err)
 		}
 		defer srv.Close()
-		labels := loadgen.LabelsOf(mb, 0)
+		labels := loadgen.LabelsOf(p, 0)
 		sampler := proc.NewSampler(ctx, proc.Own, proc.SampleInterval, proc.SampleKeep)
 		srv.Registry.MustRegister(gateway.NewCollector(gw, labels.Component("gateway")), proc.NewCollector(sampler.Now, labels.Component("gateway")))
 		srv.Handle("/usage", proc.UsageHandler(sampler))
@@ -109,6 +122,34 @@ func runGateway(cmd *cobra.Command, f gatewayFlags) error {
 	case <-gw.Done():
 		return gw.Err()
 	}
+}
+
+// gatewayPlan is the run's plan the gateway serves: the --plan file as given (compiled by the
+// operator or `msgbench run`), or the -f manifest compiled here, or a defaulted manifest of the
+// mode's protocol without either.
+func gatewayPlan(f gatewayFlags) (*plan.Plan, error) {
+	if f.planFile != "" {
+		if f.file != "" {
+			return nil, errors.New("-f and --plan: give the gateway a manifest or a compiled plan, not both")
+		}
+		if len(f.set) > 0 {
+			return nil, errors.New("--set with --plan: the plan is compiled already (--set overrides a field of the -f manifest)")
+		}
+		return plan.ReadFile(f.planFile)
+	}
+	mb, err := gatewayManifest(f)
+	if err != nil {
+		return nil, err
+	}
+	p, err := plan.Compile(&mb.Spec, plan.Admitted)
+	if err != nil {
+		if f.file != "" {
+			return nil, fmt.Errorf("%s: %w", f.file, err)
+		}
+		return nil, fmt.Errorf("--mode %s: %w", f.mode, err)
+	}
+	p.Benchmark = plan.NameOf(mb)
+	return p, nil
 }
 
 // gatewayManifest is the manifest, or a defaulted one for the mode.
