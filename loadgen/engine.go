@@ -63,6 +63,19 @@ type Options struct {
 	AckWait time.Duration
 }
 
+// Resolve compiles Spec into Plan when no plan was given.
+func (o *Options) Resolve() error {
+	if o.Plan != nil {
+		return nil
+	}
+	if o.Spec == nil {
+		return errors.New("loadgen: no plan")
+	}
+	p, err := plan.Compile(o.Spec, plan.Admitted)
+	o.Plan = p
+	return err
+}
+
 // Phases a Monitor reports.
 const (
 	PhaseConnecting = "Connecting"
@@ -155,16 +168,10 @@ func (r *run) logf(format string, args ...any) {
 
 // Run executes one worker's share of the workload and returns its result.
 func Run(ctx context.Context, o Options) (*results.Result, error) {
-	compiled := o.Plan
-	if compiled == nil {
-		if o.Spec == nil {
-			return nil, errors.New("loadgen: no plan")
-		}
-		var err error
-		if compiled, err = plan.Compile(o.Spec, plan.Admitted); err != nil {
-			return nil, err
-		}
+	if err := o.Resolve(); err != nil {
+		return nil, err
 	}
+	compiled := o.Plan
 	if o.Workers == 0 {
 		o.Workers = compiled.Workers
 	}

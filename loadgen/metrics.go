@@ -8,9 +8,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/internal/promhist"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/plan"
 	"github.com/msgbench/msgbench/results"
 )
 
@@ -25,14 +25,14 @@ type MetricLabels struct {
 	Suite, Point, Repetition string
 }
 
-// LabelsOf are the labels of worker w of mb (a suite's run carries its suite, point and
-// repetition in labels and annotations).
-func LabelsOf(mb *v1alpha1.MessagingBenchmark, w int) MetricLabels {
+// LabelsOf are the labels of worker w of the run p plans: its benchmark's name (p.Benchmark),
+// and its clients' protocol and QoS.
+func LabelsOf(p *plan.Plan, w int) MetricLabels {
+	b, g := p.Benchmark, &p.Groups[0]
 	return MetricLabels{
-		Benchmark: mb.Name, Namespace: mb.Namespace, Worker: w,
-		Protocol: string(mb.Spec.Protocol), QoS: mb.Spec.QoS,
-		Suite: mb.Labels[v1alpha1.LabelSuite], Point: mb.Annotations[v1alpha1.AnnotationPoint],
-		Repetition: mb.Annotations[v1alpha1.AnnotationRepetition],
+		Benchmark: b.Name, Namespace: b.Namespace, Worker: w,
+		Protocol: string(g.Protocol), QoS: g.QoS,
+		Suite: b.Suite, Point: b.Point, Repetition: b.Repetition,
 	}
 }
 

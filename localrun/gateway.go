@@ -31,7 +31,7 @@ func (r *runner) startGateway(ctx context.Context) error {
 		return fmt.Errorf("%s gateway: %w", mode, err)
 	}
 	r.onTeardown(func() { _ = gw.Close() })
-	r.register(gateway.NewCollector(gw, loadgen.LabelsOf(r.mb, 0).Component("gateway")), true)
+	r.register(gateway.NewCollector(gw, loadgen.LabelsOf(r.plan, 0).Component("gateway")), true)
 	r.address = gw.Addr().String()
 	r.env.Gateway = "msgbench " + mode + " gateway (in-process)"
 	if r.spec.GatewayTLS() {

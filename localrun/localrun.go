@@ -70,6 +70,7 @@ func Run(ctx context.Context, mb *v1alpha1.MessagingBenchmark, o Options) (*resu
 	if cerr != nil {
 		return nil, cerr
 	}
+	p.Benchmark = plan.NameOf(mb)
 	r := &runner{mb: mb, spec: &mb.Spec, plan: p, o: o}
 	r.logLimits()
 	if t := mb.Spec.Timeout.Duration; t > 0 {
@@ -183,16 +184,16 @@ func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
 	defer stopProgress()
 	var wg sync.WaitGroup
 	if r.usage != nil {
-		r.register(proc.NewCollector(r.usage, loadgen.LabelsOf(r.mb, 0).Component("broker")), true)
+		r.register(proc.NewCollector(r.usage, loadgen.LabelsOf(r.plan, 0).Component("broker")), true)
 	}
-	r.register(proc.NewCollector(proc.Own, loadgen.LabelsOf(r.mb, 0).Component("loadgen")), true)
+	r.register(proc.NewCollector(proc.Own, loadgen.LabelsOf(r.plan, 0).Component("loadgen")), true)
 	for i := 0; i < n; i++ {
-		r.register(loadgen.NewCollector(monitors[i], loadgen.LabelsOf(r.mb, i)), false)
+		r.register(loadgen.NewCollector(monitors[i], loadgen.LabelsOf(r.plan, i)), false)
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
 			parts[i], errs[i] = loadgen.Run(ctx, loadgen.Options{
-				Name: r.mb.Name, Spec: r.spec, Worker: i, Workers: n,
+				Name: r.mb.Name, Plan: r.plan, Worker: i, Workers: n,
 				Address: r.address, TLS: r.clientTLS, Dial: r.net.dial,
 				Ready: start.ready, Start: start.wait,
 				BrokerUsage: r.usage, Environment: r.env, Network: r.net.applied(),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -23,6 +22,7 @@ import (
 	"github.com/msgbench/msgbench/internal/spawn"
 	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/loadgen/control"
+	"github.com/msgbench/msgbench/plan"
 	"github.com/msgbench/msgbench/results"
 	"github.com/msgbench/msgbench/results/complete"
 )
@@ -76,7 +76,7 @@ func (r *runner) runWorkerProcesses(ctx context.Context) (*results.Result, error
 		return nil, err
 	}
 	if r.usage != nil {
-		r.register(proc.NewCollector(r.usage, loadgen.LabelsOf(r.mb, 0).Component("broker")), true)
+		r.register(proc.NewCollector(r.usage, loadgen.LabelsOf(r.plan, 0).Component("broker")), true)
 	}
 	pids := make([]string, n)
 	for i, w := range ws {
@@ -84,7 +84,7 @@ func (r *runner) runWorkerProcesses(ctx context.Context) (*results.Result, error
 	}
 	metrics := newWorkerMetrics(c, ws) // each worker's, its process's CPU and memory included
 	if r.o.Metrics != nil {
-		if err := registerWorkerMetrics(r.o.Metrics, fmt.Sprint(loadgen.LabelsOf(r.mb, 0)), metrics); err != nil {
+		if err := registerWorkerMetrics(r.o.Metrics, fmt.Sprint(loadgen.LabelsOf(r.plan, 0)), metrics); err != nil {
 			r.logf("metrics: %v", err)
 		}
 	}
@@ -169,8 +169,8 @@ func (r *runner) startWorkerProcesses(n int, token string) ([]*workerProc, error
 	return ws, nil
 }
 
-// workerArgs is a worker process's command line but for its index: the manifest as the operator
-// hands it to its pods, the clients' address and TLS trust, the run's id (client ids unique per
+// workerArgs is a worker process's command line but for its index: the compiled plan, as the
+// operator hands it to its pods, the clients' address and TLS trust, the run's id (client ids unique per
 // run) and the broker's PID (its CPU and memory in the result).
 func (r *runner) workerArgs() ([]string, error) {
 	cmd := r.o.WorkerCommand
@@ -186,18 +186,17 @@ func (r *runner) workerArgs() ([]string, error) {
 		return nil, err
 	}
 	r.onTeardown(func() { _ = guardian.RemoveAll(dir) })
-	// The benchmark as resolved: a manifest would be defaulted again, and a zero its defaults
-	// replace (warmup: 0s) would not survive.
-	data, err := json.Marshal(r.mb)
+	// The plan this run compiled: every worker runs the same compilation.
+	data, err := plan.Marshal(r.plan)
 	if err != nil {
 		return nil, err
 	}
-	specFile := filepath.Join(dir, "benchmark.json")
-	if err := os.WriteFile(specFile, data, 0o600); err != nil {
+	planFile := filepath.Join(dir, plan.FileName)
+	if err := os.WriteFile(planFile, data, 0o600); err != nil {
 		return nil, err
 	}
-	argv := append(append([]string(nil), cmd...), "loadgen", "-f", specFile, "--resolved", "--broker", r.address,
-		"--control-fd", "3", "--run-id", randomHex(3), "--workers", strconv.Itoa(int(r.spec.Workers.Replicas)))
+	argv := append(append([]string(nil), cmd...), "loadgen", "--plan", planFile, "--broker", r.address,
+		"--control-fd", "3", "--run-id", randomHex(3), "--workers", strconv.Itoa(r.plan.Workers))
 	if r.brokerPID > 0 {
 		argv = append(argv, "--broker-pid", strconv.Itoa(r.brokerPID))
 	}

@@ -17,6 +17,8 @@ type Timing struct {
 	// TimelineInterval is spec.workload.timelineInterval, the result timeline's bucket (1 s when
 	// unset or below 100 ms).
 	TimelineInterval time.Duration
+	// Timeout is spec.timeout: the most the whole run may take (0: the operator's default).
+	Timeout time.Duration
 }
 
 // Load is a group's load model: how fast and how much its publishers send, how fast its clients
@@ -55,8 +57,9 @@ type ReconnectStorm struct {
 	Spread time.Duration
 }
 
-func compileTiming(w *v1alpha1.WorkloadSpec) Timing {
-	t := Timing{Warmup: w.Warmup.Duration, TimelineInterval: w.TimelineInterval.Duration}
+func compileTiming(spec *v1alpha1.MessagingBenchmarkSpec) Timing {
+	w := &spec.Workload
+	t := Timing{Warmup: w.Warmup.Duration, TimelineInterval: w.TimelineInterval.Duration, Timeout: spec.Timeout.Duration}
 	if w.Messages == 0 {
 		t.Duration = w.Duration.Duration
 	}

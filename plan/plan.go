@@ -48,10 +48,27 @@ type Plan struct {
 	Workers int
 	// Groups are the run's clients, one group per kind of device. A flat spec is one group.
 	Groups []Group
+	// Benchmark names the run the plan is for: what its metrics series are labelled with. Set by
+	// whoever compiles a benchmark (NameOf); empty for a spec compiled alone.
+	Benchmark Name
 	// Source is the spec the plan was compiled from, defaulted, kept as the run's record (a
 	// result stores it and a report compiles it again). No part decides from it: what a part
 	// needs is a field of the plan.
 	Source *v1alpha1.MessagingBenchmarkSpec
+}
+
+// Name is the benchmark a plan is for: its name and namespace, and for a suite's run its suite,
+// point and repetition.
+type Name struct {
+	Name, Namespace          string
+	Suite, Point, Repetition string
+}
+
+// NameOf is mb's Name (a suite's run carries its suite, point and repetition in its labels and
+// annotations).
+func NameOf(mb *v1alpha1.MessagingBenchmark) Name {
+	return Name{Name: mb.Name, Namespace: mb.Namespace, Suite: mb.Labels[v1alpha1.LabelSuite],
+		Point: mb.Annotations[v1alpha1.AnnotationPoint], Repetition: mb.Annotations[v1alpha1.AnnotationRepetition]}
 }
 
 // Broker is what the plan decides about the broker.
@@ -107,6 +124,15 @@ func (g Group) QUIC() bool {
 	return g.Protocol == v1alpha1.ProtocolMQTTQUIC || (g.Protocol == v1alpha1.ProtocolHTTP && g.HTTPVersion == v1alpha1.HTTP3)
 }
 
+// DialsTLS reports whether the connections the group's clients dial are encrypted: to their
+// gateway when it serves TLS, or straight to a broker that does (QUIC always is).
+func (g Group) DialsTLS(b Broker) bool {
+	if g.Gateway != "" {
+		return g.GatewayTLS
+	}
+	return b.TLS
+}
+
 // Compile checks spec against the rules the API server cannot (or, for a manifest read without
 // one, did not) apply and resolves it into a Plan for target. spec must be defaulted (the CRD's
 // defaults applied), as the API server and `msgbench run` leave it.
@@ -119,7 +145,7 @@ func Compile(spec *v1alpha1.MessagingBenchmarkSpec, target Target) (*Plan, error
 	default:
 		return nil, fmt.Errorf("plan: unknown target %q", target)
 	}
-	p := &Plan{Version: Version, Target: target, Timing: compileTiming(&spec.Workload), Workers: max(1, int(spec.Workers.Replicas)),
+	p := &Plan{Version: Version, Target: target, Timing: compileTiming(spec), Workers: max(1, int(spec.Workers.Replicas)),
 		Broker: Broker{Type: spec.Broker.Type, TLS: spec.BrokerTLS()}, Groups: []Group{flatGroup(spec)}, Source: spec}
 	if p.Broker.Type == "" {
 		p.Broker.Type = v1alpha1.BrokerMosquitto

@@ -16,10 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
-	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/internal/certs"
 	"github.com/msgbench/msgbench/internal/devicetls"
-	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/internal/metricserver"
 	"github.com/msgbench/msgbench/internal/proc"
 	"github.com/msgbench/msgbench/internal/version"
@@ -30,20 +28,20 @@ import (
 )
 
 type loadgenFlags struct {
-	file, broker, out, caFile, serverName, runID string
-	cpuProfile, control                          string
-	metrics, brokerUsage, gatewayUsage           string
-	metricsWait                                  time.Duration
-	hold                                         time.Duration
-	worker, workers, brokerPID, controlFD        int
-	set                                          []string
-	json, resolved                               bool
+	in                                     planInput
+	broker, out, caFile, serverName, runID string
+	cpuProfile, control                    string
+	metrics, brokerUsage, gatewayUsage     string
+	metricsWait                            time.Duration
+	hold                                   time.Duration
+	worker, workers, brokerPID, controlFD  int
+	json                                   bool
 }
 
 func newLoadgenCommand() *cobra.Command {
 	var f loadgenFlags
 	cmd := &cobra.Command{
-		Use:   "loadgen -f FILE --broker HOST:PORT [--out result.json]",
+		Use:   "loadgen (-f FILE | --plan plan.json) --broker HOST:PORT [--out result.json]",
 		Short: "Run a manifest's workload as one load-generator worker against a running broker",
 		Long: `Runs the publishers and subscribers of a MessagingBenchmark manifest (this worker's share of
 them) against a broker or gateway that is already running, and writes the result document.
@@ -52,10 +50,9 @@ The operator's worker pods and 'msgbench run' use this; run it by hand against y
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLoadgen(cmd, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.file, "file", "f", "", "MessagingBenchmark manifest (YAML or JSON)")
+	f.in.flags(fl, "whose workload to run")
 	fl.StringVar(&f.broker, "broker", "", "host:port the clients connect to (broker or gateway)")
 	fl.StringVar(&f.out, "out", "", "write the result JSON to this file")
-	fl.StringArrayVar(&f.set, "set", nil, "override a spec field, e.g. --set workload.duration=5s (repeatable)")
 	fl.IntVar(&f.worker, "worker-index", envInt("JOB_COMPLETION_INDEX", 0), "this worker's index (an Indexed Job sets JOB_COMPLETION_INDEX)")
 	fl.IntVar(&f.workers, "workers", 0, "number of workers (default spec.workers.replicas)")
 	fl.StringVar(&f.caFile, "ca", "", "PEM CA certificate to verify the broker's TLS certificate (default: system roots)")
@@ -63,7 +60,6 @@ The operator's worker pods and 'msgbench run' use this; run it by hand against y
 	fl.StringVar(&f.runID, "run-id", "", "token that makes client ids unique per run (default: random)")
 	fl.BoolVar(&f.json, "json", false, "also print the result JSON on stdout")
 	fl.StringVar(&f.control, "control", "", "serve the operator's control protocol on this address (token from $MSGBENCH_CONTROL_TOKEN): wait for its start signal, keep the result until it is collected")
-	fl.BoolVar(&f.resolved, "resolved", false, "the -f file is a resolved benchmark as `msgbench run` hands it to its worker processes (JSON, defaults applied, validated): read it as it is")
 	fl.IntVar(&f.controlFD, "control-fd", 0, "serve the control protocol on the listening socket inherited as this file descriptor (how `msgbench run` starts its worker processes; token from $MSGBENCH_CONTROL_TOKEN)")
 	fl.DurationVar(&f.hold, "hold", 30*time.Minute, "with --control: how long to keep the result for the operator before exiting anyway")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file (for msgbench developers)")
@@ -72,13 +68,12 @@ The operator's worker pods and 'msgbench run' use this; run it by hand against y
 	fl.StringVar(&f.brokerUsage, "broker-usage", "", "URL of the broker's usage endpoint (`msgbench usage`): its CPU and peak RSS go into the result")
 	fl.StringVar(&f.gatewayUsage, "gateway-usage", "", "URL of the gateway's usage endpoint (`msgbench gateway --metrics`)")
 	fl.IntVar(&f.brokerPID, "broker-pid", 0, "PID of a local broker process: its CPU time and peak RSS go into the result")
-	_ = cmd.MarkFlagRequired("file")
 	_ = cmd.MarkFlagRequired("broker")
 	return cmd
 }
 
 func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
-	mb, err := readBenchmark(f.file, f.resolved, f.set)
+	p, err := f.in.read()
 	if err != nil {
 		return err
 	}
@@ -88,11 +83,12 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 			return fmt.Errorf("--out %s: %w", f.out, err)
 		}
 	}
-	tlsCfg, err := clientTLS(mb.Spec.BrokerTLS() || (mb.Spec.GatewayMode() != "" && mb.Spec.GatewayTLS()), mb.Spec.ClientTLSVersion(), f.broker, f.caFile, f.serverName)
+	g := &p.Groups[0]
+	tlsCfg, err := clientTLS(g.DialsTLS(p.Broker), g.TLSVersion, f.broker, f.caFile, f.serverName)
 	if err != nil {
 		return err
 	}
-	if err := devicetls.Apply(tlsCfg, &mb.Spec); err != nil { // the device's groups and suites
+	if err := devicetls.Apply(tlsCfg, p.Source); err != nil { // the device's groups and suites
 		return err
 	}
 	if f.cpuProfile != "" {
@@ -137,7 +133,7 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 		// The control protocol's GET /metrics: how `msgbench run --metrics` shows its worker
 		// processes' metrics.
 		reg := prometheus.NewRegistry()
-		labels := loadgen.LabelsOf(mb, f.worker)
+		labels := loadgen.LabelsOf(p, f.worker)
 		reg.MustRegister(loadgen.NewCollector(monitor, labels), proc.NewCollector(proc.Own, labels.Component("loadgen")))
 		ctl.ServeMetrics(reg)
 	}
@@ -147,13 +143,13 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 			return fmt.Errorf("--metrics: %w", err)
 		}
 		defer srv.Close()
-		labels := loadgen.LabelsOf(mb, f.worker)
+		labels := loadgen.LabelsOf(p, f.worker)
 		srv.Registry.MustRegister(loadgen.NewCollector(monitor, labels), proc.NewCollector(proc.Own, labels.Component("loadgen")))
 		defer finalScrape(ctx, srv, f.metricsWait, cmd.ErrOrStderr())
 	}
 	o := loadgen.Options{
 		BrokerUsage: brokerUsage, GatewayUsage: gatewayUsage, Monitor: monitor,
-		Name: mb.Name, Spec: &mb.Spec, Worker: f.worker, Workers: f.workers, RunID: f.runID,
+		Name: p.Benchmark.Name, Plan: p, Worker: f.worker, Workers: f.workers, RunID: f.runID,
 		Address: f.broker, TLS: tlsCfg,
 		Environment: results.Environment{Mode: "local", MsgbenchVersion: version.Version, Broker: "at " + f.broker},
 		Logf:        func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) },
@@ -187,27 +183,6 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 		return runErr
 	}
 	return outErr
-}
-
-// readBenchmark reads a manifest, or with resolved a benchmark exactly as `msgbench run`
-// resolved it: a manifest written back would lose the zeros its defaults replace (warmup: 0s
-// would come back as the 5 s default).
-func readBenchmark(path string, resolved bool, set []string) (*v1alpha1.MessagingBenchmark, error) {
-	if !resolved {
-		return manifest.ReadFile(path, set...)
-	}
-	if len(set) > 0 {
-		return nil, fmt.Errorf("--set with --resolved: the benchmark is resolved already")
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var mb v1alpha1.MessagingBenchmark
-	if err := json.Unmarshal(data, &mb); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &mb, nil
 }
 
 // controlListener is the control protocol's socket: one it opens on addr (a worker pod), or the

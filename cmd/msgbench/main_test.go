@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -61,6 +62,10 @@ func TestLoadgenCommand(t *testing.T) {
 }
 
 func TestLoadgenFailsClearly(t *testing.T) {
+	other := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(other, []byte(`{"Version": "plan.msgbench.io/v0", "Workers": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -68,7 +73,10 @@ func TestLoadgenFailsClearly(t *testing.T) {
 		{[]string{"loadgen", "-f", repo("config", "samples", "mqtt-qos1.yaml"), "--broker", "127.0.0.1:1"}, "connect to 127.0.0.1:1"},
 		{[]string{"loadgen", "-f", repo("config", "samples", "mqtt-qos1.yaml"), "--broker", "127.0.0.1:1", "--set", "qos=7"}, "spec.qos"},
 		{[]string{"loadgen", "-f", "/nonexistent.yaml", "--broker", "127.0.0.1:1"}, "nonexistent.yaml"},
-		{[]string{"loadgen", "--broker", "127.0.0.1:1"}, `"file" not set`},
+		{[]string{"loadgen", "--broker", "127.0.0.1:1"}, "give --plan (a compiled plan) or -f (a manifest)"},
+		{[]string{"loadgen", "--plan", other, "--broker", "127.0.0.1:1"}, `version "plan.msgbench.io/v0"`},
+		{[]string{"loadgen", "--plan", other, "-f", repo("config", "samples", "mqtt-qos1.yaml"), "--broker", "127.0.0.1:1"}, "-f and --plan: give one"},
+		{[]string{"loadgen", "--plan", other, "--set", "qos=1", "--broker", "127.0.0.1:1"}, "--set with --plan"},
 		{[]string{"loadgen", "-f", repo("config", "samples", "mqtt-qos1.yaml"), "--broker", "127.0.0.1:1", "--out", "/proc/nope/r.json"}, "--out /proc/nope/r.json"},
 	} {
 		_, err := msgbench(t, tc.args...)

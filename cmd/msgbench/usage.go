@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/internal/metricserver"
 	"github.com/msgbench/msgbench/internal/mqtt"
 	"github.com/msgbench/msgbench/internal/proc"
@@ -22,9 +21,10 @@ import (
 )
 
 func newUsageCommand() *cobra.Command {
-	var listen, file, component, readyMQTT string
+	var listen, component, readyMQTT string
+	var in planInput
 	cmd := &cobra.Command{
-		Use:   "usage --listen HOST:PORT -f FILE [--component broker]",
+		Use:   "usage --listen HOST:PORT (--plan plan.json | -f FILE) [--component broker]",
 		Short: "Serve the CPU time and memory of the other processes in this pod (the broker's usage sidecar)",
 		Long: `Runs beside a broker in a pod that shares its process namespace (the operator adds it to the
 broker pods it creates) and serves what the broker's processes used, read every 200 ms (CPU
@@ -36,7 +36,7 @@ MQTT CONNECT, so the pod is ready when its broker serves MQTT, whatever the brok
 It needs no privilege and no Kubernetes API access.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			mb, err := manifest.ReadFile(file)
+			p, err := in.read()
 			if err != nil {
 				return err
 			}
@@ -51,7 +51,7 @@ It needs no privilege and no Kubernetes API access.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			sampler := proc.NewSampler(ctx, proc.Others, proc.SampleInterval, proc.SampleKeep)
-			srv.Registry.MustRegister(proc.NewCollector(sampler.Now, loadgen.LabelsOf(mb, 0).Component(component)))
+			srv.Registry.MustRegister(proc.NewCollector(sampler.Now, loadgen.LabelsOf(p, 0).Component(component)))
 			srv.Handle("/usage", proc.UsageHandler(sampler))
 			srv.Handle("/readyz", readyHandler(readyMQTT))
 			fmt.Fprintf(cmd.ErrOrStderr(), "msgbench usage: serving the %s's usage on %s (/usage, /metrics)\n", component, srv.Addr())
@@ -61,10 +61,9 @@ It needs no privilege and no Kubernetes API access.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&listen, "listen", ":9464", "host:port to serve /usage and /metrics on")
-	fl.StringVarP(&file, "file", "f", "", "the benchmark's manifest (its name and namespace label the metrics)")
+	in.flags(fl, "(its name and namespace label the metrics)")
 	fl.StringVar(&component, "component", "broker", "what the other processes are, for the metrics' component label")
 	fl.StringVar(&readyMQTT, "ready-mqtt", "", "host:port of an MQTT broker, or ws://host:port/path of its MQTT-over-WebSocket endpoint: /readyz answers 200 only while it accepts an MQTT CONNECT (the broker pod's readiness)")
-	_ = cmd.MarkFlagRequired("file")
 	return cmd
 }
 

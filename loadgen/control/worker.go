@@ -42,7 +42,10 @@ func (s *Server) Run(ctx context.Context, o loadgen.Options, logf func(string, .
 }
 
 func runRetrying(ctx context.Context, o loadgen.Options, ready func(), waiting func(string), logf func(string, ...any)) (*results.Result, error) {
-	limit := o.Spec.Timeout.Duration
+	if err := o.Resolve(); err != nil {
+		return nil, err
+	}
+	limit := o.Plan.Timing.Timeout
 	if limit <= 0 {
 		limit = DefaultConnectRetry
 	}
