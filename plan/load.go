@@ -85,3 +85,31 @@ func compileLoad(w *v1alpha1.WorkloadSpec) Load {
 	}
 	return l
 }
+
+// OfferedPerSecond is the open-loop load the run offers, in messages per second over every
+// group: what the verdict judges the messages sent against (0: every group runs a closed loop).
+func (p *Plan) OfferedPerSecond() float64 {
+	var rate float64
+	for _, g := range p.Groups {
+		rate += g.Load.Rate
+	}
+	return rate
+}
+
+// Publishers is how many publishers the run has, over every group.
+func (p *Plan) Publishers() int {
+	n := 0
+	for _, g := range p.Groups {
+		n += int(g.Publishers)
+	}
+	return n
+}
+
+// Messages is the run's message count over every group (0: the run lasts Timing.Duration).
+func (p *Plan) Messages() int64 {
+	var n int64
+	for _, g := range p.Groups {
+		n += g.Load.Messages
+	}
+	return n
+}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/msgbench/msgbench/plan"
 )
 
 // keepHistogram stores h encoded in r.Histograms under name and returns its summary (nil, and
@@ -56,12 +58,12 @@ func (r *Result) Finalize(hists map[string]*hdrhistogram.Histogram) error {
 		return err
 	}
 	var payload float64
-	if r.Spec != nil {
-		payload = float64(r.Spec.Workload.PayloadBytes)
-	}
 	r.Throughput = Throughput{}
-	if r.Spec != nil && r.Spec.Workload.Rate > 0 {
-		r.Throughput.OfferedPerSecond = float64(r.Spec.Workload.Rate)
+	if r.Spec != nil {
+		if p, err := plan.Compile(r.Spec, plan.Admitted); err == nil { // the spec the run ran
+			payload = float64(p.Groups[0].PayloadBytes)
+			r.Throughput.OfferedPerSecond = p.OfferedPerSecond()
+		}
 	}
 	if r.MeasuredSeconds > 0 {
 		r.Throughput.SentPerSecond = float64(r.Sent) / r.MeasuredSeconds

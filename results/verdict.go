@@ -36,14 +36,19 @@ func Judge(r *Result) Verdict {
 	if r.Spec == nil {
 		return v
 	}
-	w := &r.Spec.Workload
+	p, err := plan.Compile(r.Spec, plan.Admitted) // the spec the run ran
+	if err != nil {
+		fail("the spec the result records does not compile: %v", err)
+		return v
+	}
+	t := p.Timing
 	switch {
 	case r.Sent > 0:
-	case w.Messages > 0 && w.Warmup.Duration > 0 && r.MeasuredSeconds == 0:
+	case p.Messages() > 0 && t.Warmup > 0 && r.MeasuredSeconds == 0:
 		fail("measured nothing: the %d messages of workload.messages were all published during the %s warm-up, "+
-			"which is left out of every figure; set workload.warmup=0s or raise workload.messages", w.Messages, w.Warmup.Duration)
+			"which is left out of every figure; set workload.warmup=0s or raise workload.messages", p.Messages(), t.Warmup)
 	case r.MeasuredSeconds == 0:
-		fail("measured nothing: publishing stopped before the %s warm-up ended, so no message was sent in the measured window", w.Warmup.Duration)
+		fail("measured nothing: publishing stopped before the %s warm-up ended, so no message was sent in the measured window", t.Warmup)
 	default:
 		fail("measured nothing: no message was published in the %.2f s measured window", r.MeasuredSeconds)
 	}
@@ -51,8 +56,8 @@ func Judge(r *Result) Verdict {
 		fail("measured nothing at the subscribers: none of the %d deliveries the subscriptions expected arrived, "+
 			"so no end-to-end figure exists; check the errors, the topics and the broker", r.Expected)
 	}
-	if w.Messages == 0 && r.Sent > 0 {
-		if asked := w.Duration.Duration; asked > 0 && r.MeasuredSeconds < asked.Seconds()-0.001 {
+	if p.Messages() == 0 && r.Sent > 0 {
+		if asked := t.Duration; asked > 0 && r.MeasuredSeconds < asked.Seconds()-0.001 {
 			fail("measured %.2f s of the %s asked: publishing stopped early", r.MeasuredSeconds, asked)
 			v.Caveats = append(v.Caveats, Caveat{Type: CaveatEndedEarly, Value: Float64(r.MeasuredSeconds), Limit: Float64(asked.Seconds()),
 				Message: fmt.Sprintf("the measured window lasted %.2f s of the %s asked; rates are over %.2f s", r.MeasuredSeconds, asked, r.MeasuredSeconds)})
@@ -62,10 +67,10 @@ func Judge(r *Result) Verdict {
 		scheduled := r.Sent + r.Unsent
 		share := float64(r.Unsent) / float64(scheduled)
 		what := fmt.Sprintf("the offered load was not sustained: %d of the %d messages the open-loop schedule put in the window "+
-			"could not be sent before it ended (%.0f msg/s sent of %d msg/s asked)", r.Unsent, scheduled, r.Throughput.SentPerSecond, w.Rate)
+			"could not be sent before it ended (%.0f msg/s sent of %.0f msg/s asked)", r.Unsent, scheduled, r.Throughput.SentPerSecond, p.OfferedPerSecond())
 		v.Caveats = append(v.Caveats, Caveat{Type: CaveatOfferedLoadNotSustained, Message: what, Value: Float64(100 * share), Limit: Float64(100 * UnsentTolerance)})
-		if r.Unsent > unsentAllowance(r) {
-			fail("%s; the link or broker cannot carry workload.rate=%d: lower it, or set workload.rate=0 (closed loop) to measure the most it carries", what, w.Rate)
+		if r.Unsent > unsentAllowance(r, p) {
+			fail("%s; the link or broker cannot carry workload.rate=%.0f: lower it, or set workload.rate=0 (closed loop) to measure the most it carries", what, p.OfferedPerSecond())
 		}
 	}
 	if c := steadyStateCaveat(r); c != nil {
@@ -150,16 +155,12 @@ func (v Verdict) Apply(r *Result) {
 // probe in its process, which a broker or link cannot inflate). Nothing the system under test
 // does widens it: the old rule (twice the slowest acknowledgement) grew with the very stall it
 // should catch, so a broker frozen for 8 s in a 5 s run passed.
-func unsentAllowance(r *Result) int64 {
-	w := &r.Spec.Workload
+func unsentAllowance(r *Result, p *plan.Plan) int64 {
 	scheduled := r.Sent + r.Unsent
-	stall := plan.SchedulingStall
-	if p, err := plan.Compile(r.Spec, plan.Admitted); err == nil { // the spec the run ran
-		stall = p.StallAllowance()
-	}
-	stall += time.Duration(r.Resources.LoadgenStallMicros) * time.Microsecond
-	return max(int64(UnsentTolerance*float64(scheduled)), int64(w.Publishers), int64(float64(w.Rate)*stall.Seconds()))
+	stall := p.StallAllowance() + time.Duration(r.Resources.LoadgenStallMicros)*time.Microsecond
+	return max(int64(UnsentTolerance*float64(scheduled)), int64(p.Publishers()), int64(p.OfferedPerSecond()*stall.Seconds()))
 }
+
 
 // AddCaveat adds c unless a caveat of the same type and message is there already.
 func (r *Result) AddCaveat(c Caveat) {
