@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/msgbench/msgbench/plan"
 )
 
 // keepHistogram stores h encoded in r.Histograms under name and returns its summary (nil, and
@@ -59,11 +57,9 @@ func (r *Result) Finalize(hists map[string]*hdrhistogram.Histogram) error {
 	}
 	var payload float64
 	r.Throughput = Throughput{}
-	if r.Spec != nil {
-		if p, err := plan.Compile(r.Spec, plan.Admitted); err == nil { // the spec the run ran
-			payload = float64(p.Groups[0].PayloadBytes)
-			r.Throughput.OfferedPerSecond = p.OfferedPerSecond()
-		}
+	if p, err := r.Plan(); err == nil && p != nil {
+		payload = float64(p.Groups[0].PayloadBytes)
+		r.Throughput.OfferedPerSecond = p.OfferedPerSecond()
 	}
 	if r.MeasuredSeconds > 0 {
 		r.Throughput.SentPerSecond = float64(r.Sent) / r.MeasuredSeconds

@@ -37,8 +37,8 @@ func WriteSummary(w io.Writer, r *Result) error {
 		row("environment", e)
 	}
 	measured := fmt.Sprintf("%.2f s", r.MeasuredSeconds)
-	if r.Spec != nil && r.Spec.Workload.Messages == 0 {
-		if asked := r.Spec.Workload.Duration.Duration; asked > 0 && r.MeasuredSeconds < asked.Seconds()-0.001 {
+	if p, err := r.Plan(); err == nil && p != nil && p.Messages() == 0 {
+		if asked := p.Timing.Duration; asked > 0 && r.MeasuredSeconds < asked.Seconds()-0.001 {
 			measured += fmt.Sprintf(" of the %s asked", asked)
 		}
 	}
@@ -174,12 +174,12 @@ func bytesHuman(v float64) string {
 func protocolSpoken(r *Result) string {
 	e := r.Environment
 	proto := e.Protocol
-	if proto == "" && r.Spec != nil {
-		if p, err := plan.Compile(r.Spec, plan.Admitted); err == nil {
-			proto = p.Groups[0].ProtocolLabel()
-		} else {
-			proto = string(r.Spec.Protocol)
-		}
+	var g *plan.Group
+	if p, err := r.Plan(); err == nil && p != nil {
+		g = &p.Groups[0]
+	}
+	if proto == "" && g != nil {
+		proto = g.ProtocolLabel()
 	}
 	switch {
 	case e.TLSVersion != "":
@@ -187,8 +187,8 @@ func protocolSpoken(r *Result) string {
 		if e.TLSGroup != "" {
 			proto += " (" + e.TLSGroup + ")"
 		}
-	case r.Spec.TLS != nil && r.Spec.TLS.Enabled:
-		proto += " + TLS " + string(r.Spec.TLS.Version)
+	case g != nil && g.TLS.Enabled:
+		proto += " + TLS " + g.TLSVersion
 	}
 	return proto
 }

@@ -36,7 +36,7 @@ func Judge(r *Result) Verdict {
 	if r.Spec == nil {
 		return v
 	}
-	p, err := plan.Compile(r.Spec, plan.Admitted) // the spec the run ran
+	p, err := r.Plan()
 	if err != nil {
 		fail("the spec the result records does not compile: %v", err)
 		return v
@@ -161,7 +161,6 @@ func unsentAllowance(r *Result, p *plan.Plan) int64 {
 	return max(int64(UnsentTolerance*float64(scheduled)), int64(p.Publishers()), int64(p.OfferedPerSecond()*stall.Seconds()))
 }
 
-
 // AddCaveat adds c unless a caveat of the same type and message is there already.
 func (r *Result) AddCaveat(c Caveat) {
 	for _, have := range r.Caveats {
@@ -170,4 +169,13 @@ func (r *Result) AddCaveat(c Caveat) {
 		}
 	}
 	r.Caveats = append(r.Caveats, c)
+}
+
+// Plan is the plan of the spec r records — the spec the run ran, compiled as admitted — from
+// which the verdict, the summary and the reports read what was asked; nil without a spec.
+func (r *Result) Plan() (*plan.Plan, error) {
+	if r.Spec == nil {
+		return nil, nil
+	}
+	return plan.Compile(r.Spec, plan.Admitted)
 }

@@ -138,7 +138,16 @@ const (
 // subscribed is false when the spec asks for no subscribers: then every receiving figure is
 // meaningless (lost would be a vacuous 0). A result without spec is taken as it is.
 func subscribed(r *results.Result) bool {
-	return r.Spec == nil || r.Spec.Workload.Subscribers > 0
+	p, err := r.Plan()
+	if err != nil || p == nil {
+		return true
+	}
+	for _, g := range p.Groups {
+		if g.Subscribers > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func always(v func(r *results.Result) float64) func(*results.Result) (float64, bool) {

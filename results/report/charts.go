@@ -53,8 +53,9 @@ func throughputFigure(r *results.Result) *Figure {
 		f.Caption += " Dotted lines: the link's steps (spec.network.timeline) as they took effect — " + strings.Join(steps, "; ") + "."
 	}
 	// A reconnect storm in the window: where every connection dropped (docs/churn.md).
-	if c := r.Churn; c != nil && c.Storm != nil && r.Spec != nil {
-		if at := c.Storm.AtSeconds - r.Spec.Workload.Warmup.Seconds(); at >= 0 {
+	if p, err := r.Plan(); err == nil && p != nil && r.Churn != nil && r.Churn.Storm != nil {
+		c := r.Churn
+		if at := c.Storm.AtSeconds - p.Timing.Warmup.Seconds(); at >= 0 {
 			f.Marks = append(f.Marks, Tick{Value: at, Label: "storm"})
 			back := fmt.Sprintf("all %d back %.3f s later", c.Storm.Reconnected, c.Storm.RecoverySeconds)
 			if c.Storm.NotBack > 0 {
@@ -158,9 +159,9 @@ func wireFigure(r *results.Result) *Figure {
 	add("all traffic per message", r.Wire.BytesPerMessage)
 	add("publisher uplink per message", r.Wire.PublishBytesPerMessage)
 	add("connection set-up", r.Wire.ConnectBytes)
-	if r.Spec != nil {
-		p := float64(r.Spec.Workload.PayloadBytes)
-		add("payload", &p)
+	if p, err := r.Plan(); err == nil && p != nil {
+		payload := float64(p.Groups[0].PayloadBytes)
+		add("payload", &payload)
 	}
 	if len(vals) == 0 {
 		return nil

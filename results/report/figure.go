@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/msgbench/msgbench/plan"
 	"github.com/msgbench/msgbench/results"
 	"github.com/msgbench/msgbench/results/figures"
 )
@@ -391,11 +390,8 @@ func timelineRates(r *results.Result, count func(results.TimelinePoint) int64) (
 
 // rttMillis is the emulated round-trip time of a run: the applied link's delays up plus down.
 func rttMillis(r *results.Result) float64 {
-	if r.Spec == nil {
-		return 0
-	}
-	p, err := plan.Compile(r.Spec, plan.Admitted)
-	if err != nil || !p.Network.Impaired {
+	p, err := r.Plan()
+	if err != nil || p == nil || !p.Network.Impaired {
 		return 0
 	}
 	if n, ok := r.Network.(map[string]any); ok {

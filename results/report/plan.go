@@ -179,7 +179,7 @@ func anyPositive(d *Dataset, y string) bool {
 func timelines(d *Dataset) bool {
 	for _, p := range d.Points {
 		for _, r := range p.Runs {
-			if r.Spec != nil && r.Spec.Workload.TimelineInterval.Duration > 0 && r.Spec.Workload.TimelineInterval.Duration < time.Second && len(r.Timeline) > 1 {
+			if p, err := r.Plan(); err == nil && p != nil && p.Timing.TimelineInterval < time.Second && len(r.Timeline) > 1 {
 				return true
 			}
 		}
