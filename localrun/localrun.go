@@ -73,7 +73,7 @@ func Run(ctx context.Context, mb *v1alpha1.MessagingBenchmark, o Options) (*resu
 	p.Benchmark = plan.NameOf(mb)
 	r := &runner{mb: mb, spec: &mb.Spec, plan: p, o: o}
 	r.logLimits()
-	if t := mb.Spec.Timeout.Duration; t > 0 {
+	if t := p.Timing.Timeout; t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, t, fmt.Errorf("spec.timeout of %s passed", t))
 		defer cancel()
@@ -166,7 +166,7 @@ func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
 	if workerProcesses(r.spec) {
 		return r.runWorkerProcesses(ctx)
 	}
-	n := int(r.spec.Workers.Replicas)
+	n := r.plan.Workers
 	start := newStartGate(n)
 	monitors := make([]*loadgen.Monitor, n)
 	parts := make([]*results.Result, n)

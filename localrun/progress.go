@@ -15,8 +15,9 @@ func (r *runner) progress(ctx context.Context, snapshots func() []loadgen.Snapsh
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	total := r.spec.Workload.Warmup.Duration + r.spec.Workload.Duration.Duration
-	if r.spec.Workload.Messages > 0 {
+	t := r.plan.Timing
+	total := t.Warmup + t.Duration
+	if r.plan.Messages() > 0 {
 		total = 0
 	}
 	go func() {

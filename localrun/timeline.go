@@ -58,7 +58,7 @@ func (r *runner) startTimeline(ctx context.Context, gate *startGate) (marks *[]r
 		if werr != nil {
 			return // the workers report why they did not start
 		}
-		*marks, err = playTimeline(ctx, quit, at.Add(r.spec.Workload.Warmup.Duration), r.net.timeline, r.net.setLink, r.logf)
+		*marks, err = playTimeline(ctx, quit, at.Add(r.plan.Timing.Warmup), r.net.timeline, r.net.setLink, r.logf)
 	}()
 	return marks, func() error {
 		close(quit)

@@ -68,7 +68,7 @@ func (w *workerProc) explain(err error) error {
 // the results merge exactly like the operator merges them. Any worker that fails or exits ends
 // the run naming it; every worker process is gone when the run's teardown is over.
 func (r *runner) runWorkerProcesses(ctx context.Context) (*results.Result, error) {
-	n := int(r.spec.Workers.Replicas)
+	n := r.plan.Workers
 	c := &control.Client{Token: randomHex(16), HTTP: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{}}}
 	r.onTeardown(c.HTTP.CloseIdleConnections)
 	ws, err := r.startWorkerProcesses(n, c.Token)
@@ -213,10 +213,10 @@ func (r *runner) workerArgs() ([]string, error) {
 // workerTrust is the CA and server name the clients verify, as startBroker and startGateway
 // chose them for in-process workers (nil: no TLS, or the system's roots).
 func (r *runner) workerTrust() (ca []byte, serverName string) {
-	switch {
-	case r.spec.GatewayMode() != "" && r.spec.GatewayTLS() && r.bundle != nil:
+	switch g := &r.plan.Groups[0]; {
+	case g.Gateway != "" && g.GatewayTLS && r.bundle != nil:
 		return r.bundle.CACert, hostOf(r.address)
-	case r.spec.BrokerTLS():
+	case g.Gateway == "" && r.plan.Broker.TLS:
 		return r.brokerCA, hostOf(r.broker)
 	}
 	return nil, ""
