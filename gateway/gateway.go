@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // QUICHandshakeTimeout bounds a QUIC handshake on the gateways' side. quic-go's default, 5 s,
@@ -34,9 +34,20 @@ type Options struct {
 	// TLS is the gateway's server TLS configuration (HTTPS, QUIC); nil serves cleartext where
 	// the protocol allows.
 	TLS *tls.Config
-	// Spec carries the benchmark settings a gateway needs (mqttsn, http, mqtt, workload
-	// topics). A gateway started without a manifest gets a defaulted spec.
-	Spec *v1alpha1.MessagingBenchmarkSpec
+	// Groups are the groups of the run's plan whose clients this gateway serves
+	// (plan.Plan.GatewayGroups of its mode). A gateway reads its settings from their typed
+	// fields and nothing else of the plan or the spec: its groups' protocol options (MQTTSN,
+	// HTTP, MQTT), QoS, Inflight, topics and payload size, their GatewayOptions, and their
+	// publishers and subscribers for its limits.
+	//
+	// Groups, not the whole plan with a selection: the network, timing and workers are the
+	// runner's and the load generator's, and the broker's address comes in Broker, so a gateway
+	// given only its groups cannot come to depend on the rest; the caller selects once. Several
+	// groups of one protocol may share a gateway (the device groups of one run): its limits
+	// cover all their clients, and a setting it holds once (the MQTT version of its broker
+	// connections, MQTT-SN's gateway mode, the HTTP default QoS) must be the same in each
+	// (Shared). Without groups a gateway runs on its defaults (no benchmark).
+	Groups []plan.Group
 	// ListenTCP and ListenUDP open sockets; nil uses the net package (the local runner passes
 	// functions that listen inside the emulated server's network namespace).
 	ListenTCP func(ctx context.Context, address string) (net.Listener, error)
@@ -46,6 +57,31 @@ type Options struct {
 	DialBroker func(ctx context.Context, network, address string) (net.Conn, error)
 	// Logf receives operational messages (nil: silent).
 	Logf func(format string, args ...any)
+}
+
+// Clients is how many clients a gateway's groups have: every publisher and subscriber may hold
+// a session at once.
+func Clients(groups []plan.Group) int {
+	n := 0
+	for i := range groups {
+		n += groups[i].Clients()
+	}
+	return n
+}
+
+// Shared is the value of a setting a gateway holds once for all its groups, which must agree:
+// of(g) for each group, the zero value without groups, or an error naming the setting (what)
+// and the two groups that differ.
+func Shared[T comparable](groups []plan.Group, what string, of func(*plan.Group) T) (T, error) {
+	var v T
+	for i := range groups {
+		w := of(&groups[i])
+		if i > 0 && w != v {
+			return v, fmt.Errorf("%s: group %q has %v, group %q %v; one gateway serves both with one setting", what, groups[0].Name, v, groups[i].Name, w)
+		}
+		v = w
+	}
+	return v, nil
 }
 
 // DialBrokerOrDefault opens a TCP connection to the broker with o.DialBroker or the net package.

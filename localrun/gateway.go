@@ -9,17 +9,21 @@ import (
 	"github.com/msgbench/msgbench/loadgen"
 )
 
-// startGateway starts the protocol's gateway in-process, on the server side of the link.
+// startGateway starts the gateway the plan's groups reach the broker through in-process, on the
+// server side of the link, serving the plan's groups of its mode. A local run gives its clients
+// one address, so one gateway: the first group's.
 func (r *runner) startGateway(ctx context.Context) error {
-	mode := r.spec.GatewayMode()
+	mode := r.plan.Groups[0].Gateway
 	if mode == "" {
 		return nil
 	}
+	groups := r.plan.GatewayGroups(mode)
 	o := gateway.Options{
-		Listen: hostPort(r.net.serverHost, 0), Broker: r.broker, Spec: r.spec,
+		Listen: hostPort(r.net.serverHost, 0), Broker: r.broker, Groups: groups,
 		ListenTCP: r.net.listenTCP, ListenUDP: r.net.listenUDP, DialBroker: r.net.serverDial, Logf: r.o.Logf,
 	}
-	if r.spec.GatewayTLS() {
+	secure := groups[0].GatewayTLS
+	if secure {
 		cfg, err := r.serverTLS()
 		if err != nil {
 			return err
@@ -34,7 +38,7 @@ func (r *runner) startGateway(ctx context.Context) error {
 	r.register(gateway.NewCollector(gw, loadgen.LabelsOf(r.plan, 0).Component("gateway")), true)
 	r.address = gw.Addr().String()
 	r.env.Gateway = "msgbench " + mode + " gateway (in-process)"
-	if r.spec.GatewayTLS() {
+	if secure {
 		cfg, err := devicetls.Client(r.bundle.CACert, hostOf(r.address), r.spec)
 		if err != nil {
 			return err

@@ -116,6 +116,8 @@ type Group struct {
 	HTTP          *HTTPOptions
 	QUICTransport *QUICOptions
 	Kafka         *KafkaOptions
+	// GatewayOptions are the group's gateway's own settings (gateway.go), nil without one.
+	GatewayOptions *GatewayOptions
 }
 
 // QUIC reports whether the group's clients talk over QUIC (UDP), whose handshake needs a
@@ -184,6 +186,8 @@ func flatGroup(spec *v1alpha1.MessagingBenchmarkSpec) Group {
 		Gateway:     spec.GatewayMode(),
 		GatewayTLS:  spec.GatewayMode() != "" && spec.GatewayTLS(),
 		TLSVersion:  spec.ClientTLSVersion(),
+
+		GatewayOptions: gatewayOptions(spec),
 	}
 }
 

@@ -61,16 +61,11 @@ func runGateway(cmd *cobra.Command, f gatewayFlags) error {
 	if err != nil {
 		return err
 	}
-	served := p.Groups[:0:0]
-	for _, g := range p.Groups {
-		if g.Gateway == f.mode {
-			served = append(served, g)
-		}
-	}
+	served := p.GatewayGroups(f.mode)
 	if len(served) == 0 {
 		return fmt.Errorf("--mode %s: no group of the plan reaches the broker through a %s gateway", f.mode, f.mode)
 	}
-	o := gateway.Options{Listen: f.listen, Broker: f.broker, Spec: p.Source,
+	o := gateway.Options{Listen: f.listen, Broker: f.broker, Groups: served,
 		Logf: func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) }}
 	if f.certFile != "" || f.keyFile != "" {
 		cert, err := os.ReadFile(f.certFile)

@@ -2,17 +2,26 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/msgbench/msgbench/brokers/mosquitto"
 	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/plan"
 )
 
-// gatewayPlanFile writes the compiled plan of a sample manifest, its version replaced by
-// version when not empty, and returns the file's path.
+// gatewayPlanFile writes the compiled plan of a sample manifest (named for the benchmark, as the
+// operator and msgbench run name theirs), its version replaced by version when not empty, and
+// returns the file's path.
 func gatewayPlanFile(t *testing.T, sample, version string) string {
 	t.Helper()
 	mb, err := manifest.ReadFile(repo("config", "samples", sample))
@@ -23,6 +32,7 @@ func gatewayPlanFile(t *testing.T, sample, version string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.Benchmark = plan.NameOf(mb)
 	data, err := plan.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
@@ -58,5 +68,86 @@ func TestGatewayRefusesItsInputClearly(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want it to mention %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer written by the command and read by the test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestGatewayServesItsPlan: `msgbench gateway --plan` serves the plan's HTTP group in front of
+// a broker, and its metrics carry the benchmark the plan names.
+func TestGatewayServesItsPlan(t *testing.T) {
+	b, err := mosquitto.Start(context.Background(), mosquitto.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = b.Stop() }()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics := ln.Addr().String()
+	_ = ln.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := newRootCommand()
+	var stderr syncBuffer
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(&stderr)
+	cmd.SetArgs([]string{"gateway", "--mode", "http", "--listen", "127.0.0.1:0", "--broker", b.Addr,
+		"--plan", gatewayPlanFile(t, "http-1-1.yaml", ""), "--metrics", metrics})
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	serving := regexp.MustCompile(`serving on (\S+),`)
+	var addr string
+	for deadline := time.Now().Add(20 * time.Second); addr == ""; time.Sleep(20 * time.Millisecond) {
+		if m := serving.FindStringSubmatch(stderr.String()); m != nil {
+			addr = m[1]
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("msgbench gateway ended: %v\n%s", err, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("msgbench gateway did not serve:\n%s", stderr.String())
+		}
+	}
+	resp, err := http.Post("http://"+addr+"/topics/plan?qos=1", "application/octet-stream", strings.NewReader("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Errorf("POST through the gateway: %s", resp.Status)
+	}
+	resp, err = http.Get("http://" + metrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if !strings.Contains(string(body), `msgbench_gateway_messages_in_total{benchmark="http-1-1",component="gateway"`) {
+		t.Errorf("gateway metrics without the plan's benchmark:\n%s", body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("msgbench gateway after its context ended: %v", err)
 	}
 }

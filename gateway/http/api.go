@@ -2,6 +2,7 @@ package http
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -10,21 +11,24 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/gateway"
+	"github.com/msgbench/msgbench/internal/mqtt"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // Prefix is the path under which topics live: /topics/<topic>, the topic percent-encoded.
 const Prefix = "/topics/"
 
-// QoSHeader selects the MQTT QoS of a request (or the query parameter "qos"); the benchmark's
-// spec.qos is the default.
+// QoSHeader selects the MQTT QoS of a request (or the query parameter "qos"); the QoS of the
+// gateway's groups is the default (settings.qos).
 const QoSHeader = "Mqtt-Qos"
 
 // api is the gateway's HTTP handler, shared by every HTTP version.
 type api struct {
 	o          gateway.Options
 	limits     Limits
-	defaultQoS byte
+	settings   settings
 	pools      *pools
 	publishing chan struct{} // publish requests in flight (bounded)
 	streams    chan struct{} // subscription streams open (bounded)
@@ -36,19 +40,68 @@ type api struct {
 	in, out, failed atomic.Uint64
 }
 
-func newAPI(o gateway.Options, l Limits) *api {
+func newAPI(o gateway.Options, l Limits) (*api, error) {
+	set, err := settingsOf(o.Groups)
+	if err != nil {
+		return nil, err
+	}
 	a := &api{
 		o:          o,
 		limits:     l,
+		settings:   set,
 		publishing: make(chan struct{}, l.MaxPublishes),
 		streams:    make(chan struct{}, l.MaxSubscriptions),
 		closing:    make(chan struct{}),
 	}
-	if q := o.Spec.QoS; q > 0 && q <= 2 {
-		a.defaultQoS = byte(q)
+	a.pools = newPools(o, l, set)
+	return a, nil
+}
+
+// settings are what the gateway holds once for all its groups (gateway.Options.Groups).
+type settings struct {
+	// qos is a request's QoS when it names none: its groups' QoS. The drivers name theirs in
+	// every request, so groups of different QoS leave the default at 1, the gateway's own.
+	qos byte
+	// mqttVersion is its broker connections' (mqtt.V311, mqtt.V5): the groups' GatewayOptions,
+	// which must agree.
+	mqttVersion byte
+	// inflight is the most publishes a broker connection keeps unacknowledged: the largest
+	// Inflight of the groups (20 without groups).
+	inflight int
+}
+
+// settingsOf are the settings of a gateway serving groups (none: its defaults, QoS 1, MQTT
+// 3.1.1 and an inflight window of 20).
+func settingsOf(groups []plan.Group) (settings, error) {
+	s := settings{qos: 1, mqttVersion: mqtt.V311, inflight: 20}
+	if len(groups) == 0 {
+		return s, nil
 	}
-	a.pools = newPools(o, l)
-	return a
+	for i := range groups {
+		if groups[i].HTTP == nil {
+			return s, fmt.Errorf("http gateway: group %q is %s, not http (it has no HTTP options)", groups[i].Name, groups[i].Protocol)
+		}
+	}
+	if q, err := gateway.Shared(groups, "spec.qos", func(g *plan.Group) int32 { return g.QoS }); err == nil && q >= 0 && q <= 2 {
+		s.qos = byte(q)
+	}
+	version, err := gateway.Shared(groups, "spec.mqtt.version", func(g *plan.Group) v1alpha1.MQTTVersion {
+		if g.GatewayOptions == nil || g.GatewayOptions.MQTTVersion == "" {
+			return v1alpha1.MQTT311
+		}
+		return g.GatewayOptions.MQTTVersion
+	})
+	if err != nil {
+		return s, fmt.Errorf("http gateway: %w", err)
+	}
+	if version == v1alpha1.MQTT5 {
+		s.mqttVersion = mqtt.V5
+	}
+	s.inflight = 0
+	for i := range groups {
+		s.inflight = max(s.inflight, groups[i].Inflight, 1)
+	}
+	return s, nil
 }
 
 func (a *api) close() {
@@ -87,7 +140,7 @@ func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed: POST publishes, GET subscribes")
 		return
 	}
-	qos, ok := requestQoS(r, a.defaultQoS)
+	qos, ok := requestQoS(r, a.settings.qos)
 	if !ok {
 		fail(w, http.StatusBadRequest, "bad QoS: the "+QoSHeader+" header or qos parameter must be 0, 1 or 2")
 		return

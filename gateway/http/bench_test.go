@@ -11,6 +11,7 @@ import (
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/mosquitto"
 	"github.com/msgbench/msgbench/gateway"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // body is a request body that can be replayed without allocating.
@@ -28,6 +29,16 @@ func (r *recorder) Header() http.Header         { return r.h }
 func (r *recorder) Write(b []byte) (int, error) { return len(b), nil }
 func (r *recorder) WriteHeader(s int)           { r.status = s }
 
+// benchGroups are the groups of spec's compiled plan that the http gateway serves.
+func benchGroups(b *testing.B, spec *v1alpha1.MessagingBenchmarkSpec) []plan.Group {
+	b.Helper()
+	p, err := plan.Compile(spec, plan.Admitted)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p.GatewayGroups("http")
+}
+
 // BenchmarkPublishHandler measures the gateway's own publish path — routing, QoS and topic
 // checks, body read, pooled MQTT publish and waiting for the PUBACK/PUBCOMP of a real Mosquitto —
 // without net/http's server around it.
@@ -40,8 +51,11 @@ func BenchmarkPublishHandler(b *testing.B) {
 	for _, qos := range []int{0, 1, 2} {
 		for _, size := range []int{16, 1024} {
 			b.Run(fmt.Sprintf("qos%d/%dB", qos, size), func(b *testing.B) {
-				spec := &v1alpha1.MessagingBenchmarkSpec{QoS: 1, MQTT: v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20}}
-				a := newAPI(gateway.Options{Broker: broker.Addr, Spec: spec}, Limits{}.WithDefaults(spec))
+				groups := benchGroups(b, &v1alpha1.MessagingBenchmarkSpec{Protocol: v1alpha1.ProtocolHTTP, QoS: 1, MQTT: v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20}})
+				a, err := newAPI(gateway.Options{Broker: broker.Addr, Groups: groups}, Limits{}.WithDefaults(groups))
+				if err != nil {
+					b.Fatal(err)
+				}
 				defer a.close()
 				payload := make([]byte, size)
 				req := httptest.NewRequest(http.MethodPost, fmt.Sprintf("/topics/bench?qos=%d", qos), nil)
@@ -71,8 +85,11 @@ func BenchmarkPublishParallel(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { _ = broker.Stop() }()
-	spec := &v1alpha1.MessagingBenchmarkSpec{QoS: 1, MQTT: v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20}}
-	a := newAPI(gateway.Options{Broker: broker.Addr, Spec: spec}, Limits{}.WithDefaults(spec))
+	groups := benchGroups(b, &v1alpha1.MessagingBenchmarkSpec{Protocol: v1alpha1.ProtocolHTTP, QoS: 1, MQTT: v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20}})
+	a, err := newAPI(gateway.Options{Broker: broker.Addr, Groups: groups}, Limits{}.WithDefaults(groups))
+	if err != nil {
+		b.Fatal(err)
+	}
 	defer a.close()
 	payload := make([]byte, 256)
 	b.ReportAllocs()

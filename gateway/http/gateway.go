@@ -24,6 +24,7 @@ import (
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/gateway"
+	"github.com/msgbench/msgbench/plan"
 )
 
 func init() {
@@ -34,14 +35,14 @@ func init() {
 
 // Limits bound what the gateway accepts; zero fields take the defaults below.
 type Limits struct {
-	// MaxBodyBytes is the largest publish body (413 above it). Default: 1 MiB, or the
-	// benchmark's payload size plus 64 KiB when that is larger.
+	// MaxBodyBytes is the largest publish body (413 above it). Default: 1 MiB, or the groups'
+	// largest payload plus 64 KiB when that is larger.
 	MaxBodyBytes int64
 	// MaxPublishes is how many publish requests may wait for the broker at once (429 above it).
-	// Default 4096, or the benchmark's publishers × spec.mqtt.inflight when that is larger.
+	// Default 4096, or the groups' publishers × their Inflight when that is larger.
 	MaxPublishes int
 	// MaxSubscriptions is how many subscription streams may be open at once (503 above it).
-	// Default 10000, or the benchmark's subscribers when that is larger.
+	// Default 10000, or the groups' subscribers when that is larger.
 	MaxSubscriptions int
 	// PoolSize is how many MQTT connections publishers with the same credentials share.
 	// Default 4.
@@ -55,27 +56,27 @@ type Limits struct {
 }
 
 // WithDefaults fills in the zero fields with the defaults listed on Limits, some of which grow
-// with the benchmark (spec may be nil). Start calls it; it starts nothing.
-func (l Limits) WithDefaults(spec *v1alpha1.MessagingBenchmarkSpec) Limits {
-	if l.MaxBodyBytes <= 0 {
-		l.MaxBodyBytes = 1 << 20
-		if spec != nil && int64(spec.Workload.PayloadBytes)+64<<10 > l.MaxBodyBytes {
-			l.MaxBodyBytes = int64(spec.Workload.PayloadBytes) + 64<<10
-		}
+// with the plan's groups the gateway serves (none: the defaults alone). Start calls it; it
+// starts nothing.
+func (l Limits) WithDefaults(groups []plan.Group) Limits {
+	var payload int64
+	var publishes, subscribers int
+	for i := range groups {
+		g := &groups[i]
+		payload = max(payload, int64(g.PayloadBytes))
+		publishes += int(g.Publishers) * max(1, g.Inflight)
+		subscribers += int(g.Subscribers)
 	}
-	// The benchmark's own load is never refused: every publisher may have spec.mqtt.inflight
+	if l.MaxBodyBytes <= 0 {
+		l.MaxBodyBytes = max(1<<20, payload+64<<10)
+	}
+	// The benchmark's own load is never refused: every publisher may have its group's Inflight
 	// publishes waiting and every subscriber a stream open.
 	if l.MaxPublishes <= 0 {
-		l.MaxPublishes = 4096
-		if spec != nil {
-			l.MaxPublishes = max(l.MaxPublishes, int(spec.Workload.Publishers)*int(max(1, spec.MQTT.Inflight)))
-		}
+		l.MaxPublishes = max(4096, publishes)
 	}
 	if l.MaxSubscriptions <= 0 {
-		l.MaxSubscriptions = 10000
-		if spec != nil {
-			l.MaxSubscriptions = max(l.MaxSubscriptions, int(spec.Workload.Subscribers))
-		}
+		l.MaxSubscriptions = max(10000, subscribers)
 	}
 	if l.PoolSize <= 0 {
 		l.PoolSize = 4
@@ -105,15 +106,18 @@ type Gateway struct {
 
 // Start serves on o.Listen until Close. Without o.TLS it serves cleartext HTTP/1.1 and h2c on
 // TCP; with o.TLS it serves HTTPS (h2 and http/1.1 by ALPN) on TCP and HTTP/3 on UDP, on the same
-// port number. spec.http.version "3" needs o.TLS: QUIC always encrypts.
+// port number. A group of HTTP/3 clients (spec.http.version "3") needs o.TLS: QUIC always
+// encrypts.
 func Start(ctx context.Context, o gateway.Options, l Limits) (*Gateway, error) {
-	if o.Spec == nil {
-		o.Spec = &v1alpha1.MessagingBenchmarkSpec{QoS: 1, MQTT: v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20}}
+	for i := range o.Groups {
+		if h := o.Groups[i].HTTP; h != nil && h.Version == v1alpha1.HTTP3 && o.TLS == nil {
+			return nil, errors.New("http gateway: spec.http.version 3 runs over QUIC, which always encrypts: give the gateway a server certificate (--tls-cert/--tls-key, or Options.TLS)")
+		}
 	}
-	if o.Spec.HTTP.Version == v1alpha1.HTTP3 && o.TLS == nil {
-		return nil, errors.New("http gateway: spec.http.version 3 runs over QUIC, which always encrypts: give the gateway a server certificate (--tls-cert/--tls-key, or Options.TLS)")
+	a, err := newAPI(o, l.WithDefaults(o.Groups))
+	if err != nil {
+		return nil, err
 	}
-	a := newAPI(o, l.WithDefaults(o.Spec))
 	g := &Gateway{api: a, tls: o.TLS != nil, done: make(chan struct{})}
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
@@ -131,7 +135,6 @@ func Start(ctx context.Context, o gateway.Options, l Limits) (*Gateway, error) {
 		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: 1000},
 		ErrorLog:          log.New(probeFilter{os.Stderr}, "", log.LstdFlags),
 	}
-	var err error
 	for attempt := 0; ; attempt++ {
 		if err = g.listen(ctx, o); err == nil || attempt == 4 {
 			break

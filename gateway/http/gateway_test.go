@@ -24,7 +24,22 @@ import (
 	"github.com/msgbench/msgbench/gateway/http/stream"
 	"github.com/msgbench/msgbench/internal/certs"
 	"github.com/msgbench/msgbench/internal/certs/certstest"
+	"github.com/msgbench/msgbench/plan"
 )
+
+// gatewayGroups are the groups of spec's compiled plan that the http gateway serves.
+func gatewayGroups(t testing.TB, spec *v1alpha1.MessagingBenchmarkSpec) []plan.Group {
+	t.Helper()
+	p, err := plan.Compile(spec, plan.Admitted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := p.GatewayGroups("http")
+	if len(g) == 0 {
+		t.Fatalf("no http gateway group in the plan of %+v", spec)
+	}
+	return g
+}
 
 type env struct {
 	broker    *mosquitto.Process
@@ -41,13 +56,14 @@ func start(t *testing.T, l gwhttp.Limits) *env {
 	}
 	t.Cleanup(func() { _ = b.Stop() })
 	bundle, srv := certstest.Loopback(t)
-	spec := &v1alpha1.MessagingBenchmarkSpec{QoS: 1, MQTT: v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20}}
+	spec := &v1alpha1.MessagingBenchmarkSpec{Protocol: v1alpha1.ProtocolHTTP, QoS: 1, MQTT: v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20}}
+	groups := gatewayGroups(t, spec)
 	e := &env{broker: b}
-	if e.plain, err = gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, Spec: spec}, l); err != nil {
+	if e.plain, err = gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, Groups: groups}, l); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.plain.Close() })
-	if e.secure, err = gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, Spec: spec, TLS: srv}, l); err != nil {
+	if e.secure, err = gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, Groups: groups, TLS: srv}, l); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.secure.Close() })
@@ -253,8 +269,8 @@ func TestBounds(t *testing.T) {
 
 // TestHTTP3NeedsTLS: spec.http.version 3 without a certificate is refused with a clear error.
 func TestHTTP3NeedsTLS(t *testing.T) {
-	spec := &v1alpha1.MessagingBenchmarkSpec{HTTP: v1alpha1.HTTPSpec{Version: v1alpha1.HTTP3}}
-	_, err := gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: "127.0.0.1:1", Spec: spec}, gwhttp.Limits{})
+	spec := &v1alpha1.MessagingBenchmarkSpec{Protocol: v1alpha1.ProtocolHTTP, HTTP: v1alpha1.HTTPSpec{Version: v1alpha1.HTTP3}}
+	_, err := gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: "127.0.0.1:1", Groups: gatewayGroups(t, spec)}, gwhttp.Limits{})
 	if err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("HTTP/3 without TLS: %v", err)
 	}
@@ -367,5 +383,31 @@ func TestErrorsOverEveryVersion(t *testing.T) {
 	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusNoContent {
 		t.Errorf("HTTP/3 after junk datagrams: %s", resp.Status)
+	}
+}
+
+// The limits grow with every group the gateway serves, and what it holds once (the MQTT version
+// of its broker connections) must agree between them.
+func TestLimitsAndSettingsOfSeveralGroups(t *testing.T) {
+	spec := func(publishers, subscribers, inflight, payload int32, version v1alpha1.MQTTVersion) *v1alpha1.MessagingBenchmarkSpec {
+		return &v1alpha1.MessagingBenchmarkSpec{Protocol: v1alpha1.ProtocolHTTP, QoS: 1,
+			MQTT:     v1alpha1.MQTTSpec{Version: version, Inflight: inflight},
+			Workload: v1alpha1.WorkloadSpec{Publishers: publishers, Subscribers: subscribers, Topics: 1, PayloadBytes: payload}}
+	}
+	a := gatewayGroups(t, spec(3000, 6000, 2, 2<<20, v1alpha1.MQTT311))[0]
+	b := gatewayGroups(t, spec(1000, 5000, 20, 16, v1alpha1.MQTT311))[0]
+	b.Name = "meters"
+	l := gwhttp.Limits{}.WithDefaults([]plan.Group{a, b})
+	if l.MaxPublishes != 3000*2+1000*20 || l.MaxSubscriptions != 11000 || l.MaxBodyBytes != 2<<20+64<<10 {
+		t.Errorf("limits of two groups: %+v", l)
+	}
+	if d := (gwhttp.Limits{}).WithDefaults(nil); d.MaxPublishes != 4096 || d.MaxSubscriptions != 10000 || d.MaxBodyBytes != 1<<20 {
+		t.Errorf("limits without groups: %+v", d)
+	}
+	c := gatewayGroups(t, spec(1, 1, 1, 16, v1alpha1.MQTT5))[0]
+	c.Name = "meters"
+	_, err := gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: "127.0.0.1:1", Groups: []plan.Group{a, c}}, gwhttp.Limits{})
+	if err == nil || !strings.Contains(err.Error(), "spec.mqtt.version") || !strings.Contains(err.Error(), `"meters"`) {
+		t.Errorf("groups of two MQTT versions: %v", err)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/gateway"
 	"github.com/msgbench/msgbench/internal/mqtt"
 )
@@ -30,18 +29,19 @@ var errRefused = errors.New("broker refused the credentials")
 var errBroker = errors.New("broker unavailable")
 
 type pools struct {
-	o      gateway.Options
-	limits Limits
-	seq    atomic.Uint64 // client id numbers
-	prefix string
+	o        gateway.Options
+	limits   Limits
+	settings settings
+	seq      atomic.Uint64 // client id numbers
+	prefix   string
 
 	mu     sync.Mutex
 	byCred map[string]*pool
 	closed bool
 }
 
-func newPools(o gateway.Options, l Limits) *pools {
-	return &pools{o: o, limits: l, byCred: map[string]*pool{}, prefix: fmt.Sprintf("msgbench-gw%06x-", time.Now().UnixNano()&0xffffff)}
+func newPools(o gateway.Options, l Limits, set settings) *pools {
+	return &pools{o: o, limits: l, settings: set, byCred: map[string]*pool{}, prefix: fmt.Sprintf("msgbench-gw%06x-", time.Now().UnixNano()&0xffffff)}
 }
 
 // get returns the pool of the credentials, creating it when there is room.
@@ -96,11 +96,7 @@ func (ps *pools) connect(ctx context.Context, user, pass string, o mqtt.Options)
 	if err != nil {
 		return nil, err
 	}
-	spec := ps.o.Spec
-	o.Connect.Version = mqtt.V311
-	if spec.MQTT.Version == v1alpha1.MQTT5 {
-		o.Connect.Version = mqtt.V5
-	}
+	o.Connect.Version = ps.settings.mqttVersion
 	o.Connect.ClientID = ps.prefix + fmt.Sprint(ps.seq.Add(1))
 	o.Connect.CleanSession = true
 	o.Connect.KeepAlive = 60
@@ -161,7 +157,7 @@ func (p *pool) conn(ctx context.Context) (*brokerConn, error) {
 	}
 	bc := &brokerConn{pending: map[uint16]chan byte{}, early: map[uint16]byte{}}
 	c, err := p.ps.connect(ctx, p.user, p.pass, mqtt.Options{
-		Inflight:      max(64, int(p.ps.o.Spec.MQTT.Inflight)),
+		Inflight:      max(64, p.ps.settings.inflight),
 		MaxPacketSize: 64 << 10, // the broker sends acknowledgements only
 		OnComplete:    bc.completed,
 	})

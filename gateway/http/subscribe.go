@@ -32,7 +32,7 @@ func (a *api) subscribe(w http.ResponseWriter, r *http.Request, topic string, qo
 	h.Set("Cache-Control", "no-store")
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	conn, err := a.pools.connect(ctx, user, pass, mqtt.Options{
-		Inflight:      int(a.o.Spec.MQTT.Inflight),
+		Inflight:      a.settings.inflight,
 		MaxPacketSize: int(a.limits.MaxBodyBytes) + len(topic) + 1024,
 		OnPublish:     s.deliver,
 	})

@@ -24,11 +24,16 @@ import (
 	"github.com/msgbench/msgbench/gateway"
 	"github.com/msgbench/msgbench/internal/mqtt"
 	sn "github.com/msgbench/msgbench/internal/mqttsn"
+	"github.com/msgbench/msgbench/plan"
 )
 
 func init() {
 	gateway.Register("mqtt-sn", func(ctx context.Context, o gateway.Options) (gateway.Gateway, error) {
-		return Start(ctx, o, ConfigFromSpec(o.Spec))
+		c, err := ConfigFromGroups(o.Groups)
+		if err != nil {
+			return nil, err
+		}
+		return Start(ctx, o, c)
 	})
 }
 
@@ -58,7 +63,7 @@ type Config struct {
 	// MaxRetries is N_retry: retransmissions before the client is considered lost (default 5).
 	MaxRetries int
 	// MaxClients bounds sessions; a CONNECT beyond it is answered "rejected: congestion"
-	// (default 10000; ConfigFromSpec raises it to the benchmark's publishers + subscribers).
+	// (default 10000; ConfigFromGroups raises it to the benchmark's publishers + subscribers).
 	MaxClients int
 	// PoolSize is the number of MQTT connections in aggregating mode (default 4).
 	PoolSize int
@@ -87,35 +92,78 @@ type Config struct {
 	topicCount  int
 }
 
-// ConfigFromSpec derives the gateway's configuration from a benchmark spec: spec.mqttsn's mode
-// and timers, spec.mqtt's version and keep-alive, and the benchmark's topics as predefined
-// topics (topic i, named topicPrefix + i, has id i+1).
-func ConfigFromSpec(spec *v1alpha1.MessagingBenchmarkSpec) Config {
+// ConfigFromGroups derives the gateway's configuration from the plan's groups it serves
+// (gateway.Options.Groups): their MQTT-SN options' timers and keep-alive, their gateway's mode
+// and MQTT version (GatewayOptions), and their topics as predefined topics (topic i, named
+// TopicPrefix + i, has id i+1, as the drivers number them). It admits every client of the
+// groups at once. Settings the gateway holds once must agree between the groups, and so must
+// the predefined ids: groups of different topic prefixes would give one id two names. No
+// groups: the defaults.
+func ConfigFromGroups(groups []plan.Group) (Config, error) {
 	var c Config
-	if spec == nil {
-		return c
+	if len(groups) == 0 {
+		return c, nil
 	}
-	c.Mode = Mode(spec.MQTTSN.GatewayMode)
-	c.RetryInterval = spec.MQTTSN.RetryInterval.Duration
-	c.MaxRetries = int(spec.MQTTSN.MaxRetriesOrDefault())
+	for i := range groups {
+		if groups[i].MQTTSN == nil {
+			return c, fmt.Errorf("mqtt-sn gateway: group %q is %s, not mqtt-sn (it has no MQTT-SN options)", groups[i].Name, groups[i].Protocol)
+		}
+	}
+	mode, err := gateway.Shared(groups, "spec.mqttsn.gatewayMode", func(g *plan.Group) Mode {
+		if g.GatewayOptions == nil {
+			return ""
+		}
+		return Mode(g.GatewayOptions.MQTTSNMode)
+	})
+	if err != nil {
+		return c, fmt.Errorf("mqtt-sn gateway: %w", err)
+	}
+	version, err := gateway.Shared(groups, "spec.mqtt.version", func(g *plan.Group) v1alpha1.MQTTVersion {
+		if g.GatewayOptions == nil || g.GatewayOptions.MQTTVersion == "" {
+			return v1alpha1.MQTT311
+		}
+		return g.GatewayOptions.MQTTVersion
+	})
+	if err != nil {
+		return c, fmt.Errorf("mqtt-sn gateway: %w", err)
+	}
+	if c.RetryInterval, err = gateway.Shared(groups, "spec.mqttsn.retryInterval", func(g *plan.Group) time.Duration { return g.MQTTSN.RetryInterval }); err != nil {
+		return c, fmt.Errorf("mqtt-sn gateway: %w", err)
+	}
+	if c.MaxRetries, err = gateway.Shared(groups, "spec.mqttsn.maxRetries", func(g *plan.Group) int { return g.MQTTSN.MaxRetries }); err != nil {
+		return c, fmt.Errorf("mqtt-sn gateway: %w", err)
+	}
+	if c.KeepAlive, err = gateway.Shared(groups, "spec.mqtt.keepAliveSeconds", func(g *plan.Group) time.Duration { return g.MQTTSN.KeepAlive }); err != nil {
+		return c, fmt.Errorf("mqtt-sn gateway: %w", err)
+	}
+	c.Mode = mode
 	if c.MaxRetries == 0 {
 		c.MaxRetries = -1 // explicit zero: never retransmit
 	}
-	if spec.MQTT.Version == v1alpha1.MQTT5 {
+	if version == v1alpha1.MQTT5 {
 		c.MQTTVersion = mqtt.V5
 	}
-	c.KeepAlive = time.Duration(spec.MQTT.KeepAliveSecondsOrDefault()) * time.Second
-	n := min(int(spec.Workload.Topics), 0xFFFE)
-	c.Predefined = make(map[uint16]string, n)
-	for i := range n {
-		c.Predefined[uint16(i+1)] = spec.Workload.TopicName(i)
+	c.Predefined = map[uint16]string{}
+	named := map[uint16]string{} // id → the group that named it
+	for i := range groups {
+		g := &groups[i]
+		n := min(int(g.Topics), 0xFFFE)
+		for t := range n {
+			id, name := uint16(t+1), g.TopicName(t)
+			if had, ok := c.Predefined[id]; ok && had != name {
+				return c, fmt.Errorf("mqtt-sn gateway: predefined topic id %d is %q for group %q and %q for group %q (spec.workload.topicPrefix differs)", id, had, named[id], name, g.Name)
+			}
+			c.Predefined[id], named[id] = name, g.Name
+		}
+		if n > c.topicCount {
+			c.topicPrefix, c.topicCount = g.TopicPrefix, n
+		}
 	}
-	c.topicPrefix, c.topicCount = spec.Workload.TopicPrefix, n
-	// Every client of the benchmark may be a session of this gateway at once.
-	if clients := int(spec.Workload.Publishers) + int(spec.Workload.Subscribers); clients > defaultMaxClients {
+	// Every client of the groups may be a session of this gateway at once.
+	if clients := gateway.Clients(groups); clients > defaultMaxClients {
 		c.MaxClients = clients
 	}
-	return c
+	return c, nil
 }
 
 // Defaults fills in the zero fields with the defaults listed on Config and refuses an unknown

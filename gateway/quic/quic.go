@@ -17,8 +17,8 @@ import (
 
 	"github.com/quic-go/quic-go"
 
-	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/gateway"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // ALPN is the TLS application protocol of MQTT over QUIC.
@@ -28,13 +28,10 @@ const ALPN = "mqtt"
 // connections beyond it are refused with CONNECTION_CLOSE (application error 0x1, "gateway full").
 const MaxSessions = 100_000
 
-// SessionLimit is how many sessions the gateway of a benchmark admits at once: MaxSessions, or
-// every client of the benchmark when it has more.
-func SessionLimit(spec *v1alpha1.MessagingBenchmarkSpec) int {
-	if spec == nil {
-		return MaxSessions
-	}
-	return max(MaxSessions, int(spec.Workload.Publishers)+int(spec.Workload.Subscribers))
+// SessionLimit is how many sessions the gateway of the plan's groups admits at once:
+// MaxSessions, or every client of the groups when they have more.
+func SessionLimit(groups []plan.Group) int {
+	return max(MaxSessions, gateway.Clients(groups))
 }
 
 func init() { gateway.Register("quic", Start) }
@@ -76,19 +73,20 @@ func Start(ctx context.Context, o gateway.Options) (gateway.Gateway, error) {
 		_ = pc.Close()
 		return nil, fmt.Errorf("quic gateway: %w", err)
 	}
-	g := &Gateway{o: o, pc: pc, tr: tr, ln: ln, slots: make(chan struct{}, SessionLimit(o.Spec)), done: make(chan struct{})}
+	g := &Gateway{o: o, pc: pc, tr: tr, ln: ln, slots: make(chan struct{}, SessionLimit(o.Groups)), done: make(chan struct{})}
 	g.ctx, g.stop = context.WithCancel(context.WithoutCancel(ctx))
 	go g.serve()
 	return g, nil
 }
 
 // ServerConfig is the gateway's QUIC configuration: one bidirectional stream per connection (the
-// MQTT session), no unidirectional ones, 0-RTT accepted, an idle timeout beyond MQTT keep-alive.
+// MQTT session), no unidirectional ones, 0-RTT accepted, an idle timeout beyond the MQTT
+// keep-alive of its groups' clients (the longest, twice over).
 func ServerConfig(o gateway.Options) *quic.Config {
 	idle := 90 * time.Second
-	if o.Spec != nil {
-		if ka := time.Duration(o.Spec.MQTT.KeepAliveSecondsOrDefault()) * time.Second * 2; ka > idle {
-			idle = ka
+	for i := range o.Groups {
+		if m := o.Groups[i].MQTT; m != nil && 2*m.KeepAlive > idle {
+			idle = 2 * m.KeepAlive
 		}
 	}
 	return &quic.Config{

@@ -13,12 +13,14 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/mosquitto"
 	"github.com/msgbench/msgbench/gateway"
 	gwquic "github.com/msgbench/msgbench/gateway/quic"
 	"github.com/msgbench/msgbench/internal/certs"
 	"github.com/msgbench/msgbench/internal/certs/certstest"
 	"github.com/msgbench/msgbench/internal/mqtt"
+	"github.com/msgbench/msgbench/plan"
 )
 
 func start(t *testing.T) (gateway.Gateway, *certs.Bundle) {
@@ -156,4 +158,26 @@ func TestRefusals(t *testing.T) {
 		t.Fatalf("a good client after the bad ones: %v", err)
 	}
 	_ = qc2.CloseWithError(0, "")
+}
+
+// The gateway admits every client of its groups and keeps an idle connection beyond their MQTT
+// keep-alive: both from the plan's groups.
+func TestSessionLimitAndIdleFromGroups(t *testing.T) {
+	g := func(clients int32, keepAlive time.Duration) plan.Group {
+		return plan.Group{Name: "g", Protocol: v1alpha1.ProtocolMQTTQUIC, Publishers: clients / 2, Subscribers: clients - clients/2,
+			MQTT: &plan.MQTTOptions{KeepAlive: keepAlive}}
+	}
+	if n := gwquic.SessionLimit(nil); n != gwquic.MaxSessions {
+		t.Errorf("without groups: %d sessions, want %d", n, gwquic.MaxSessions)
+	}
+	if n := gwquic.SessionLimit([]plan.Group{g(70_000, 0), g(50_001, 0)}); n != 120_001 {
+		t.Errorf("two groups of 120,001 clients: %d sessions", n)
+	}
+	if idle := gwquic.ServerConfig(gateway.Options{}).MaxIdleTimeout; idle != 90*time.Second {
+		t.Errorf("idle timeout without groups: %v", idle)
+	}
+	o := gateway.Options{Groups: []plan.Group{g(2, 60*time.Second), g(2, 300*time.Second)}}
+	if idle := gwquic.ServerConfig(o).MaxIdleTimeout; idle != 600*time.Second {
+		t.Errorf("idle timeout for a 300 s keep-alive: %v, want 600 s", idle)
+	}
 }

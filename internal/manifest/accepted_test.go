@@ -320,12 +320,18 @@ func afterAdmission(mb *v1alpha1.MessagingBenchmark) []error {
 		fail("run", err)
 	}
 
-	// The gateway.
+	// The gateway, given its groups of the plan.
 	clients := int(w.Publishers) + int(w.Subscribers)
+	var served []runplan.Group
+	if compiled != nil {
+		served = compiled.GatewayGroups(spec.GatewayMode())
+	}
 	switch spec.GatewayMode() {
 	case "mqtt-sn":
-		c := gwmqttsn.ConfigFromSpec(spec)
-		err := c.Defaults()
+		c, err := gwmqttsn.ConfigFromGroups(served)
+		if err == nil {
+			err = c.Defaults()
+		}
 		fail("mqtt-sn gateway config", err)
 		if err == nil && c.MaxClients < clients {
 			fail("mqtt-sn gateway", fmt.Errorf("%d clients, the gateway admits %d (CONNECT rejected: congestion)", clients, c.MaxClients))
@@ -340,7 +346,7 @@ func afterAdmission(mb *v1alpha1.MessagingBenchmark) []error {
 		if spec.HTTP.Version == v1alpha1.HTTP3 && !spec.GatewayTLS() {
 			fail("http gateway", fmt.Errorf("HTTP/3 without a server certificate"))
 		}
-		l := gwhttp.Limits{}.WithDefaults(spec)
+		l := gwhttp.Limits{}.WithDefaults(served)
 		if l.MaxSubscriptions < int(w.Subscribers) {
 			fail("http gateway", fmt.Errorf("%d subscribers, the gateway admits %d streams (503)", w.Subscribers, l.MaxSubscriptions))
 		}
@@ -354,7 +360,7 @@ func afterAdmission(mb *v1alpha1.MessagingBenchmark) []error {
 		if !spec.GatewayTLS() {
 			fail("quic gateway", fmt.Errorf("QUIC without a server certificate"))
 		}
-		if n := gwquic.SessionLimit(spec); n < clients {
+		if n := gwquic.SessionLimit(served); n < clients {
 			fail("quic gateway", fmt.Errorf("%d clients, the gateway admits %d sessions", clients, n))
 		}
 	}

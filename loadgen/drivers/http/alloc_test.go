@@ -20,6 +20,7 @@ import (
 	"github.com/msgbench/msgbench/loadgen/drivers"
 	"github.com/msgbench/msgbench/loadgen/drivers/driverstest"
 	httpdrv "github.com/msgbench/msgbench/loadgen/drivers/http"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // TestMain lets this test binary be the gateway of the allocation tests: in a process of its
@@ -52,12 +53,16 @@ func serveGateway() error {
 	if err != nil {
 		return err
 	}
-	gs := spec(v1alpha1.HTTP11, false, true, 1)
-	plain, err := gwhttp.Start(ctx, gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, Spec: gs}, gwhttp.Limits{})
+	p, err := plan.Compile(spec(v1alpha1.HTTP11, false, true, 1), plan.Admitted)
 	if err != nil {
 		return err
 	}
-	secure, err := gwhttp.Start(ctx, gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, Spec: gs, TLS: srv}, gwhttp.Limits{})
+	gs := p.GatewayGroups("http")
+	plain, err := gwhttp.Start(ctx, gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, Groups: gs}, gwhttp.Limits{})
+	if err != nil {
+		return err
+	}
+	secure, err := gwhttp.Start(ctx, gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, Groups: gs, TLS: srv}, gwhttp.Limits{})
 	if err != nil {
 		return err
 	}

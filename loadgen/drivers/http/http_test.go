@@ -22,6 +22,7 @@ import (
 	"github.com/msgbench/msgbench/loadgen/drivers/driverstest"
 	httpdrv "github.com/msgbench/msgbench/loadgen/drivers/http"
 	"github.com/msgbench/msgbench/loadgen/drivers/http/roundtrip"
+	"github.com/msgbench/msgbench/plan"
 )
 
 func spec(version v1alpha1.HTTPVersion, tlsOn, keepAlive bool, qos int32) *v1alpha1.MessagingBenchmarkSpec {
@@ -43,6 +44,16 @@ func spec(version v1alpha1.HTTPVersion, tlsOn, keepAlive bool, qos int32) *v1alp
 	return s
 }
 
+// gatewayGroups are the groups of s's compiled plan that the gateway of mode serves.
+func gatewayGroups(t testing.TB, s *v1alpha1.MessagingBenchmarkSpec, mode string) []plan.Group {
+	t.Helper()
+	p, err := plan.Compile(s, plan.Admitted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.GatewayGroups(mode)
+}
+
 // gateways are a cleartext and a TLS gateway in front of one Mosquitto.
 type gateways struct {
 	plain, secure *gwhttp.Gateway
@@ -58,12 +69,12 @@ func startGateways(t testing.TB) *gateways {
 	t.Cleanup(func() { _ = b.Stop() })
 	bundle, srv := certstest.Loopback(t)
 	g := &gateways{}
-	gs := spec(v1alpha1.HTTP11, false, true, 1)
-	if g.plain, err = gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, Spec: gs}, gwhttp.Limits{}); err != nil {
+	gs := gatewayGroups(t, spec(v1alpha1.HTTP11, false, true, 1), "http")
+	if g.plain, err = gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, Groups: gs}, gwhttp.Limits{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = g.plain.Close() })
-	if g.secure, err = gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, Spec: gs, TLS: srv}, gwhttp.Limits{}); err != nil {
+	if g.secure, err = gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, Groups: gs, TLS: srv}, gwhttp.Limits{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = g.secure.Close() })

@@ -17,6 +17,7 @@ import (
 	"github.com/msgbench/msgbench/loadgen/drivers"
 	"github.com/msgbench/msgbench/loadgen/drivers/driverstest"
 	"github.com/msgbench/msgbench/loadgen/drivers/mqttquic"
+	"github.com/msgbench/msgbench/plan"
 )
 
 func spec(qos int32) *v1alpha1.MessagingBenchmarkSpec {
@@ -33,6 +34,16 @@ func spec(qos int32) *v1alpha1.MessagingBenchmarkSpec {
 	}
 }
 
+// gatewayGroups are the groups of s's compiled plan that the gateway of mode serves.
+func gatewayGroups(t testing.TB, s *v1alpha1.MessagingBenchmarkSpec, mode string) []plan.Group {
+	t.Helper()
+	p, err := plan.Compile(s, plan.Admitted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.GatewayGroups(mode)
+}
+
 // setup starts Mosquitto and the QUIC gateway in front of it and returns the gateway's address
 // and the client TLS configuration that trusts it.
 func setup(t *testing.T) (string, *certs.Bundle) {
@@ -43,7 +54,7 @@ func setup(t *testing.T) (string, *certs.Bundle) {
 	}
 	t.Cleanup(func() { _ = b.Stop() })
 	bundle, srv := certstest.Loopback(t)
-	gw, err := gateway.Start(context.Background(), "quic", gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, TLS: srv, Spec: spec(1)})
+	gw, err := gateway.Start(context.Background(), "quic", gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, TLS: srv, Groups: gatewayGroups(t, spec(1), "quic")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func TestZeroRTTConnectThroughLink(t *testing.T) {
 		}
 		defer func() { _ = l.Close() }()
 		server := l.Server()
-		gw, err := gateway.Start(context.Background(), "quic", gateway.Options{Listen: net.JoinHostPort(server.Addrs()[0].String(), "0"), Broker: b.Addr, TLS: srv, Spec: spec(1),
+		gw, err := gateway.Start(context.Background(), "quic", gateway.Options{Listen: net.JoinHostPort(server.Addrs()[0].String(), "0"), Broker: b.Addr, TLS: srv, Groups: gatewayGroups(t, spec(1), "quic"),
 			ListenUDP: func(ctx context.Context, address string) (net.PacketConn, error) {
 				return server.ListenPacket(ctx, "udp", address)
 			}})
@@ -70,7 +70,7 @@ func TestZeroRTTConnectThroughLink(t *testing.T) {
 		zeroRTTThroughLink(t, gw.Addr().String(), l.Device().DialContext, bundle.CACert, rtt)
 	})
 	t.Run("delay proxy", func(t *testing.T) {
-		gw, err := gateway.Start(context.Background(), "quic", gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, TLS: srv, Spec: spec(1)})
+		gw, err := gateway.Start(context.Background(), "quic", gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, TLS: srv, Groups: gatewayGroups(t, spec(1), "quic")})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/msgbench/msgbench/loadgen/drivers"
 	"github.com/msgbench/msgbench/loadgen/drivers/driverstest"
 	_ "github.com/msgbench/msgbench/loadgen/drivers/mqttsn"
+	"github.com/msgbench/msgbench/plan"
 	"github.com/msgbench/msgbench/results"
 )
 
@@ -53,15 +54,25 @@ func startBroker(t testing.TB) *mosquitto.Process {
 	return b
 }
 
-// startGateway starts the registered mqtt-sn gateway mode, configured from the spec.
+// startGateway starts the registered mqtt-sn gateway mode, configured from the spec's plan.
 func startGateway(t testing.TB, broker, listen string, s *v1alpha1.MessagingBenchmarkSpec) *gw.Gateway {
 	t.Helper()
-	g, err := gateway.Start(context.Background(), "mqtt-sn", gateway.Options{Listen: listen, Broker: broker, Spec: s})
+	g, err := gateway.Start(context.Background(), "mqtt-sn", gateway.Options{Listen: listen, Broker: broker, Groups: gatewayGroups(t, s, "mqtt-sn")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = g.Close() })
 	return g.(*gw.Gateway)
+}
+
+// gatewayGroups are the groups of s's compiled plan that the gateway of mode serves.
+func gatewayGroups(t testing.TB, s *v1alpha1.MessagingBenchmarkSpec, mode string) []plan.Group {
+	t.Helper()
+	p, err := plan.Compile(s, plan.Admitted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.GatewayGroups(mode)
 }
 
 func run(t testing.TB, s *v1alpha1.MessagingBenchmarkSpec, addr string) *results.Result {

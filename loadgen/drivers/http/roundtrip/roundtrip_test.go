@@ -22,6 +22,7 @@ import (
 	"github.com/msgbench/msgbench/loadgen/drivers/http/roundtrip"
 	mqttdrv "github.com/msgbench/msgbench/loadgen/drivers/mqtt"
 	"github.com/msgbench/msgbench/loadgen/drivers/mqttquic"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // link is the emulated link of the test: 30 ms each way, RTT 60 ms — long enough that a round
@@ -53,8 +54,11 @@ func startServers(t *testing.T) *servers {
 	}
 	bundle, srv := certstest.Loopback(t)
 	s.ca = bundle.CACert
-	spec := &v1alpha1.MessagingBenchmarkSpec{QoS: 1, MQTT: v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20}}
-	o := gateway.Options{Listen: "127.0.0.1:0", Broker: s.broker.Addr, Spec: spec}
+	compiled, err := plan.Compile(&v1alpha1.MessagingBenchmarkSpec{Protocol: v1alpha1.ProtocolHTTP, QoS: 1, MQTT: v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 20}}, plan.Admitted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := gateway.Options{Listen: "127.0.0.1:0", Broker: s.broker.Addr, Groups: compiled.GatewayGroups("http")}
 	if s.httpPlain, err = gwhttp.Start(ctx, o, gwhttp.Limits{}); err != nil {
 		t.Fatal(err)
 	}
