@@ -11,6 +11,7 @@ import (
 	"github.com/msgbench/msgbench/internal/certs/certstest"
 	"github.com/msgbench/msgbench/internal/devicetls"
 	"github.com/msgbench/msgbench/loadgen"
+	"github.com/msgbench/msgbench/loadgen/drivers/driverstest"
 	"github.com/msgbench/msgbench/results"
 )
 
@@ -50,7 +51,7 @@ func tlsRun(tb testing.TB, t *v1alpha1.TLSSpec, goServer bool) *results.Result {
 		tb.Cleanup(func() { _ = b.Stop() })
 		ca, addr = b.CA, b.TLSAddr
 	}
-	cfg, err := devicetls.Client(ca, "127.0.0.1", spec)
+	cfg, err := devicetls.Client(ca, "127.0.0.1", spec, driverstest.TLSPath(tb, spec))
 	if err != nil {
 		tb.Fatal(err)
 	}

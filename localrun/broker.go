@@ -44,7 +44,7 @@ func (r *runner) startBroker(ctx context.Context) error {
 	}
 	r.address = r.broker // startGateway points the clients at the gateway instead
 	if r.spec.BrokerTLS() {
-		cfg, err := devicetls.Client(r.brokerCA, hostOf(r.broker), r.spec)
+		cfg, err := devicetls.Client(r.brokerCA, hostOf(r.broker), r.spec, r.plan.TLSPath(r.plan.Groups[0]))
 		if err != nil {
 			return err
 		}

@@ -23,31 +23,38 @@ import (
 // piece and what to do. Run calls it first; `msgbench run` calls it before it makes the run's
 // folder.
 func Check(spec *v1alpha1.MessagingBenchmarkSpec, o Options) (*plan.Plan, error) {
-	if err := checkBroker(spec, o); err != nil {
+	// The broker's refusals come first; the spec's TLS is checked against the plan's groups (how
+	// each reaches its server), so the plan is compiled before, and its error reported after.
+	p, compileErr := plan.Compile(spec, plan.Local)
+	if err := checkBroker(spec, p, o); err != nil {
 		return nil, err
 	}
-	p, err := plan.Compile(spec, plan.Local)
-	if err != nil {
-		return nil, err
+	if compileErr != nil {
+		return nil, compileErr
 	}
 	if p.Network.Impaired {
 		if err := emulator.CheckPrivileges(); err != nil {
 			return nil, fmt.Errorf("spec.network: %w", err)
 		}
 	}
-	if err := checkLimits(spec, o); err != nil {
+	if err := checkLimits(spec, p, o); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// checkBroker refuses a broker (and its TLS) this machine cannot start or reach.
-func checkBroker(spec *v1alpha1.MessagingBenchmarkSpec, o Options) error {
+// checkBroker refuses a broker (and its TLS) this machine cannot start or reach. p is the spec's
+// plan, nil when it does not compile (Check then reports why, after these).
+func checkBroker(spec *v1alpha1.MessagingBenchmarkSpec, p *plan.Plan, o Options) error {
 	if !spec.Broker.Type.Local() {
 		return notLocal(spec.Broker.Type)
 	}
-	if err := devicetls.Check(spec); err != nil {
-		return err
+	if p != nil {
+		for _, g := range p.Groups {
+			if err := devicetls.Check(spec, p.TLSPath(g)); err != nil {
+				return err
+			}
+		}
 	}
 	switch spec.Broker.Type {
 	case v1alpha1.BrokerKafka:

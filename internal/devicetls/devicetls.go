@@ -1,7 +1,9 @@
 // Package devicetls turns spec.tls's device settings (key-exchange groups, cipher suites, session
 // resumption) and spec.quic.zeroRTT into Go TLS configuration, and refuses what Go's crypto/tls
 // cannot do as a device would, naming the field. Admission (CEL) refuses the same things first;
-// Check is the local safety net for specs built in code. docs/tls.md explains each decision.
+// Check is the local safety net for specs built in code. docs/tls.md explains each decision. How
+// the clients reach the server their TLS ends at (Path: protocol, gateway, TLS version) is the run
+// plan's decision, which the caller passes in.
 package devicetls
 
 import (
@@ -51,34 +53,43 @@ func suite(name string) (id uint16, tls13, insecure, ok bool) {
 	return 0, false, false, false
 }
 
-// enforcedTLS13 reports whether a TLS 1.3 suite choice can be enforced: only by the server, and
-// the only server msgbench runs that can restrict TLS 1.3 suites is Mosquitto (OpenSSL's
-// ciphers_tls1.3), reached directly by protocol mqtt over TCP. Go servers (the gateways, the embedded
-// broker) ignore tls.Config.CipherSuites for TLS 1.3.
-func enforcedTLS13(spec *v1alpha1.MessagingBenchmarkSpec) bool {
-	return spec.Protocol == v1alpha1.ProtocolMQTT && spec.GatewayMode() == "" && spec.MQTT.Transport != v1alpha1.TransportWebSocket &&
-		(spec.Broker.Type == v1alpha1.BrokerMosquitto || spec.Broker.Type == "")
-}
-
-// quic reports whether the protocol runs over QUIC (always TLS 1.3).
-func quic(spec *v1alpha1.MessagingBenchmarkSpec) bool {
-	return spec.Protocol == v1alpha1.ProtocolMQTTQUIC || (spec.Protocol == v1alpha1.ProtocolHTTP && spec.HTTP.Version == v1alpha1.HTTP3)
+// Path is what the run plan decides about how a group's clients reach the server their TLS ends
+// at: all that Check, Apply and Client need besides spec.tls and spec.quic. plan.Plan.TLSPath
+// builds it for each group (devicetls cannot import plan, which imports it).
+type Path struct {
+	// Version is the TLS version the clients use ("1.2" or "1.3"; QUIC is always 1.3).
+	Version string
+	// QUIC: the clients talk over QUIC (mqtt-quic, HTTP/3), which always encrypts, with TLS 1.3.
+	QUIC bool
+	// Broker: the clients' TLS ends at the broker itself (protocol mqtt or kafka), whose TLS stack
+	// (OpenSSL, the JVM's) enforces the TLS 1.2 groups on its certificate; Go's server, the
+	// gateways', does not.
+	Broker bool
+	// EnforcesTLS13: a TLS 1.3 suite choice can be enforced, which only the server can do, and
+	// the only server msgbench runs that can restrict TLS 1.3 suites is Mosquitto (OpenSSL's
+	// ciphers_tls1.3), reached directly by protocol mqtt over TCP. Go servers (the gateways, the
+	// embedded broker) ignore tls.Config.CipherSuites for TLS 1.3.
+	EnforcesTLS13 bool
+	// HTTP2: the clients speak HTTP/2, which forbids the CBC suites.
+	HTTP2 bool
 }
 
 // Encrypted reports whether the clients use TLS at all: spec.tls.enabled, or QUIC.
-func Encrypted(spec *v1alpha1.MessagingBenchmarkSpec) bool { return spec.TLSEnabled() || quic(spec) }
+func Encrypted(spec *v1alpha1.MessagingBenchmarkSpec, path Path) bool {
+	return spec.TLSEnabled() || path.QUIC
+}
 
-// Check refuses spec.tls device settings and spec.quic.zeroRTT that cannot run as asked, with the
-// field and the reason.
-func Check(spec *v1alpha1.MessagingBenchmarkSpec) error {
-	if spec.QUIC != nil && spec.QUIC.ZeroRTT && !quic(spec) {
+// Check refuses spec.tls device settings and spec.quic.zeroRTT that cannot run as asked by clients
+// that reach their server by path, with the field and the reason.
+func Check(spec *v1alpha1.MessagingBenchmarkSpec, path Path) error {
+	if spec.QUIC != nil && spec.QUIC.ZeroRTT && !path.QUIC {
 		return fmt.Errorf("spec.quic.zeroRTT: 0-RTT is a QUIC feature: protocol mqtt-quic, or http with http.version \"3\"")
 	}
 	t := spec.TLS
 	if t == nil {
 		return nil
 	}
-	if !Encrypted(spec) {
+	if !Encrypted(spec, path) {
 		switch {
 		case len(t.Groups) > 0:
 			return fmt.Errorf("spec.tls.groups: the clients do not use TLS; set spec.tls.enabled (QUIC protocols always do)")
@@ -89,7 +100,7 @@ func Check(spec *v1alpha1.MessagingBenchmarkSpec) error {
 		}
 		return nil
 	}
-	version := spec.ClientTLSVersion()
+	version := path.Version
 	for i, g := range t.Groups {
 		if _, ok := Curve(g); !ok {
 			return fmt.Errorf("spec.tls.groups[%d]: %q is not a group (x25519, p256, p384, p521, x25519mlkem768)", i, g)
@@ -99,8 +110,7 @@ func Check(spec *v1alpha1.MessagingBenchmarkSpec) error {
 		}
 	}
 	// Brokers enforce it (OpenSSL refuses the handshake); Go's server, the gateways', does not.
-	direct := spec.Protocol == v1alpha1.ProtocolMQTT || spec.Protocol == v1alpha1.ProtocolKafka
-	if len(t.Groups) > 0 && version == string(v1alpha1.TLS12) && direct && generatedCert(spec) && !slices.Contains(t.Groups, v1alpha1.GroupP256) {
+	if len(t.Groups) > 0 && version == string(v1alpha1.TLS12) && path.Broker && generatedCert(spec) && !slices.Contains(t.Groups, v1alpha1.GroupP256) {
 		return fmt.Errorf("spec.tls.groups: in TLS 1.2 the groups also name the curves a client accepts in the server's ECDSA certificate (RFC 8422), " +
 			"which brokers enforce, and the one msgbench generates is P-256: add p256, or set spec.tls.secretRef")
 	}
@@ -121,7 +131,7 @@ func Check(spec *v1alpha1.MessagingBenchmarkSpec) error {
 		case !is13 && version == string(v1alpha1.TLS13):
 			return fmt.Errorf("%s: %s is a TLS 1.2 suite; the clients use TLS 1.3 (spec.tls.version, or QUIC)", field, name)
 		}
-		if strings.Contains(name, "_CBC_") && spec.Protocol == v1alpha1.ProtocolHTTP && spec.HTTP.Version == v1alpha1.HTTP2 {
+		if strings.Contains(name, "_CBC_") && path.HTTP2 {
 			return fmt.Errorf("%s: HTTP/2 forbids the CBC suites (RFC 9113 section 9.2.2): the gateway would refuse the connection; choose an AES-GCM or ChaCha20 suite", field)
 		}
 		if is13 {
@@ -130,7 +140,7 @@ func Check(spec *v1alpha1.MessagingBenchmarkSpec) error {
 			tls12 = append(tls12, name)
 		}
 	}
-	if len(tls13) > 0 && len(tls13) < len(TLS13Suites) && !enforcedTLS13(spec) {
+	if len(tls13) > 0 && len(tls13) < len(TLS13Suites) && !path.EnforcesTLS13 {
 		return fmt.Errorf("spec.tls.cipherSuites: Go's TLS 1.3 client always offers all three TLS 1.3 suites and the server picks one; " +
 			"msgbench can enforce a TLS 1.3 suite only on the Mosquitto broker it runs (ciphers_tls1.3, protocol mqtt), " +
 			"not on a Go server (the msgbench gateways, the embedded broker) nor another broker (docs/tls.md)")
@@ -162,8 +172,8 @@ func Secure12() []string {
 // Apply sets a client configuration (certs.ClientTLS's, version already set) to the spec's
 // groups and TLS 1.2 suites, after Check. TLS 1.3 suites are left to the server (ServerTLS13).
 // Resumption is per client (drivers.ClientTLS), not here.
-func Apply(cfg *tls.Config, spec *v1alpha1.MessagingBenchmarkSpec) error {
-	if err := Check(spec); err != nil {
+func Apply(cfg *tls.Config, spec *v1alpha1.MessagingBenchmarkSpec, path Path) error {
+	if err := Check(spec, path); err != nil {
 		return err
 	}
 	if cfg == nil || spec.TLS == nil {
@@ -248,13 +258,13 @@ func ZeroRTT(spec *v1alpha1.MessagingBenchmarkSpec) bool {
 }
 
 // Client is the clients' TLS configuration for spec: trusting caPEM (system roots when nil),
-// verifying serverName, at spec's TLS version, with its groups and TLS 1.2 suites.
-func Client(caPEM []byte, serverName string, spec *v1alpha1.MessagingBenchmarkSpec) (*tls.Config, error) {
-	cfg, err := certs.ClientTLS(caPEM, serverName, spec.ClientTLSVersion())
+// verifying serverName, at path's TLS version, with the spec's groups and TLS 1.2 suites.
+func Client(caPEM []byte, serverName string, spec *v1alpha1.MessagingBenchmarkSpec, path Path) (*tls.Config, error) {
+	cfg, err := certs.ClientTLS(caPEM, serverName, path.Version)
 	if err != nil {
 		return nil, err
 	}
-	if err := Apply(cfg, spec); err != nil {
+	if err := Apply(cfg, spec, path); err != nil {
 		return nil, err
 	}
 	return cfg, nil

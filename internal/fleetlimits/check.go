@@ -71,7 +71,7 @@ func filesError(in Input, m Machine, p Process) error {
 	switch {
 	case p.Role == Broker:
 		name := strings.TrimSuffix(strings.TrimPrefix(p.Name, "the broker process ("), ")")
-		per := clientFiles(spec)
+		per := clientFiles(in.Plan)
 		most := max(0, m.NoFileSoft-(p.Files-p.Connections))
 		if per > 1 {
 			fmt.Fprintf(&b, "%s holds one file per connection and each Kafka client has up to %d: at most %s clients with this limit. ", name, per, num(most/per))
@@ -79,7 +79,7 @@ func filesError(in Input, m Machine, p Process) error {
 			fmt.Fprintf(&b, "%s holds one file per connection: at most %s connections with this limit, and one process cannot be split. ", name, num(most))
 		}
 		b.WriteString("Use fewer clients")
-		if spec.GatewayMode() == "mqtt-sn" && spec.MQTTSN.GatewayMode != v1alpha1.GatewayAggregating {
+		if mode, _ := gatewayOf(in.Plan); mode == "mqtt-sn" && spec.MQTTSN.GatewayMode != v1alpha1.GatewayAggregating {
 			b.WriteString(" (or --set mqttsn.gatewayMode=aggregating: all MQTT-SN clients share 4 broker connections)")
 		}
 		b.WriteString(", run it on Kubernetes, or ")
@@ -95,7 +95,7 @@ func filesError(in Input, m Machine, p Process) error {
 		}
 	default: // what cannot move out of the msgbench process: gateway, embedded broker
 		fmt.Fprintf(&b, "The in-process parts cannot be split into worker processes")
-		if spec.GatewayMode() == "mqtt-sn" && spec.MQTTSN.GatewayMode != v1alpha1.GatewayAggregating {
+		if mode, _ := gatewayOf(in.Plan); mode == "mqtt-sn" && spec.MQTTSN.GatewayMode != v1alpha1.GatewayAggregating {
 			b.WriteString(": --set mqttsn.gatewayMode=aggregating shares 4 broker connections between all MQTT-SN clients")
 		}
 		if in.EmbeddedBroker {
@@ -145,7 +145,7 @@ func splitInto(in Input, m Machine) (k, topics int) {
 	if in.WorkerProcesses == nil {
 		return 0, 0
 	}
-	per := clientFiles(spec)
+	per := clientFiles(in.Plan)
 	room := m.NoFileSoft - BaseFiles
 	if room < per {
 		return 0, 0
@@ -213,7 +213,7 @@ func portsErrors(in Input, m Machine, procs []Process) []error {
 		if c <= m.PortRange {
 			continue
 		}
-		gw := in.Spec.GatewayMode()
+		gw, _ := gatewayOf(in.Plan)
 		var why string
 		switch {
 		case to == "the broker" && gw != "":

@@ -17,6 +17,17 @@ var thisMachine = Machine{NoFileSoft: 20000, NoFileHard: 20000, PortRange: 28232
 // (in the link's device namespace).
 func split(s *v1alpha1.MessagingBenchmarkSpec) bool { return s.Workers.Replicas > 1 }
 
+// planned is in with its spec compiled, as localrun gives it.
+func planned(t testing.TB, in Input) Input {
+	t.Helper()
+	p, err := plan.Compile(in.Spec, plan.Admitted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Plan = p
+	return in
+}
+
 type specOpt func(*v1alpha1.MessagingBenchmarkSpec)
 
 func spec(p, s, topics, workers int32, opts ...specOpt) *v1alpha1.MessagingBenchmarkSpec {
@@ -67,7 +78,7 @@ func TestNeeds(t *testing.T) {
 		{"embedded broker in msgbench", spec(1000, 1000, 10, 1), true, want{runner: BaseFiles + 2000 + 1 + 2000, brokerConns: 2000}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ps := Needs(Input{Spec: c.spec, WorkerProcesses: split, EmbeddedBroker: c.embedded, SpreadSources: true})
+			ps := Needs(planned(t, Input{Spec: c.spec, WorkerProcesses: split, EmbeddedBroker: c.embedded, SpreadSources: true}))
 			var got want
 			for _, p := range ps {
 				switch {
@@ -162,7 +173,7 @@ func TestCheck(t *testing.T) {
 		{"spread clients use addresses of their own", spec(50000, 50000, 100, 10), Machine{NoFileSoft: 1 << 20, NoFileHard: 1 << 20, PortRange: 28232}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := Check(Input{Spec: c.spec, WorkerProcesses: split, SpreadSources: !c.spec.Impaired()}, c.m)
+			err := Check(planned(t, Input{Spec: c.spec, WorkerProcesses: split, SpreadSources: !c.spec.Impaired()}), c.m)
 			if c.want == nil {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -203,7 +214,7 @@ func TestMemAvailable(t *testing.T) {
 // fit, the one broker process does not.
 func TestCheckAMillionIsQuick(t *testing.T) {
 	start := time.Now()
-	err := Check(Input{Spec: spec(500000, 500000, 1000, 20), WorkerProcesses: split, SpreadSources: true},
+	err := Check(planned(t, Input{Spec: spec(500000, 500000, 1000, 20), WorkerProcesses: split, SpreadSources: true}),
 		Machine{NoFileSoft: 1000000, NoFileHard: 1000000, PortRange: 28232, MemAvailable: 64 << 30})
 	if err == nil || !strings.Contains(err.Error(), "1,000,000 clients need 1,000,016 open files in the broker process (Mosquitto)") ||
 		strings.Contains(err.Error(), "worker process") || strings.Contains(err.Error(), "ephemeral") {
@@ -215,7 +226,7 @@ func TestCheckAMillionIsQuick(t *testing.T) {
 }
 
 func TestSummary(t *testing.T) {
-	got := Summary(Input{Spec: spec(1000, 1000, 10, 2), WorkerProcesses: split}, thisMachine)
+	got := Summary(planned(t, Input{Spec: spec(1000, 1000, 10, 2), WorkerProcesses: split}), thisMachine)
 	want := "open files: the msgbench process 32, 2 worker processes × 1,032 each = 2,064, the broker process (Mosquitto) 2,016, of 20,000 (RLIMIT_NOFILE); memory about 0.2 GB of 24.7 GB available"
 	if got != want {
 		t.Errorf("Summary:\n got %s\nwant %s", got, want)
@@ -228,7 +239,7 @@ func TestSummary(t *testing.T) {
 func TestManyWorkersReadably(t *testing.T) {
 	m := thisMachine
 	for _, replicas := range []int32{1000, 100000} {
-		err := Check(Input{Spec: spec(1, 1, 1, replicas), WorkerProcesses: split, SpreadSources: true}, m)
+		err := Check(planned(t, Input{Spec: spec(1, 1, 1, replicas), WorkerProcesses: split, SpreadSources: true}), m)
 		if err == nil {
 			t.Fatalf("%d workers: accepted", replicas)
 		}
@@ -244,12 +255,12 @@ func TestManyWorkersReadably(t *testing.T) {
 		}
 	}
 	// Worker processes each above the open-files limit: one message for them all.
-	err := Check(Input{Spec: spec(200000, 0, 100, 4), WorkerProcesses: split, SpreadSources: true}, Machine{NoFileSoft: 20000, NoFileHard: 20000, PortRange: 28232})
+	err := Check(planned(t, Input{Spec: spec(200000, 0, 100, 4), WorkerProcesses: split, SpreadSources: true}), Machine{NoFileSoft: 20000, NoFileHard: 20000, PortRange: 28232})
 	if err == nil || strings.Count(err.Error(), "open files in worker process") != 1 || !strings.Contains(err.Error(), "worker process 0 (and 3 more worker processes like it)") {
 		t.Errorf("four workers above the limit: %v", err)
 	}
 	// The log's summary likewise.
-	if s := Summary(Input{Spec: spec(1, 1, 1, 1000), WorkerProcesses: split}, m); len(s) > 300 {
+	if s := Summary(planned(t, Input{Spec: spec(1, 1, 1, 1000), WorkerProcesses: split}), m); len(s) > 300 {
 		t.Errorf("Summary of 1,000 workers: %d bytes: %s", len(s), s)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // Open files. Each figure is what the code holds open, read from it (the file named).
@@ -57,6 +58,8 @@ const (
 // Input is what a local run's needs follow from.
 type Input struct {
 	Spec *v1alpha1.MessagingBenchmarkSpec
+	// Plan is Spec compiled: how its clients reach the broker (protocol, gateway).
+	Plan *plan.Plan
 	// WorkerProcesses reports whether a spec's workers run as processes of their own (else in
 	// msgbench's); nil: never.
 	WorkerProcesses func(*v1alpha1.MessagingBenchmarkSpec) bool
@@ -118,14 +121,28 @@ func (p *Process) add(what string, files int, mem int64) {
 	p.Memory += mem
 }
 
-// clientFiles is the files (connections) one client of the protocol holds: one TCP connection
+// clientFiles is the files (connections) one client of the plan holds: one TCP connection
 // (MQTT, MQTTS, WebSocket, HTTP/1.1 and HTTP/2) or one connected UDP socket (MQTT-SN, QUIC,
-// HTTP/3) per client, several for Kafka.
-func clientFiles(spec *v1alpha1.MessagingBenchmarkSpec) int {
-	if spec.Protocol == v1alpha1.ProtocolKafka {
-		return KafkaConnsPerClient
+// HTTP/3) per client, several for Kafka; the most of its groups'.
+func clientFiles(p *plan.Plan) int {
+	files := 1
+	for _, g := range p.Groups {
+		if g.Protocol == v1alpha1.ProtocolKafka {
+			files = max(files, KafkaConnsPerClient)
+		}
 	}
-	return 1
+	return files
+}
+
+// gatewayOf is the msgbench gateway the plan's clients go through ("" when they talk to the
+// broker directly) and its group.
+func gatewayOf(p *plan.Plan) (string, plan.Group) {
+	for _, g := range p.Groups {
+		if g.Gateway != "" {
+			return g.Gateway, g
+		}
+	}
+	return "", plan.Group{}
 }
 
 // workers is spec.workers.replicas, at least 1.
@@ -134,11 +151,11 @@ func workers(spec *v1alpha1.MessagingBenchmarkSpec) int { return max(1, int(spec
 // clientsOf is worker i of n's share of the clients.
 func clientsOf(w *v1alpha1.WorkloadSpec, i, n int) int { return w.ClientsOfWorker(i, n) }
 
-// gatewayConns is the broker connections the spec's gateway holds (0 without one), and the
+// gatewayConns is the broker connections the gateway of group g holds (0 without one), and the
 // files it holds towards its clients.
-func gatewayConns(spec *v1alpha1.MessagingBenchmarkSpec) (broker, clientSide int) {
+func gatewayConns(spec *v1alpha1.MessagingBenchmarkSpec, g plan.Group) (broker, clientSide int) {
 	P, S := int(spec.Workload.Publishers), int(spec.Workload.Subscribers)
-	switch spec.GatewayMode() {
+	switch g.Gateway {
 	case "mqtt-sn": // one UDP socket for all clients; transparent: a broker connection each
 		if spec.MQTTSN.GatewayMode == v1alpha1.GatewayAggregating {
 			return GatewayPoolConns, 0
@@ -152,7 +169,7 @@ func gatewayConns(spec *v1alpha1.MessagingBenchmarkSpec) (broker, clientSide int
 			pool = GatewayPoolConns
 		}
 		side := P + S // an accepted TCP connection per client; HTTP/3 shares the UDP socket
-		if spec.HTTP.Version == v1alpha1.HTTP3 {
+		if g.HTTPVersion == v1alpha1.HTTP3 {
 			side = 0
 		}
 		return pool + S, side
@@ -180,10 +197,11 @@ func Needs(in Input) []Process {
 	spec := in.Spec
 	n := workers(spec)
 	own := in.WorkerProcesses != nil && in.WorkerProcesses(spec)
-	perClient := clientFiles(spec)
+	perClient := clientFiles(in.Plan)
+	mode, gw := gatewayOf(in.Plan)
 	to := "the broker"
-	if spec.GatewayMode() != "" {
-		to = "the " + spec.GatewayMode() + " gateway"
+	if mode != "" {
+		to = "the " + mode + " gateway"
 	}
 
 	runner := Process{Name: "the msgbench process", Role: Runner}
@@ -208,8 +226,8 @@ func Needs(in Input) []Process {
 		runner.Dials = append(runner.Dials, Dial{To: to, Conns: inClients * perClient, Spread: in.SpreadSources})
 	}
 	brokerConns := int(spec.Workload.Publishers+spec.Workload.Subscribers) * perClient
-	if mode := spec.GatewayMode(); mode != "" {
-		b, side := gatewayConns(spec)
+	if mode != "" {
+		b, side := gatewayConns(spec, gw)
 		brokerConns = b
 		runner.add(mode+" gateway", GatewayBaseFiles+side+b, int64(b+side)*GatewayBytesPerSession)
 		runner.Dials = append(runner.Dials, Dial{To: "the broker", Conns: b})

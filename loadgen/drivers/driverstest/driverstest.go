@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/devicetls"
 	"github.com/msgbench/msgbench/loadgen/drivers"
 	"github.com/msgbench/msgbench/plan"
 )
@@ -123,6 +124,17 @@ func Group(t testing.TB, spec *v1alpha1.MessagingBenchmarkSpec) *plan.Group {
 		t.Fatal(err)
 	}
 	return &p.Groups[0]
+}
+
+// TLSPath is how spec's one group reaches its server, compiled as Group does: what a test gives
+// devicetls.Client with the spec.
+func TLSPath(t testing.TB, spec *v1alpha1.MessagingBenchmarkSpec) devicetls.Path {
+	t.Helper()
+	p, err := plan.Compile(spec, plan.Admitted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.TLSPath(p.Groups[0])
 }
 
 // stall makes the server side stop answering; the returned function resumes it.

@@ -1,0 +1,32 @@
+package plan
+
+import (
+	"slices"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/devicetls"
+)
+
+// How the clients reach the broker, decided from the groups: what the parts that set up the path
+// (the Chaos Mesh objects, the clients' TLS) read instead of spec.protocol.
+
+// DirectToBroker reports whether some group's clients talk to the broker straight, with no msgbench
+// gateway between (mqtt, kafka, and mqtt-quic to a broker that serves QUIC itself).
+func (p *Plan) DirectToBroker() bool {
+	return slices.ContainsFunc(p.Groups, func(g Group) bool { return g.Gateway == "" })
+}
+
+// TLSPath is how group g's clients reach the server their TLS ends at, for devicetls's Check,
+// Apply and Client: the TLS version, QUIC, whether that server is the broker itself (mqtt and
+// kafka clients), whether it can enforce a TLS 1.3 suite (only Mosquitto, reached by MQTT over
+// TCP), and HTTP/2 (no CBC suites).
+func (p *Plan) TLSPath(g Group) devicetls.Path {
+	return devicetls.Path{
+		Version: g.TLSVersion,
+		QUIC:    g.QUIC(),
+		Broker:  g.Protocol == v1alpha1.ProtocolMQTT || g.Protocol == v1alpha1.ProtocolKafka,
+		EnforcesTLS13: g.Protocol == v1alpha1.ProtocolMQTT && g.Gateway == "" && (g.MQTT == nil || !g.MQTT.WebSocket) &&
+			p.Broker.Type == v1alpha1.BrokerMosquitto,
+		HTTP2: g.Protocol == v1alpha1.ProtocolHTTP && g.HTTPVersion == v1alpha1.HTTP2,
+	}
+}
