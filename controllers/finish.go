@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/controllers/resources"
 )
 
 // finish cleans up after a finished run as spec.cleanup says, and deletes the benchmark
@@ -61,7 +62,9 @@ func (r *Reconciler) cleanup(ctx context.Context, st *run) error {
 			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: n.Broker, Namespace: ns}},
 			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: n.BrokerConfig, Namespace: ns}})
 	}
-	if spec.GatewayMode() != "" {
+	// The plan says whether a gateway ran; a spec that no longer compiles (nothing was created for
+	// it, or an older operator created it) gets the request anyway.
+	if st.plan == nil || resources.Gateway(st.plan) != "" {
 		objs = append(objs,
 			&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: n.Gateway, Namespace: ns}},
 			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: n.Gateway, Namespace: ns}})

@@ -34,7 +34,7 @@ func (r *Reconciler) applyKafka(ctx context.Context, st *run) (bool, error) {
 			return true, nil
 		}
 	}
-	objs, err := resources.KafkaObjects(mb)
+	objs, err := resources.KafkaObjects(mb, st.plan)
 	if err != nil {
 		return false, fail("%v", err)
 	}
@@ -74,12 +74,12 @@ func (r *Reconciler) applyKafka(ctx context.Context, st *run) (bool, error) {
 		return waiting("TopicsNotReady", fmt.Sprintf("%d/%d KafkaTopics ready (%s)", ready, len(topics), firstWhy))
 	}
 
-	listener, _ := resources.KafkaListener(mb)
+	listener, _ := resources.KafkaListener(st.plan)
 	reported := policy.BootstrapServers(k, listener)
 	if reported == "" {
 		return waiting("NoListener", fmt.Sprintf("Strimzi Kafka %s reports no %q listener in status.listeners yet", cluster, listener))
 	}
-	want := resources.KafkaBootstrapAddress(mb)
+	want := resources.KafkaBootstrapAddress(mb, st.plan)
 	if !policy.SameBootstrap(reported, want) {
 		return false, fail("Strimzi Kafka %s reports bootstrap %s for listener %q, but the workers are set up for %s", cluster, reported, listener, want)
 	}

@@ -2,12 +2,15 @@ package controllers
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // Metrics are the operator's own metrics beyond controller-runtime's: benchmarks by phase
@@ -61,11 +64,30 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// Finished observes a run that just reached Succeeded or Failed.
-func (m *Metrics) Finished(mb *v1alpha1.MessagingBenchmark) {
+// Finished observes a run that just reached Succeeded or Failed; p is its plan, nil when the spec
+// did not compile for Kubernetes (then the spec as admitted names the protocol).
+func (m *Metrics) Finished(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) {
 	end := mb.Status.CompletionTime
 	if end == nil {
 		return
 	}
-	m.duration.WithLabelValues(string(mb.Spec.Protocol), string(mb.Status.Phase)).Observe(end.Sub(mb.CreationTimestamp.Time).Seconds())
+	if p == nil {
+		p, _ = plan.Compile(&mb.Spec, plan.Admitted)
+	}
+	m.duration.WithLabelValues(protocols(p), string(mb.Status.Phase)).Observe(end.Sub(mb.CreationTimestamp.Time).Seconds())
+}
+
+// protocols names the protocols of the plan's groups, in their order, each once, joined by "+"
+// (a flat spec's one protocol); "" without a plan.
+func protocols(p *plan.Plan) string {
+	if p == nil {
+		return ""
+	}
+	var names []string
+	for _, g := range p.Groups {
+		if !slices.Contains(names, string(g.Protocol)) {
+			names = append(names, string(g.Protocol))
+		}
+	}
+	return strings.Join(names, "+")
 }

@@ -26,10 +26,10 @@ func (r *Reconciler) applyNetworkChaos(ctx context.Context, st *run) (bool, erro
 	if len(mb.Status.NetworkTimeline) > 0 {
 		return true, nil // a timeline step's objects have replaced spec.network's (networkTimeline)
 	}
-	if err := checkTimelineChaos(mb, st.plan.Network.Steps); err != nil {
+	if err := checkTimelineChaos(mb, st.plan.Network.Steps, st.plan.DirectToBroker()); err != nil {
 		return false, err
 	}
-	objs, err := netem.NetworkChaos(mb, st.plan.Network.Link)
+	objs, err := netem.NetworkChaos(mb, st.plan.Network.Link, st.plan.DirectToBroker())
 	if err != nil {
 		return false, fail("spec.network: %v", err)
 	}
@@ -118,7 +118,7 @@ func (r *Reconciler) networkTimeline(ctx context.Context, st *run) (bool, error)
 	if cur < 0 {
 		return true, nil
 	}
-	objs, err := netem.TimelineNetworkChaos(mb, steps, cur)
+	objs, err := netem.TimelineNetworkChaos(mb, steps, cur, st.plan.DirectToBroker())
 	if err != nil {
 		return false, fail("%v", err)
 	}
@@ -173,9 +173,9 @@ func (r *Reconciler) networkTimeline(ctx context.Context, st *run) (bool, error)
 
 // checkTimelineChaos refuses, before the workers connect, a timeline step Chaos Mesh cannot
 // apply (the plan checked the steps' times and outages against the window and keep-alive).
-func checkTimelineChaos(mb *v1alpha1.MessagingBenchmark, steps []netem.Step) error {
+func checkTimelineChaos(mb *v1alpha1.MessagingBenchmark, steps []netem.Step, direct bool) error {
 	for k := range steps {
-		if _, err := netem.TimelineNetworkChaos(mb, steps, k); err != nil {
+		if _, err := netem.TimelineNetworkChaos(mb, steps, k, direct); err != nil {
 			return fail("%v", err)
 		}
 	}

@@ -291,7 +291,7 @@ network:
 	mu.Lock()
 	defer mu.Unlock()
 	for k := range steps {
-		want, err := netem.TimelineNetworkChaos(mb, steps, k)
+		want, err := netem.TimelineNetworkChaos(mb, steps, k, mb.Spec.GatewayMode() == "")
 		if err != nil {
 			t.Fatal(err)
 		}

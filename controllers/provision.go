@@ -112,7 +112,7 @@ func (r *Reconciler) broker(ctx context.Context, st *run) (bool, error) {
 	if err := caps.Check(mb.Spec.Broker.Type, imageVersion(image), &mb.Spec); err != nil {
 		return false, fail("%v (image %s)", err, image)
 	}
-	objs, err := resources.BrokerObjects(mb, r.Config)
+	objs, err := resources.BrokerObjects(mb, st.plan, r.Config)
 	if err != nil {
 		return false, fail("%v", err)
 	}
@@ -131,7 +131,7 @@ func (r *Reconciler) broker(ctx context.Context, st *run) (bool, error) {
 	if meta.IsStatusConditionTrue(mb.Status.Conditions, v1alpha1.ConditionBrokerReady) {
 		return true, nil // answered once: no dial on every later pass
 	}
-	addr := resources.BrokerAddress(mb)
+	addr := resources.BrokerAddress(mb, st.plan)
 	if r.ProbeService == nil {
 		r.setCondition(st, v1alpha1.ConditionBrokerReady, metav1.ConditionTrue, "Available", name+" is available behind "+addr+
 			" (not dialled: the operator runs outside the cluster)")
@@ -200,11 +200,12 @@ func (r *Reconciler) externalBroker(ctx context.Context, st *run) (bool, error) 
 // gateway runs the protocol gateway, when the protocol needs one.
 func (r *Reconciler) gateway(ctx context.Context, st *run) (bool, error) {
 	mb := st.mb
-	if resources.GatewayMode(mb) == "" {
-		r.setCondition(st, v1alpha1.ConditionGatewayReady, metav1.ConditionTrue, "NotRequired", string(mb.Spec.Protocol)+" clients talk to the broker directly")
+	mode := resources.Gateway(st.plan)
+	if mode == "" {
+		r.setCondition(st, v1alpha1.ConditionGatewayReady, metav1.ConditionTrue, "NotRequired", protocols(st.plan)+" clients talk to the broker directly")
 		return true, nil
 	}
-	for _, obj := range []client.Object{resources.GatewayDeployment(mb, r.Config), resources.GatewayService(mb)} {
+	for _, obj := range []client.Object{resources.GatewayDeployment(mb, st.plan, r.Config), resources.GatewayService(mb)} {
 		if err := r.apply(ctx, obj); err != nil {
 			return false, err
 		}
@@ -212,10 +213,10 @@ func (r *Reconciler) gateway(ctx context.Context, st *run) (bool, error) {
 	ready, _, why, err := r.deploymentReady(ctx, mb.Namespace, st.names.Gateway)
 	if err != nil || !ready {
 		r.setCondition(st, v1alpha1.ConditionGatewayReady, metav1.ConditionFalse, "Starting", why)
-		st.waiting = "waiting for the " + resources.GatewayMode(mb) + " gateway: " + why
+		st.waiting = "waiting for the " + mode + " gateway: " + why
 		return false, err
 	}
-	r.setCondition(st, v1alpha1.ConditionGatewayReady, metav1.ConditionTrue, "Available", "gateway "+resources.GatewayMode(mb)+" is serving")
+	r.setCondition(st, v1alpha1.ConditionGatewayReady, metav1.ConditionTrue, "Available", "gateway "+mode+" is serving")
 	return true, nil
 }
 

@@ -333,7 +333,7 @@ func (r *Reconciler) report(ctx context.Context, st *run, before *v1alpha1.Messa
 		}
 		r.recorder.Eventf(mb, nil, kind, string(st.phase), "Reconcile", "%s", note)
 		if finished(mb) && r.Metrics != nil {
-			r.Metrics.Finished(mb)
+			r.Metrics.Finished(mb, st.plan)
 		}
 	}
 	return nil

@@ -152,7 +152,7 @@ func TestFleetMillionManifest(t *testing.T) {
 	}
 
 	mb.Namespace = newNamespace(t)
-	job := resources.WorkersJob(mb, resources.DefaultConfig())
+	job := resources.WorkersJob(mb, planOf(t, mb), resources.DefaultConfig())
 	spec := job.Spec.Template.Spec
 	if sc := spec.SecurityContext; sc == nil || len(sc.Sysctls) != 1 || sc.Sysctls[0].Value != resources.WidePortRange {
 		t.Fatalf("worker pod security context %+v: want the wide port range for 50,000 clients", sc)

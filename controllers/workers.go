@@ -57,7 +57,7 @@ func (r *Reconciler) workerPods(ctx context.Context, st *run) ([]policy.Worker, 
 func (r *Reconciler) workers(ctx context.Context, st *run) (bool, error) {
 	mb := st.mb
 	st.phase = v1alpha1.PhaseStarting
-	if err := r.apply(ctx, resources.WorkersJob(mb, r.Config)); err != nil {
+	if err := r.apply(ctx, resources.WorkersJob(mb, st.plan, r.Config)); err != nil {
 		return false, err
 	}
 	var job batchv1.Job

@@ -30,8 +30,12 @@ var NetworkChaosGVK = schema.GroupVersionKind{Group: "chaos-mesh.org", Version: 
 // Chaos Mesh selects the pods when the object is created, and a NetworkChaos whose target
 // matches no pod is never injected: create these objects once the worker and broker or gateway
 // pods exist.
-func NetworkChaos(mb *v1alpha1.MessagingBenchmark, link Link) ([]*unstructured.Unstructured, error) {
-	external, err := externalTarget(mb)
+//
+// direct says whether clients talk to the broker straight, with no msgbench gateway between (the
+// run plan decides it from its groups: plan.Plan.DirectToBroker); only then is an external broker
+// the uplink's target.
+func NetworkChaos(mb *v1alpha1.MessagingBenchmark, link Link, direct bool) ([]*unstructured.Unstructured, error) {
+	external, err := externalTarget(mb, direct)
 	if err != nil {
 		return nil, err
 	}
@@ -66,10 +70,10 @@ func NetworkChaos(mb *v1alpha1.MessagingBenchmark, link Link) ([]*unstructured.U
 }
 
 // externalTarget is the host of the external broker the workers talk to straight, or "".
-// Workers talk straight to an external broker only for mqtt and kafka; the gateway protocols
-// reach a gateway pod, which then talks to the broker.
-func externalTarget(mb *v1alpha1.MessagingBenchmark) (string, error) {
-	if mb.Spec.Broker.Type != v1alpha1.BrokerExternal || (mb.Spec.Protocol != v1alpha1.ProtocolMQTT && mb.Spec.Protocol != v1alpha1.ProtocolKafka) {
+// Workers talk straight to an external broker only when direct (mqtt and kafka clients); the
+// gateway protocols reach a gateway pod, which then talks to the broker.
+func externalTarget(mb *v1alpha1.MessagingBenchmark, direct bool) (string, error) {
+	if mb.Spec.Broker.Type != v1alpha1.BrokerExternal || !direct {
 		return "", nil
 	}
 	if mb.Spec.Broker.External == nil {

@@ -254,5 +254,5 @@ func chaosOf(mb *v1alpha1.MessagingBenchmark) ([]*unstructured.Unstructured, err
 	if err != nil {
 		return nil, err
 	}
-	return NetworkChaos(mb, link)
+	return NetworkChaos(mb, link, mb.Spec.GatewayMode() == "")
 }

@@ -26,13 +26,13 @@ func StepChaosSuffix(k int, dir string) string { return "s" + strconv.Itoa(k) + 
 // broker's egress, so there an outage drops the uplink only — the devices' packets reach
 // nothing, which stops every exchange just the same — and any other step that impairs the
 // downlink is refused, naming the step.
-func TimelineNetworkChaos(mb *v1alpha1.MessagingBenchmark, steps []Step, k int) ([]*unstructured.Unstructured, error) {
+func TimelineNetworkChaos(mb *v1alpha1.MessagingBenchmark, steps []Step, k int, direct bool) ([]*unstructured.Unstructured, error) {
 	if k < 0 || k >= len(steps) {
 		return nil, fmt.Errorf("timeline step %d of %d", k, len(steps))
 	}
 	s := steps[k]
 	link := s.Link
-	external, err := externalTarget(mb)
+	external, err := externalTarget(mb, direct)
 	if err != nil {
 		return nil, err
 	}

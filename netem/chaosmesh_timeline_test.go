@@ -29,7 +29,7 @@ func TestTimelineNetworkChaos(t *testing.T) {
 	if len(steps) != 3 || len(base) != 0 {
 		t.Fatalf("steps %+v, base objects %d", steps, len(base))
 	}
-	outage, err := TimelineNetworkChaos(mb, steps, 0)
+	outage, err := TimelineNetworkChaos(mb, steps, 0, mb.Spec.GatewayMode() == "")
 	if err != nil || len(outage) != 2 {
 		t.Fatalf("outage: %d objects, %v", len(outage), err)
 	}
@@ -50,10 +50,10 @@ func TestTimelineNetworkChaos(t *testing.T) {
 		t.Errorf("up selects %q", got)
 	}
 	// The return to profile none impairs nothing.
-	if back, err := TimelineNetworkChaos(mb, steps, 1); err != nil || len(back) != 0 {
+	if back, err := TimelineNetworkChaos(mb, steps, 1, mb.Spec.GatewayMode() == ""); err != nil || len(back) != 0 {
 		t.Errorf("return step: %d objects, %v", len(back), err)
 	}
-	custom, err := TimelineNetworkChaos(mb, steps, 2)
+	custom, err := TimelineNetworkChaos(mb, steps, 2, mb.Spec.GatewayMode() == "")
 	if err != nil || len(custom) != 2 {
 		t.Fatalf("custom step: %d objects, %v", len(custom), err)
 	}
@@ -82,14 +82,14 @@ func TestTimelineNetworkChaosExternalBroker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := TimelineNetworkChaos(mb, steps, 0)
+	objs, err := TimelineNetworkChaos(mb, steps, 0, mb.Spec.GatewayMode() == "")
 	if err != nil || len(objs) != 1 || objs[0].GetName() != "external-net-s0-up" {
 		t.Fatalf("outage: %v, %v", objs, err)
 	}
 	if ext, _, _ := unstructured.NestedStringSlice(objs[0].Object, "spec", "externalTargets"); len(ext) != 1 || ext[0] != "mqtt.example.com" {
 		t.Errorf("externalTargets %v", ext)
 	}
-	_, err = TimelineNetworkChaos(mb, steps, 1)
+	_, err = TimelineNetworkChaos(mb, steps, 1, mb.Spec.GatewayMode() == "")
 	if err == nil || !strings.HasPrefix(err.Error(), "spec.network.timeline[1]: the broker is external") {
 		t.Errorf("err = %v", err)
 	}

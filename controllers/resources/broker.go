@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // DefaultBrokerImages are the images the operator runs for each broker type unless the operator
@@ -72,12 +73,12 @@ func (c Config) BrokerImage(mb *v1alpha1.MessagingBenchmark) string {
 // BrokerObjects returns the objects that run mb's MQTT broker, in the order they are applied:
 // its configuration, its Deployment and its Service. Kafka (Strimzi) and external brokers have
 // their own paths.
-func BrokerObjects(mb *v1alpha1.MessagingBenchmark, cfg Config) ([]client.Object, error) {
+func BrokerObjects(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, cfg Config) ([]client.Object, error) {
 	build, ok := brokerPods[mb.Spec.Broker.Type]
 	if !ok {
 		return nil, fmt.Errorf("spec.broker.type %q: msgbench does not run this broker as an MQTT broker", mb.Spec.Broker.Type)
 	}
-	cm, pod, err := build(mb, cfg)
+	cm, pod, err := build(mb, p, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -85,11 +86,11 @@ func BrokerObjects(mb *v1alpha1.MessagingBenchmark, cfg Config) ([]client.Object
 	if cm != nil {
 		out = append(out, cm)
 	}
-	return append(out, brokerDeployment(mb, cfg, pod), BrokerService(mb)), nil
+	return append(out, brokerDeployment(mb, p, cfg, pod), BrokerService(mb, p)), nil
 }
 
 // brokerPods build each MQTT broker's configuration and pod ("" is Mosquitto, the CRD's default).
-var brokerPods = map[v1alpha1.BrokerType]func(*v1alpha1.MessagingBenchmark, Config) (*corev1.ConfigMap, brokerPod, error){
+var brokerPods = map[v1alpha1.BrokerType]func(*v1alpha1.MessagingBenchmark, *plan.Plan, Config) (*corev1.ConfigMap, brokerPod, error){
 	v1alpha1.BrokerMosquitto: mosquittoPod,
 	"":                       mosquittoPod,
 	v1alpha1.BrokerRabbitMQ:  rabbitMQPod,
@@ -157,24 +158,24 @@ func emptyDir(name string) corev1.Volume {
 
 // mqttPorts are the broker container's listener ports: mqtt always, mqtts with broker TLS over
 // TCP, quic (UDP) for MQTT over QUIC straight to the broker.
-func mqttPorts(mb *v1alpha1.MessagingBenchmark) []corev1.ContainerPort {
+func mqttPorts(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) []corev1.ContainerPort {
 	ports := []corev1.ContainerPort{{Name: "mqtt", ContainerPort: MQTTPort, Protocol: corev1.ProtocolTCP}}
 	switch {
-	case mb.Spec.Protocol == v1alpha1.ProtocolMQTTQUIC && mb.Spec.GatewayMode() == "":
+	case brokerQUIC(p):
 		ports = append(ports, corev1.ContainerPort{Name: "quic", ContainerPort: QUICPort, Protocol: corev1.ProtocolUDP})
-	case BrokerTLS(mb):
+	case p.Broker.TLS:
 		ports = append(ports, corev1.ContainerPort{Name: "mqtts", ContainerPort: MQTTSPort, Protocol: corev1.ProtocolTCP})
 	}
 	if brokerWebSocket(mb) && mb.Spec.Broker.Type != v1alpha1.BrokerArtemis { // Artemis: on mqtt and mqtts
 		ports = append(ports, corev1.ContainerPort{Name: "ws", ContainerPort: wsPort(mb), Protocol: corev1.ProtocolTCP})
-		if BrokerTLS(mb) {
+		if p.Broker.TLS {
 			ports = append(ports, corev1.ContainerPort{Name: "wss", ContainerPort: wssPort(mb), Protocol: corev1.ProtocolTCP})
 		}
 	}
 	return ports
 }
 
-func brokerDeployment(mb *v1alpha1.MessagingBenchmark, cfg Config, bp brokerPod) *appsv1.Deployment {
+func brokerDeployment(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, cfg Config, bp brokerPod) *appsv1.Deployment {
 	names := NamesOf(mb)
 	c := bp.Container
 	c.Image = cfg.BrokerImage(mb)
@@ -182,7 +183,7 @@ func brokerDeployment(mb *v1alpha1.MessagingBenchmark, cfg Config, bp brokerPod)
 	c.Resources = *mb.Spec.Broker.Resources.DeepCopy()
 	c.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
 	if c.Ports == nil {
-		c.Ports = mqttPorts(mb)
+		c.Ports = mqttPorts(mb, p)
 	}
 	if c.ReadinessProbe == nil {
 		c.ReadinessProbe = &corev1.Probe{
@@ -253,10 +254,10 @@ func usageSidecar(cfg Config, ready string) corev1.Container {
 
 // BrokerService exposes the broker inside the cluster: mqtt, mqtts or quic as the container
 // listens, and the usage sidecar's metrics port.
-func BrokerService(mb *v1alpha1.MessagingBenchmark) *corev1.Service {
+func BrokerService(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) *corev1.Service {
 	var ports []corev1.ServicePort
-	for _, p := range mqttPorts(mb) {
-		ports = append(ports, corev1.ServicePort{Name: p.Name, Port: p.ContainerPort, TargetPort: intstr.FromString(p.Name), Protocol: p.Protocol})
+	for _, cp := range mqttPorts(mb, p) {
+		ports = append(ports, corev1.ServicePort{Name: cp.Name, Port: cp.ContainerPort, TargetPort: intstr.FromString(cp.Name), Protocol: cp.Protocol})
 	}
 	ports = append(ports, metricsServicePort())
 	return &corev1.Service{

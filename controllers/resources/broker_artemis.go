@@ -5,6 +5,7 @@ import (
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/artemis"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // artemisUID is the artemis user of the official image (and of msgbench's Debian-JRE image).
@@ -22,14 +23,14 @@ const artemisCerts = "/etc/artemis-certs"
 // a local run) and the same java command line: `java` on PATH, Artemis in /opt/activemq-artemis,
 // as uid 1001 under the restricted Pod Security Standard. No entrypoint script runs, so the
 // official image and one built from a JRE plus the Maven distribution behave alike.
-func artemisPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap, brokerPod, error) {
+func artemisPod(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, _ Config) (*corev1.ConfigMap, brokerPod, error) {
 	c := artemis.Config{Layout: artemisLayout, Port: MQTTPort, Extra: mb.Spec.Broker.Config}
 	mounts := []corev1.VolumeMount{
 		{Name: "config", MountPath: artemisLayout.Etc, ReadOnly: true},
 		{Name: "instance", MountPath: artemisLayout.Instance},
 	}
 	volumes := []corev1.Volume{configVolume(mb), emptyDir("instance")}
-	if BrokerTLS(mb) {
+	if p.Broker.TLS {
 		c.TLSPort = MQTTSPort
 		c.CertFile, c.KeyFile = artemisCerts+"/tls.crt", artemisCerts+"/tls.key"
 		c.TLSVersion = string(mb.Spec.TLS.Version)

@@ -52,7 +52,7 @@ func TestArtemisPod(t *testing.T) {
 
 	// A managed spec.broker.config key is refused, naming the field and the key.
 	mb.Spec.Broker.Config = map[string]string{"acceptor.keyStorePath": "/x"}
-	if _, err := resources.BrokerObjects(mb, resources.DefaultConfig()); err == nil ||
+	if _, err := resources.BrokerObjects(mb, planOf(t, mb), resources.DefaultConfig()); err == nil ||
 		!strings.Contains(err.Error(), "spec.broker.config") || !strings.Contains(err.Error(), "acceptor.keyStorePath") {
 		t.Errorf("managed key: %v", err)
 	}

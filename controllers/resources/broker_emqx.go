@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // EMQX 5 (emqx/emqx, Apache 2.0 up to 5.8; 5.9 moved to the BSL): the image runs as emqx (uid
@@ -40,8 +41,8 @@ var EMQXManagedConfigKeys = []string{"listeners.", "node.", "cluster.", "rpc.", 
 // emqxPod runs EMQX from an emqx.conf msgbench renders: plain MQTT on 1883 always, MQTTS on
 // 8883 with the run's certificate, or EMQX's own MQTT-over-QUIC listener on UDP 14567 (ALPN
 // "mqtt", TLS 1.3) for protocol mqtt-quic; anonymous access; no connection or rate limit.
-func emqxPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap, brokerPod, error) {
-	conf, err := emqxConf(mb)
+func emqxPod(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, _ Config) (*corev1.ConfigMap, brokerPod, error) {
+	conf, err := emqxConf(mb, p)
 	if err != nil {
 		return nil, brokerPod{}, err
 	}
@@ -53,7 +54,7 @@ func emqxPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap, brok
 		{Name: "tmp", MountPath: "/tmp"},
 	}
 	volumes := []corev1.Volume{configVolume(mb), emptyDir("data"), emptyDir("log"), emptyDir("tmp")}
-	if BrokerTLS(mb) {
+	if p.Broker.TLS {
 		mounts, volumes = withCerts(mb, emqxCertDir, mounts, volumes)
 	}
 	return brokerConfigMap(mb, map[string]string{"emqx.conf": conf}), restrictedBrokerPod(emqxUID, corev1.Container{
@@ -74,7 +75,7 @@ func emqxPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap, brok
 const emqxCertDir = "/opt/emqx/msgbench-certs"
 
 // emqxConf renders emqx.conf for mb.
-func emqxConf(mb *v1alpha1.MessagingBenchmark) (string, error) {
+func emqxConf(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) (string, error) {
 	if err := checkBrokerConfig("EMQX", mb.Spec.Broker.Config, EMQXConfigKeys, EMQXManagedConfigKeys); err != nil {
 		return "", err
 	}
@@ -115,7 +116,7 @@ func emqxConf(mb *v1alpha1.MessagingBenchmark) (string, error) {
 		listener("ws.default", fmt.Sprintf("0.0.0.0:%d", wsPort(mb)))
 		set("listeners.ws.default.websocket.mqtt_path", strconv.Quote(wsPath(mb)))
 	}
-	quic := mb.Spec.Protocol == v1alpha1.ProtocolMQTTQUIC && mb.Spec.GatewayMode() == ""
+	quic := brokerQUIC(p)
 	tlsOpts := func(name string) {
 		set("listeners."+name+".ssl_options.cacertfile", strconv.Quote(emqxCertDir+"/ca.crt"))
 		set("listeners."+name+".ssl_options.certfile", strconv.Quote(emqxCertDir+"/tls.crt"))
@@ -130,7 +131,7 @@ func emqxConf(mb *v1alpha1.MessagingBenchmark) (string, error) {
 		set("listeners.quic.default.enable", "true")
 		listener("quic.default", fmt.Sprintf("0.0.0.0:%d", QUICPort))
 		tlsOpts("quic.default")
-	case BrokerTLS(mb):
+	case p.Broker.TLS:
 		listener("ssl.default", fmt.Sprintf("0.0.0.0:%d", MQTTSPort))
 		tlsOpts("ssl.default")
 		set("listeners.ssl.default.ssl_options.versions", fmt.Sprintf(`["tlsv%s"]`, mb.Spec.ClientTLSVersion()))

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // HiveMQ CE (hivemq/hivemq-ce): Java 21 (Eclipse Temurin on Ubuntu 22.04) as uid 10000 from
@@ -44,8 +45,8 @@ const hiveMQKeystorePassword = "msgbench"
 // 8883 with the run's certificate converted to PKCS #12 by an init container, a deep queue, the
 // spec's inflight window as receive maximum, no connection limit or throttling, and no
 // anonymous usage statistics sent to HiveMQ.
-func hiveMQPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap, brokerPod, error) {
-	conf, err := hiveMQConf(mb)
+func hiveMQPod(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, _ Config) (*corev1.ConfigMap, brokerPod, error) {
+	conf, err := hiveMQConf(mb, p)
 	if err != nil {
 		return nil, brokerPod{}, err
 	}
@@ -58,7 +59,7 @@ func hiveMQPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap, br
 	}
 	volumes := []corev1.Volume{configVolume(mb), emptyDir("data"), emptyDir("log"), emptyDir("tmp")}
 	var inits []corev1.Container
-	if BrokerTLS(mb) {
+	if p.Broker.TLS {
 		mounts = append(mounts, corev1.VolumeMount{Name: "keystore", MountPath: hiveMQKeystoreDir, ReadOnly: true})
 		volumes = append(volumes, certsVolume(mb), emptyDir("keystore"))
 		// The image's OpenSSL (a dependency of Ubuntu's ca-certificates) makes the keystore:
@@ -97,7 +98,7 @@ func hiveMQPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap, br
 const hiveMQKeystoreDir = "/opt/hivemq/keystore"
 
 // hiveMQConf renders config.xml for mb.
-func hiveMQConf(mb *v1alpha1.MessagingBenchmark) (string, error) {
+func hiveMQConf(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) (string, error) {
 	if err := checkBrokerConfig("HiveMQ CE", mb.Spec.Broker.Config, HiveMQConfigKeys, HiveMQManagedConfigKeys); err != nil {
 		return "", err
 	}
@@ -126,7 +127,7 @@ func hiveMQConf(mb *v1alpha1.MessagingBenchmark) (string, error) {
 		fmt.Fprintf(&b, "        <protocols>\n          <protocol>TLSv%s</protocol>\n        </protocols>\n", mb.Spec.ClientTLSVersion())
 		b.WriteString("        <client-authentication-mode>NONE</client-authentication-mode>\n      </tls>\n")
 	}
-	if BrokerTLS(mb) {
+	if p.Broker.TLS {
 		fmt.Fprintf(&b, "    <tls-tcp-listener>\n      <port>%d</port>\n      <bind-address>0.0.0.0</bind-address>\n", MQTTSPort)
 		tls()
 		b.WriteString("    </tls-tcp-listener>\n")
@@ -140,7 +141,7 @@ func hiveMQConf(mb *v1alpha1.MessagingBenchmark) (string, error) {
 		b.WriteString("    <websocket-listener>\n")
 		ws(wsPort(mb))
 		b.WriteString("    </websocket-listener>\n")
-		if BrokerTLS(mb) {
+		if p.Broker.TLS {
 			b.WriteString("    <tls-websocket-listener>\n")
 			ws(wssPort(mb))
 			tls()

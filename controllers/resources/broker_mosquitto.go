@@ -6,17 +6,18 @@ import (
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/mosquitto"
 	"github.com/msgbench/msgbench/internal/devicetls"
+	"github.com/msgbench/msgbench/plan"
 )
 
 const mosquittoUID = 1883 // the image's mosquitto user
 
 // mosquittoPod runs Eclipse Mosquitto from mosquitto.conf (brokers/mosquitto renders it, as for a
 // local run) as uid 1883 under the restricted Pod Security Standard.
-func mosquittoPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap, brokerPod, error) {
+func mosquittoPod(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, _ Config) (*corev1.ConfigMap, brokerPod, error) {
 	c := mosquitto.Config{Port: MQTTPort, MaxInflight: int(mb.Spec.MQTT.Inflight), Extra: mb.Spec.Broker.Config}
 	mounts := []corev1.VolumeMount{{Name: "config", MountPath: "/etc/mosquitto/msgbench", ReadOnly: true}}
 	volumes := []corev1.Volume{configVolume(mb)}
-	if BrokerTLS(mb) {
+	if p.Broker.TLS {
 		c.TLSPort = MQTTSPort
 		c.CAFile, c.CertFile, c.KeyFile = "/etc/mosquitto/certs/ca.crt", "/etc/mosquitto/certs/tls.crt", "/etc/mosquitto/certs/tls.key"
 		c.TLSVersion = string(mb.Spec.TLS.Version)
@@ -26,7 +27,7 @@ func mosquittoPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap,
 	}
 	if brokerWebSocket(mb) { // Mosquitto serves MQTT at any path
 		c.WSPort = int(wsPort(mb))
-		if BrokerTLS(mb) {
+		if p.Broker.TLS {
 			c.WSSPort = int(wssPort(mb))
 		}
 	}

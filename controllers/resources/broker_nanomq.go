@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // NanoMQ (emqx/nanomq): one C binary reading a HOCON file (nanomq start --conf FILE). Its plain
@@ -32,8 +33,8 @@ var NanoMQManagedConfigKeys = []string{"listeners.", "auth.", "http_server.", "l
 
 // nanoMQPod runs NanoMQ from a nanomq.conf msgbench renders: plain MQTT on 1883 always, MQTTS on
 // 8883 with the run's certificate (TLS 1.2: see above), anonymous access, a deep queue.
-func nanoMQPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap, brokerPod, error) {
-	conf, err := nanoMQConf(mb)
+func nanoMQPod(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, _ Config) (*corev1.ConfigMap, brokerPod, error) {
+	conf, err := nanoMQConf(mb, p)
 	if err != nil {
 		return nil, brokerPod{}, err
 	}
@@ -42,7 +43,7 @@ func nanoMQPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap, br
 		{Name: "tmp", MountPath: "/tmp"},
 	}
 	volumes := []corev1.Volume{configVolume(mb), emptyDir("tmp")}
-	if BrokerTLS(mb) {
+	if p.Broker.TLS {
 		mounts, volumes = withCerts(mb, nanoMQCertDir, mounts, volumes)
 	}
 	return brokerConfigMap(mb, map[string]string{"nanomq.conf": conf}), restrictedBrokerPod(nanoMQUID, corev1.Container{
@@ -56,11 +57,11 @@ func nanoMQPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap, br
 const nanoMQCertDir = "/etc/nanomq/certs"
 
 // nanoMQConf renders nanomq.conf for mb.
-func nanoMQConf(mb *v1alpha1.MessagingBenchmark) (string, error) {
+func nanoMQConf(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) (string, error) {
 	if err := checkBrokerConfig("NanoMQ", mb.Spec.Broker.Config, NanoMQConfigKeys, NanoMQManagedConfigKeys); err != nil {
 		return "", err
 	}
-	if BrokerTLS(mb) && mb.Spec.ClientTLSVersion() != string(v1alpha1.TLS12) {
+	if p.Broker.TLS && mb.Spec.ClientTLSVersion() != string(v1alpha1.TLS12) {
 		return "", fmt.Errorf("spec.tls.version: NanoMQ's image (emqx/nanomq:*-slim) serves TLS through Mbed TLS 2.16, which has no TLS 1.3; set version \"1.2\"")
 	}
 	t := confTree{}
@@ -72,7 +73,7 @@ func nanoMQConf(mb *v1alpha1.MessagingBenchmark) (string, error) {
 	// default nanomq.conf); set to the benchmark's for when it does.
 	set("mqtt.max_inflight_window", strconv.Itoa(inflight))
 	set("listeners.tcp.bind", strconv.Quote(fmt.Sprintf("0.0.0.0:%d", MQTTPort)))
-	if BrokerTLS(mb) {
+	if p.Broker.TLS {
 		set("listeners.ssl.bind", strconv.Quote(fmt.Sprintf("0.0.0.0:%d", MQTTSPort)))
 		set("listeners.ssl.cacertfile", strconv.Quote(nanoMQCertDir+"/ca.crt"))
 		set("listeners.ssl.certfile", strconv.Quote(nanoMQCertDir+"/tls.crt"))
@@ -82,7 +83,7 @@ func nanoMQConf(mb *v1alpha1.MessagingBenchmark) (string, error) {
 	}
 	if brokerWebSocket(mb) { // the path is part of the bind URL; wss uses listeners.ssl's files
 		set("listeners.ws.bind", strconv.Quote(fmt.Sprintf("0.0.0.0:%d%s", wsPort(mb), wsPath(mb))))
-		if BrokerTLS(mb) {
+		if p.Broker.TLS {
 			set("listeners.wss.bind", strconv.Quote(fmt.Sprintf("0.0.0.0:%d%s", wssPort(mb), wsPath(mb))))
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/rabbitmq"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // rabbitMQUID is the rabbitmq user of the official image (and of msgbench's e2e image built from
@@ -26,7 +27,7 @@ const (
 // Standard with a read-only root filesystem. The command is the image's rabbitmq-server script
 // itself, not the official image's entrypoint (which chowns as root and then switches user), so
 // the same pod runs the official 4.x image and an image built from Debian's 3.10 package.
-func rabbitMQPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap, brokerPod, error) {
+func rabbitMQPod(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, _ Config) (*corev1.ConfigMap, brokerPod, error) {
 	c := rabbitmq.Config{Port: MQTTPort, MaxInflight: int(mb.Spec.MQTT.Inflight), Extra: mb.Spec.Broker.Config}
 	if lim, ok := mb.Spec.Broker.Resources.Limits[corev1.ResourceMemory]; ok {
 		c.MemoryLimitBytes = lim.Value() // the memory watermark is relative to the container's limit
@@ -37,7 +38,7 @@ func rabbitMQPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap, 
 		{Name: "log", MountPath: rabbitMQLogDir},
 	}
 	volumes := []corev1.Volume{configVolume(mb), emptyDir("data"), emptyDir("log")}
-	if BrokerTLS(mb) {
+	if p.Broker.TLS {
 		c.TLSPort = MQTTSPort
 		c.CAFile, c.CertFile, c.KeyFile = rabbitMQCertDir+"/ca.crt", rabbitMQCertDir+"/tls.crt", rabbitMQCertDir+"/tls.key"
 		c.TLSVersion = string(mb.Spec.TLS.Version)
@@ -45,7 +46,7 @@ func rabbitMQPod(mb *v1alpha1.MessagingBenchmark, _ Config) (*corev1.ConfigMap, 
 	}
 	if brokerWebSocket(mb) {
 		c.WSPort, c.WebSocketPath = int(wsPort(mb)), wsPath(mb)
-		if BrokerTLS(mb) {
+		if p.Broker.TLS {
 			c.WSSPort = int(wssPort(mb))
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // VerneMQ (vernemq/vernemq): Erlang as vernemq (uid 10000) from /vernemq, configured by
@@ -54,8 +55,8 @@ const verneMQImage = "vernemq/vernemq"
 // verneMQPod runs VerneMQ from a vernemq.conf and vm.args msgbench renders: plain MQTT on 1883
 // always, MQTTS on 8883 with the run's certificate and the spec's TLS version, anonymous access
 // with an allow-all ACL, the spec's inflight window, a deep queue, no connection limit.
-func verneMQPod(mb *v1alpha1.MessagingBenchmark, cfg Config) (*corev1.ConfigMap, brokerPod, error) {
-	conf, err := verneMQConf(mb, cfg.BrokerImage(mb))
+func verneMQPod(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, cfg Config) (*corev1.ConfigMap, brokerPod, error) {
+	conf, err := verneMQConf(mb, p, cfg.BrokerImage(mb))
 	if err != nil {
 		return nil, brokerPod{}, err
 	}
@@ -68,7 +69,7 @@ func verneMQPod(mb *v1alpha1.MessagingBenchmark, cfg Config) (*corev1.ConfigMap,
 		{Name: "tmp", MountPath: "/tmp"},
 	}
 	volumes := []corev1.Volume{configVolume(mb), emptyDir("data"), emptyDir("log"), emptyDir("tmp")}
-	if BrokerTLS(mb) {
+	if p.Broker.TLS {
 		mounts, volumes = withCerts(mb, verneMQCertDir, mounts, volumes)
 	}
 	return brokerConfigMap(mb, map[string]string{"vernemq.conf": conf, "vm.args": verneMQVMArgs, "vmq.acl": "topic #\n"}), restrictedBrokerPod(verneMQUID, corev1.Container{
@@ -123,7 +124,7 @@ func verneMQEULA(mb *v1alpha1.MessagingBenchmark, image string) error {
 }
 
 // verneMQConf renders vernemq.conf for mb running image.
-func verneMQConf(mb *v1alpha1.MessagingBenchmark, image string) (string, error) {
+func verneMQConf(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, image string) (string, error) {
 	if err := checkBrokerConfig("VerneMQ", mb.Spec.Broker.Config, VerneMQConfigKeys, VerneMQManagedConfigKeys); err != nil {
 		return "", err
 	}
@@ -150,7 +151,7 @@ func verneMQConf(mb *v1alpha1.MessagingBenchmark, image string) (string, error) 
 		"log.console":              "console",
 		"log.console.level":        "warning",
 	}
-	if BrokerTLS(mb) {
+	if p.Broker.TLS {
 		c["listener.ssl.default"] = fmt.Sprintf("0.0.0.0:%d", MQTTSPort)
 		c["listener.ssl.cafile"] = verneMQCertDir + "/ca.crt"
 		c["listener.ssl.certfile"] = verneMQCertDir + "/tls.crt"
@@ -163,7 +164,7 @@ func verneMQConf(mb *v1alpha1.MessagingBenchmark, image string) (string, error) 
 			return "", fmt.Errorf("spec.mqtt.webSocketPath: VerneMQ serves MQTT over WebSocket at /mqtt only, not %s", wsPath(mb))
 		}
 		c["listener.ws.default"] = fmt.Sprintf("0.0.0.0:%d", wsPort(mb))
-		if BrokerTLS(mb) {
+		if p.Broker.TLS {
 			c["listener.wss.default"] = fmt.Sprintf("0.0.0.0:%d", wssPort(mb))
 			c["listener.wss.cafile"] = verneMQCertDir + "/ca.crt"
 			c["listener.wss.certfile"] = verneMQCertDir + "/tls.crt"

@@ -1,11 +1,13 @@
 // Package resources builds the Kubernetes objects the operator creates for a MessagingBenchmark.
-// Every builder is a pure function from the benchmark (and the operator's Config) to an object:
+// Every builder is a pure function from the benchmark (its compiled plan, where the builder decides
+// from the protocol, and the operator's Config) to an object:
 // no client calls, so `msgbench render` prints exactly what the operator applies, and golden
 // files pin each object's shape (testdata/*.golden.yaml, refreshed with go test -update).
 package resources
 
 import (
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/internal/version"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // Config holds the operator's settings that shape the objects.
@@ -166,9 +169,6 @@ func GatewayUsageURL(mb *v1alpha1.MessagingBenchmark) string {
 // TLSEnabled reports whether the clients of mb encrypt.
 func TLSEnabled(mb *v1alpha1.MessagingBenchmark) bool { return mb.Spec.TLSEnabled() }
 
-// BrokerTLS reports whether the broker serves TLS (see MessagingBenchmarkSpec.BrokerTLS).
-func BrokerTLS(mb *v1alpha1.MessagingBenchmark) bool { return mb.Spec.BrokerTLS() }
-
 // GatewayTLS reports whether the gateway serves TLS.
 func GatewayTLS(mb *v1alpha1.MessagingBenchmark) bool { return mb.Spec.GatewayTLS() }
 
@@ -185,27 +185,44 @@ func TLSSecretName(mb *v1alpha1.MessagingBenchmark) string {
 
 // BrokerAddress is the host:port the MQTT (or Kafka) clients, or the gateway, connect to. For
 // broker type kafka it is the bootstrap Service Strimzi creates (KafkaBootstrapAddress).
-func BrokerAddress(mb *v1alpha1.MessagingBenchmark) string {
+func BrokerAddress(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) string {
 	if mb.Spec.Broker.Type == v1alpha1.BrokerExternal && mb.Spec.Broker.External != nil {
 		return mb.Spec.Broker.External.Address
 	}
 	if mb.Spec.Broker.Type == v1alpha1.BrokerKafka {
-		return KafkaBootstrapAddress(mb)
+		return KafkaBootstrapAddress(mb, p)
 	}
 	port := MQTTPort
 	switch {
-	case mb.Spec.Protocol == v1alpha1.ProtocolMQTTQUIC && mb.Spec.GatewayMode() == "":
+	case brokerQUIC(p):
 		port = QUICPort
-	case BrokerTLS(mb):
+	case p.Broker.TLS:
 		port = MQTTSPort
 	}
 	if brokerWebSocket(mb) {
 		port = int(wsPort(mb))
-		if BrokerTLS(mb) {
+		if p.Broker.TLS {
 			port = int(wssPort(mb))
 		}
 	}
 	return fmt.Sprintf("%s.%s.svc:%d", NamesOf(mb).Broker, mb.Namespace, port)
+}
+
+// brokerQUIC reports whether clients reach the broker over QUIC with no gateway between: a group
+// of mqtt-quic clients straight to a broker that serves QUIC itself (EMQX's QUIC listener).
+func brokerQUIC(p *plan.Plan) bool {
+	return slices.ContainsFunc(p.Groups, func(g plan.Group) bool { return g.Protocol == v1alpha1.ProtocolMQTTQUIC && g.Gateway == "" })
+}
+
+// Gateway is the msgbench gateway the plan's clients go through ("mqtt-sn", "http" or "quic"), or
+// "" when they all talk to the broker directly. The operator runs one gateway per benchmark.
+func Gateway(p *plan.Plan) string {
+	for _, g := range p.Groups {
+		if g.Gateway != "" {
+			return g.Gateway
+		}
+	}
+	return ""
 }
 
 // usesGateway returns the gateway mode a protocol needs, or "".

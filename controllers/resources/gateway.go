@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // gatewayPorts are the ports each gateway mode serves; the first is where workers connect.
@@ -23,11 +24,11 @@ var gatewayPorts = map[string][]corev1.ServicePort{
 func GatewayMode(mb *v1alpha1.MessagingBenchmark) string { return usesGateway(mb) }
 
 // GatewayDeployment runs the protocol gateway (`msgbench gateway`) in front of the broker.
-func GatewayDeployment(mb *v1alpha1.MessagingBenchmark, cfg Config) *appsv1.Deployment {
+func GatewayDeployment(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, cfg Config) *appsv1.Deployment {
 	mode := usesGateway(mb)
 	names := NamesOf(mb)
 	ports := gatewayPorts[mode]
-	args := []string{"gateway", "--mode", mode, "--listen", fmt.Sprintf(":%d", ports[0].Port), "--broker", BrokerAddress(mb),
+	args := []string{"gateway", "--mode", mode, "--listen", fmt.Sprintf(":%d", ports[0].Port), "--broker", BrokerAddress(mb, p),
 		"-f", "/etc/msgbench/benchmark.yaml", "--metrics", fmt.Sprintf(":%d", MetricsPort)}
 	mounts := []corev1.VolumeMount{{Name: "spec", MountPath: "/etc/msgbench", ReadOnly: true}}
 	volumes := []corev1.Volume{{Name: "spec", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{

@@ -16,6 +16,7 @@ import (
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/kafka"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // Strimzi's API (kafka.strimzi.io/v1, Strimzi 1.0 and later; KRaft with node pools only).
@@ -64,8 +65,8 @@ func KafkaBootstrapService(mb *v1alpha1.MessagingBenchmark) string {
 }
 
 // KafkaListener is the Strimzi listener the workers use: tls with spec.tls, else plain.
-func KafkaListener(mb *v1alpha1.MessagingBenchmark) (name string, port int) {
-	if BrokerTLS(mb) {
+func KafkaListener(p *plan.Plan) (name string, port int) {
+	if p.Broker.TLS {
 		return KafkaTLSListener, KafkaTLSPort
 	}
 	return KafkaPlainListener, KafkaPort
@@ -73,8 +74,8 @@ func KafkaListener(mb *v1alpha1.MessagingBenchmark) (name string, port int) {
 
 // KafkaBootstrapAddress is the bootstrap address of the workers' listener, as Strimzi reports
 // it in status.listeners[].bootstrapServers.
-func KafkaBootstrapAddress(mb *v1alpha1.MessagingBenchmark) string {
-	_, port := KafkaListener(mb)
+func KafkaBootstrapAddress(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) string {
+	_, port := KafkaListener(p)
 	return fmt.Sprintf("%s.%s.svc:%d", KafkaBootstrapService(mb), mb.Namespace, port)
 }
 
@@ -99,7 +100,7 @@ func KafkaTopicName(mb *v1alpha1.MessagingBenchmark, t int) string {
 // from KafkaNodePool), Kafka kafka.Version, an internal plain listener on 9092 and, with
 // spec.tls, a TLS listener on 9093 serving the benchmark's certificate, spec.broker.config in
 // spec.kafka.config, and the Topic Operator, which turns the KafkaTopics into topics.
-func Kafka(mb *v1alpha1.MessagingBenchmark) (*unstructured.Unstructured, error) {
+func Kafka(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) (*unstructured.Unstructured, error) {
 	if err := kafka.CheckConfig(mb.Spec.Broker.Config); err != nil {
 		return nil, err
 	}
@@ -120,7 +121,7 @@ func Kafka(mb *v1alpha1.MessagingBenchmark) (*unstructured.Unstructured, error) 
 		"replica.fetch.max.bytes": int64(kafka.MaxMessageBytes),
 	}
 	listeners := []any{map[string]any{"name": KafkaPlainListener, "port": int64(KafkaPort), "type": "internal", "tls": false}}
-	if BrokerTLS(mb) {
+	if p.Broker.TLS {
 		listeners = append(listeners, map[string]any{
 			"name": KafkaTLSListener, "port": int64(KafkaTLSPort), "type": "internal", "tls": true,
 			// The benchmark's certificate (generated, or spec.tls.secretRef), so workers verify
@@ -201,8 +202,8 @@ func KafkaTopics(mb *v1alpha1.MessagingBenchmark) []*unstructured.Unstructured {
 
 // KafkaObjects are all Strimzi objects of a benchmark with broker type kafka, in the order the
 // operator applies them: Kafka, KafkaNodePool, KafkaTopics.
-func KafkaObjects(mb *v1alpha1.MessagingBenchmark) ([]client.Object, error) {
-	k, err := Kafka(mb)
+func KafkaObjects(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) ([]client.Object, error) {
+	k, err := Kafka(mb, p)
 	if err != nil {
 		return nil, err
 	}

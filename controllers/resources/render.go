@@ -10,8 +10,14 @@ import (
 
 // Render returns every object the operator applies for mb, in the order it applies them.
 // Secrets whose content is generated at run time (the control token, a generated TLS
-// certificate) are left out: they differ on every run and hold keys.
+// certificate) are left out: they differ on every run and hold keys. The spec is compiled first,
+// as the operator does before it creates anything, and the builders that decide from the
+// protocol read the plan.
 func Render(mb *v1alpha1.MessagingBenchmark, cfg Config) ([]client.Object, error) {
+	p, err := plan.Compile(&mb.Spec, plan.Kubernetes)
+	if err != nil {
+		return nil, err
+	}
 	var objs []client.Object
 	spec, err := SpecConfigMap(mb)
 	if err != nil {
@@ -19,28 +25,24 @@ func Render(mb *v1alpha1.MessagingBenchmark, cfg Config) ([]client.Object, error
 	}
 	objs = append(objs, spec, WorkerServiceAccount(mb))
 	if mb.Spec.Broker.Type.MQTTBroker() {
-		broker, err := BrokerObjects(mb, cfg)
+		broker, err := BrokerObjects(mb, p, cfg)
 		if err != nil {
 			return nil, err
 		}
 		objs = append(objs, broker...)
 	}
 	if mb.Spec.Broker.Type == v1alpha1.BrokerKafka {
-		kafka, err := KafkaObjects(mb)
+		kafka, err := KafkaObjects(mb, p)
 		if err != nil {
 			return nil, err
 		}
 		objs = append(objs, kafka...)
 	}
-	if GatewayMode(mb) != "" {
-		objs = append(objs, GatewayDeployment(mb, cfg), GatewayService(mb))
+	if Gateway(p) != "" {
+		objs = append(objs, GatewayDeployment(mb, p, cfg), GatewayService(mb))
 	}
-	objs = append(objs, WorkersJob(mb, cfg))
-	p, err := plan.Compile(&mb.Spec, plan.Kubernetes)
-	if err != nil {
-		return nil, err
-	}
-	chaos, err := netem.NetworkChaos(mb, p.Network.Link)
+	objs = append(objs, WorkersJob(mb, p, cfg))
+	chaos, err := netem.NetworkChaos(mb, p.Network.Link, p.DirectToBroker())
 	if err != nil {
 		return nil, err
 	}

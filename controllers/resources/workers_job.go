@@ -10,17 +10,18 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/plan"
 )
 
 const msgbenchUID = 65532 // the msgbench image's non-root user
 
 // WorkerClientAddress is where the workers' clients connect: the gateway for protocols that
 // need one, otherwise the broker.
-func WorkerClientAddress(mb *v1alpha1.MessagingBenchmark) string {
+func WorkerClientAddress(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) string {
 	if mode := usesGateway(mb); mode != "" {
 		return fmt.Sprintf("%s.%s.svc:%d", NamesOf(mb).Gateway, mb.Namespace, gatewayPorts[mode][0].Port)
 	}
-	return BrokerAddress(mb)
+	return BrokerAddress(mb, p)
 }
 
 // WorkersJob runs spec.workers.replicas load-generator pods as an Indexed Job. Each pod runs
@@ -28,10 +29,10 @@ func WorkerClientAddress(mb *v1alpha1.MessagingBenchmark) string {
 // the operator's start signal and keeps its result until the operator collected it. A failed
 // worker is not retried (backoffLimit 0): its share of the measurement is lost, so the run
 // fails instead of mixing two attempts.
-func WorkersJob(mb *v1alpha1.MessagingBenchmark, cfg Config) *batchv1.Job {
+func WorkersJob(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, cfg Config) *batchv1.Job {
 	names := NamesOf(mb)
 	w := mb.Spec.Workers
-	args := []string{"loadgen", "-f", "/etc/msgbench/benchmark.yaml", "--broker", WorkerClientAddress(mb),
+	args := []string{"loadgen", "-f", "/etc/msgbench/benchmark.yaml", "--broker", WorkerClientAddress(mb, p),
 		"--control", fmt.Sprintf(":%d", cfg.ControlPort), "--run-id", RunID(mb),
 		// live metrics, and a scraper's chance to read the final values once the operator has
 		// collected the result

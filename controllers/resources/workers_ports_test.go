@@ -26,7 +26,7 @@ func TestWorkerPortRange(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		job := resources.WorkersJob(mb, resources.DefaultConfig())
+		job := resources.WorkersJob(mb, planOf(t, mb), resources.DefaultConfig())
 		sc := job.Spec.Template.Spec.SecurityContext
 		wide := sc != nil && len(sc.Sysctls) == 1 && sc.Sysctls[0].Name == "net.ipv4.ip_local_port_range" && sc.Sysctls[0].Value == resources.WidePortRange
 		if wide != c.wide || (!wide && sc != nil && len(sc.Sysctls) > 0) {

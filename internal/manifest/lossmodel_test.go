@@ -73,7 +73,7 @@ func TestGilbertElliottAcceptedLocally(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := netem.NetworkChaos(mb, p.Network.Link); err == nil || !strings.Contains(err.Error(), "gilbertElliott: Chaos Mesh") {
+				if _, err := netem.NetworkChaos(mb, p.Network.Link, p.DirectToBroker()); err == nil || !strings.Contains(err.Error(), "gilbertElliott: Chaos Mesh") {
 					t.Errorf("NetworkChaos accepted the model: %v", err)
 				}
 			}

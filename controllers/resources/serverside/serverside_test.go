@@ -21,6 +21,7 @@ import (
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/internal/testenv"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // brokerSamples are the samples of each broker type but Mosquitto and Kafka (which the other
@@ -102,7 +103,11 @@ func TestBrokerObjectsServerSide(t *testing.T) {
 		brokerCase{"vernemq-tls", brokerBench(t, v1alpha1.BrokerVerneMQ, "1.2", eula)},
 	)
 	for _, c := range cases {
-		objs, err := resources.BrokerObjects(c.mb, resources.DefaultConfig())
+		p, err := plan.Compile(&c.mb.Spec, plan.Kubernetes)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		objs, err := resources.BrokerObjects(c.mb, p, resources.DefaultConfig())
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
