@@ -28,7 +28,7 @@ func GatewayDeployment(mb *v1alpha1.MessagingBenchmark, cfg Config) *appsv1.Depl
 	names := NamesOf(mb)
 	ports := gatewayPorts[mode]
 	args := []string{"gateway", "--mode", mode, "--listen", fmt.Sprintf(":%d", ports[0].Port), "--broker", BrokerAddress(mb),
-		"-f", "/etc/msgbench/benchmark.yaml", "--metrics", fmt.Sprintf(":%d", MetricsPort)}
+		"--plan", PlanPath, "--metrics", fmt.Sprintf(":%d", MetricsPort)}
 	mounts := []corev1.VolumeMount{{Name: "spec", MountPath: "/etc/msgbench", ReadOnly: true}}
 	volumes := []corev1.Volume{{Name: "spec", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 		LocalObjectReference: corev1.LocalObjectReference{Name: names.Spec}}}}}

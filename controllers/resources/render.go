@@ -13,7 +13,11 @@ import (
 // certificate) are left out: they differ on every run and hold keys.
 func Render(mb *v1alpha1.MessagingBenchmark, cfg Config) ([]client.Object, error) {
 	var objs []client.Object
-	spec, err := SpecConfigMap(mb)
+	p, err := plan.CompileBenchmark(mb, plan.Kubernetes)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := SpecConfigMap(mb, p)
 	if err != nil {
 		return nil, err
 	}
@@ -36,10 +40,6 @@ func Render(mb *v1alpha1.MessagingBenchmark, cfg Config) ([]client.Object, error
 		objs = append(objs, GatewayDeployment(mb, cfg), GatewayService(mb))
 	}
 	objs = append(objs, WorkersJob(mb, cfg))
-	p, err := plan.Compile(&mb.Spec, plan.Kubernetes)
-	if err != nil {
-		return nil, err
-	}
 	chaos, err := netem.NetworkChaos(mb, p.Network.Link)
 	if err != nil {
 		return nil, err

@@ -31,7 +31,7 @@ func WorkerClientAddress(mb *v1alpha1.MessagingBenchmark) string {
 func WorkersJob(mb *v1alpha1.MessagingBenchmark, cfg Config) *batchv1.Job {
 	names := NamesOf(mb)
 	w := mb.Spec.Workers
-	args := []string{"loadgen", "-f", "/etc/msgbench/benchmark.yaml", "--broker", WorkerClientAddress(mb),
+	args := []string{"loadgen", "--plan", PlanPath, "--broker", WorkerClientAddress(mb),
 		"--control", fmt.Sprintf(":%d", cfg.ControlPort), "--run-id", RunID(mb),
 		// live metrics, and a scraper's chance to read the final values once the operator has
 		// collected the result
