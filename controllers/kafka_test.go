@@ -63,8 +63,8 @@ func stopLocalKafka() {
 
 // workerAddress is where the fake kubelet's in-process workers connect: the suite's Mosquitto,
 // or for Kafka benchmarks the local Kafka standing in for Strimzi's bootstrap Service.
-func workerAddress(t testing.TB, spec *v1alpha1.MessagingBenchmarkSpec) string {
-	if spec.Protocol == v1alpha1.ProtocolKafka {
+func workerAddress(t testing.TB, protocol v1alpha1.Protocol) string {
+	if protocol == v1alpha1.ProtocolKafka {
 		return localKafka(t).Addr
 	}
 	return broker.Addr

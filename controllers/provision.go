@@ -52,7 +52,7 @@ func (r *Reconciler) common(ctx context.Context, st *run) (bool, error) {
 		return false, err
 	}
 	st.token = string(secret.Data["token"])
-	cm, err := resources.SpecConfigMap(mb)
+	cm, err := resources.SpecConfigMap(mb, st.plan)
 	if err != nil {
 		return false, err
 	}

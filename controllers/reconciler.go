@@ -217,7 +217,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	before := mb.Status.DeepCopy()
 	st := &run{mb: &mb, names: resources.NamesOf(&mb), phase: v1alpha1.PhasePending}
-	st.plan, st.planErr = plan.Compile(&mb.Spec, plan.Kubernetes)
+	st.plan, st.planErr = plan.CompileBenchmark(&mb, plan.Kubernetes)
 	if finished(&mb) {
 		return r.finish(ctx, st)
 	}

@@ -35,11 +35,11 @@ import (
 	"github.com/msgbench/msgbench/brokers/mosquitto"
 	"github.com/msgbench/msgbench/controllers"
 	"github.com/msgbench/msgbench/controllers/resources"
-	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/internal/testenv"
 	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/loadgen/control"
 	_ "github.com/msgbench/msgbench/loadgen/drivers/all"
+	"github.com/msgbench/msgbench/plan"
 )
 
 var (
@@ -315,9 +315,9 @@ func (k *kubelet) runWorker(ctx context.Context, index int, pod *corev1.Pod) {
 		k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: names.Control}, &secret) != nil {
 		return
 	}
-	parsed, err := manifest.Parse([]byte(cm.Data["benchmark.yaml"]))
+	compiled, err := plan.Unmarshal([]byte(cm.Data[plan.FileName]))
 	if err != nil {
-		k.t.Errorf("the worker cannot parse the operator's spec ConfigMap: %v", err)
+		k.t.Errorf("the worker cannot read the operator's plan: %v", err)
 		return
 	}
 	ctl := control.NewServer(string(secret.Data["token"]))
@@ -335,13 +335,13 @@ func (k *kubelet) runWorker(ctx context.Context, index int, pod *corev1.Pod) {
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
 	resultCh := make(chan error, 1)
-	address := workerAddress(k.t, &parsed.Spec)
+	address := workerAddress(k.t, compiled.Groups[0].Protocol)
 	if k.workerBroker != "" {
 		address = k.workerBroker
 	}
 	go func() {
 		// The worker pod's own loop (control.Server.Run, as `msgbench loadgen --control` runs it).
-		_, err := ctl.Run(runCtx, loadgen.Options{Name: parsed.Name, Spec: &parsed.Spec, Worker: index, RunID: resources.RunID(&mb),
+		_, err := ctl.Run(runCtx, loadgen.Options{Name: compiled.Benchmark.Name, Plan: compiled, Worker: index, RunID: resources.RunID(&mb),
 			Address: address, Ready: func() { close(readyCh) }}, func(string, ...any) {})
 		resultCh <- err
 	}()

@@ -171,6 +171,16 @@ func Compile(spec *v1alpha1.MessagingBenchmarkSpec, target Target) (*Plan, error
 	return p, nil
 }
 
+// CompileBenchmark is Compile of mb's spec, the plan named for mb (Plan.Benchmark).
+func CompileBenchmark(mb *v1alpha1.MessagingBenchmark, target Target) (*Plan, error) {
+	p, err := Compile(&mb.Spec, target)
+	if err != nil {
+		return nil, err
+	}
+	p.Benchmark = NameOf(mb)
+	return p, nil
+}
+
 // flatGroup is the one group a spec without groups describes.
 func flatGroup(spec *v1alpha1.MessagingBenchmarkSpec) Group {
 	return Group{

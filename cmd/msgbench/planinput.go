@@ -39,11 +39,10 @@ func (in *planInput) read() (*plan.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		p, err := plan.Compile(&mb.Spec, plan.Admitted)
+		p, err := plan.CompileBenchmark(mb, plan.Admitted)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", in.file, err)
 		}
-		p.Benchmark = plan.NameOf(mb)
 		return p, nil
 	}
 	return nil, fmt.Errorf("no benchmark: give --plan (a compiled plan) or -f (a manifest)")

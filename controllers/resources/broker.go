@@ -233,7 +233,7 @@ func usageSidecar(cfg Config, ready string) corev1.Container {
 		Name:            "usage",
 		Image:           cfg.MsgbenchImage,
 		ImagePullPolicy: cfg.ImagePullPolicy,
-		Args: []string{"usage", "--listen", fmt.Sprintf(":%d", MetricsPort), "-f", "/etc/msgbench/benchmark.yaml", "--component", "broker",
+		Args: []string{"usage", "--listen", fmt.Sprintf(":%d", MetricsPort), "--plan", PlanPath, "--component", "broker",
 			"--ready-mqtt", ready},
 		Ports: []corev1.ContainerPort{metricsContainerPort()},
 		ReadinessProbe: &corev1.Probe{

@@ -3,71 +3,34 @@ package resources
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/internal/certs"
+	"github.com/msgbench/msgbench/plan"
 )
 
-// SpecConfigMap holds the benchmark as a manifest (benchmark.yaml) for the workers and gateways,
-// which parse it exactly like `msgbench run` does.
-func SpecConfigMap(mb *v1alpha1.MessagingBenchmark) (*corev1.ConfigMap, error) {
-	// The metadata the workers' and gateway's metrics are labelled with: name, namespace, and a
-	// suite's run's suite, point and repetition.
-	md := map[string]any{"name": mb.Name, "namespace": mb.Namespace}
-	if s := mb.Labels[v1alpha1.LabelSuite]; s != "" {
-		md["labels"] = map[string]string{v1alpha1.LabelSuite: s}
-		md["annotations"] = map[string]string{v1alpha1.AnnotationPoint: mb.Annotations[v1alpha1.AnnotationPoint],
-			v1alpha1.AnnotationRepetition: mb.Annotations[v1alpha1.AnnotationRepetition]}
-	}
-	doc := struct {
-		APIVersion string                          `json:"apiVersion"`
-		Kind       string                          `json:"kind"`
-		Metadata   map[string]any                  `json:"metadata"`
-		Spec       v1alpha1.MessagingBenchmarkSpec `json:"spec"`
-	}{v1alpha1.GroupVersion.String(), "MessagingBenchmark", md, mb.Spec}
-	data, err := yaml.Marshal(doc)
+// PlanPath is where the workers, the gateway and the broker's usage sidecar find the run's
+// compiled plan: the spec ConfigMap mounted at /etc/msgbench.
+const PlanPath = "/etc/msgbench/" + plan.FileName
+
+// SpecConfigMap holds the run's compiled plan (plan.json, the plan's wire form) for the workers,
+// the gateway and the usage sidecar: every process of the run carries out the operator's one
+// compilation instead of admitting the manifest again (a re-admitted manifest is how a warm-up
+// of 0s became the 5 s default, twice).
+func SpecConfigMap(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) (*corev1.ConfigMap, error) {
+	data, err := plan.Marshal(p)
 	if err != nil {
-		return nil, err
-	}
-	if data, err = keepZeroWarmup(data, mb.Spec.Workload.Warmup.Duration); err != nil {
 		return nil, err
 	}
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: meta(mb, NamesOf(mb).Spec, v1alpha1.ComponentWorker),
-		Data:       map[string]string{"benchmark.yaml": string(data)},
+		Data:       map[string]string{plan.FileName: string(data)},
 	}, nil
-}
-
-// keepZeroWarmup writes spec.workload.warmup: 0s into the manifest when the warm-up is zero:
-// omitted (omitzero), the workers' parse would give it its default of 5 s — a run with
-// workload.messages and no warm-up was then refused by every worker, one with a duration ran 5 s
-// longer than asked.
-func keepZeroWarmup(data []byte, warmup time.Duration) ([]byte, error) {
-	if warmup != 0 {
-		return data, nil
-	}
-	var m map[string]any
-	if err := yaml.Unmarshal(data, &m); err != nil {
-		return nil, err
-	}
-	spec, _ := m["spec"].(map[string]any)
-	if spec == nil {
-		return data, nil
-	}
-	w, _ := spec["workload"].(map[string]any)
-	if w == nil {
-		w = map[string]any{}
-		spec["workload"] = w
-	}
-	w["warmup"] = "0s"
-	return yaml.Marshal(m)
 }
 
 // ControlSecret holds the token the operator and its workers authenticate the control

@@ -29,7 +29,7 @@ func GatewayDeployment(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, cfg Config
 	names := NamesOf(mb)
 	ports := gatewayPorts[mode]
 	args := []string{"gateway", "--mode", mode, "--listen", fmt.Sprintf(":%d", ports[0].Port), "--broker", BrokerAddress(mb, p),
-		"-f", "/etc/msgbench/benchmark.yaml", "--metrics", fmt.Sprintf(":%d", MetricsPort)}
+		"--plan", PlanPath, "--metrics", fmt.Sprintf(":%d", MetricsPort)}
 	mounts := []corev1.VolumeMount{{Name: "spec", MountPath: "/etc/msgbench", ReadOnly: true}}
 	volumes := []corev1.Volume{{Name: "spec", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 		LocalObjectReference: corev1.LocalObjectReference{Name: names.Spec}}}}}

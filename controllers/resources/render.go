@@ -14,12 +14,12 @@ import (
 // as the operator does before it creates anything, and the builders that decide from the
 // protocol read the plan.
 func Render(mb *v1alpha1.MessagingBenchmark, cfg Config) ([]client.Object, error) {
-	p, err := plan.Compile(&mb.Spec, plan.Kubernetes)
+	p, err := plan.CompileBenchmark(mb, plan.Kubernetes)
 	if err != nil {
 		return nil, err
 	}
 	var objs []client.Object
-	spec, err := SpecConfigMap(mb)
+	spec, err := SpecConfigMap(mb, p)
 	if err != nil {
 		return nil, err
 	}

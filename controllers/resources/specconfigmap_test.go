@@ -1,16 +1,19 @@
 package resources_test
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/internal/manifest"
+	"github.com/msgbench/msgbench/plan"
 )
 
-// TestSpecConfigMapKeepsZeroWarmup: the workers parse the spec ConfigMap with the API's
-// defaults, so a warm-up of 0s must be written out, not left for the 5 s default.
-func TestSpecConfigMapKeepsZeroWarmup(t *testing.T) {
+// TestSpecConfigMapHoldsThePlan: the workers, the gateway and the usage sidecar read the plan
+// the operator compiled, exactly — a warm-up of 0s stays 0 (a re-admitted manifest once gave it
+// the 5 s default) and the default stays the default.
+func TestSpecConfigMapHoldsThePlan(t *testing.T) {
 	for _, c := range []struct {
 		workload string
 		want     time.Duration
@@ -23,16 +26,26 @@ func TestSpecConfigMapKeepsZeroWarmup(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cm, err := resources.SpecConfigMap(mb)
+		compiled, err := plan.CompileBenchmark(mb, plan.Kubernetes)
 		if err != nil {
 			t.Fatal(err)
 		}
-		worker, err := manifest.Parse([]byte(cm.Data["benchmark.yaml"]))
+		cm, err := resources.SpecConfigMap(mb, compiled)
 		if err != nil {
-			t.Fatalf("%s: the workers cannot parse the spec ConfigMap: %v", c.workload, err)
+			t.Fatal(err)
 		}
-		if got := worker.Spec.Workload.Warmup.Duration; got != c.want {
+		worker, err := plan.Unmarshal([]byte(cm.Data[plan.FileName]))
+		if err != nil {
+			t.Fatalf("%s: the workers cannot read the spec ConfigMap's plan: %v", c.workload, err)
+		}
+		if !reflect.DeepEqual(worker, compiled) {
+			t.Errorf("%s: the workers' plan differs from the operator's:\n%+v\n%+v", c.workload, worker, compiled)
+		}
+		if got := worker.Timing.Warmup; got != c.want {
 			t.Errorf("%s: the workers' warm-up is %s, want %s", c.workload, got, c.want)
+		}
+		if worker.Benchmark.Name != "w" || worker.Benchmark.Namespace != "bench" {
+			t.Errorf("%s: the plan is not named for its benchmark: %+v", c.workload, worker.Benchmark)
 		}
 	}
 }

@@ -32,7 +32,7 @@ func WorkerClientAddress(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) string {
 func WorkersJob(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, cfg Config) *batchv1.Job {
 	names := NamesOf(mb)
 	w := mb.Spec.Workers
-	args := []string{"loadgen", "-f", "/etc/msgbench/benchmark.yaml", "--broker", WorkerClientAddress(mb, p),
+	args := []string{"loadgen", "--plan", PlanPath, "--broker", WorkerClientAddress(mb, p),
 		"--control", fmt.Sprintf(":%d", cfg.ControlPort), "--run-id", RunID(mb),
 		// live metrics, and a scraper's chance to read the final values once the operator has
 		// collected the result
