@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,9 +58,20 @@ func kindSchema(kind string) (*schema, error) {
 	if s, ok := schemas[kind]; ok {
 		return s, nil
 	}
+	s, _, err := buildSchema(kind, true)
+	if err != nil {
+		return nil, err
+	}
+	schemas[kind] = s
+	return s, nil
+}
+
+// buildSchema reads the embedded CRD of kind; local leaves out the Kubernetes-only rules, and
+// dropped is how many it left out.
+func buildSchema(kind string, local bool) (s *schema, dropped int, err error) {
 	var c apiextensionsv1.CustomResourceDefinition
 	if err := yaml.UnmarshalStrict(crds[kind], &c); err != nil {
-		return nil, fmt.Errorf("embedded %s CRD: %w", kind, err)
+		return nil, 0, fmt.Errorf("embedded %s CRD: %w", kind, err)
 	}
 	var v1schema *apiextensionsv1.JSONSchemaProps
 	for _, v := range c.Spec.Versions {
@@ -68,24 +80,24 @@ func kindSchema(kind string) (*schema, error) {
 		}
 	}
 	if v1schema == nil {
-		return nil, fmt.Errorf("embedded %s CRD has no v1alpha1 schema", kind)
+		return nil, 0, fmt.Errorf("embedded %s CRD has no v1alpha1 schema", kind)
 	}
 	internal := &apiextensions.JSONSchemaProps{}
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v1schema, internal, nil); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	dropKubernetesOnlyRules(internal)
+	if local {
+		dropped = dropKubernetesOnlyRules(kind, internal)
+	}
 	st, err := structuralschema.NewStructural(internal)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	sv, _, err := validation.NewSchemaValidator(internal)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	s := &schema{structural: st, validator: sv, cel: cel.NewValidator(st, true, celconfig.PerCallLimit)}
-	schemas[kind] = s
-	return s, nil
+	return &schema{structural: st, validator: sv, cel: cel.NewValidator(st, true, celconfig.PerCallLimit)}, dropped, nil
 }
 
 // ReadFile reads a manifest file; see Parse. A refusal names where each problem comes from: the
@@ -511,34 +523,64 @@ func validateName(name string) []string {
 	return nil
 }
 
-// KubernetesOnlyPrefix starts the message of every CEL rule that holds only on Kubernetes: what
-// Chaos Mesh cannot apply (Gilbert-Elliott loss, radio states) but the local emulator can. The
-// API server enforces those rules; msgbench run, which runs the spec locally, leaves them out.
+// KubernetesOnlyPrefix starts the message of every Kubernetes-only rule, by convention: it tells
+// the user why `kubectl apply` refuses what `msgbench run` accepts. It does not decide which
+// rules msgbench run leaves out: v1alpha1.KubernetesOnlyRules does (TestKubernetesOnlyRulesNameCRDRules
+// holds the two in step).
 const KubernetesOnlyPrefix = "on Kubernetes, "
 
-// dropKubernetesOnlyRules removes the Kubernetes-only rules from the schema, at every level.
-func dropKubernetesOnlyRules(p *apiextensions.JSONSchemaProps) {
+// specRoots is where each kind's schema holds a MessagingBenchmark spec, whose rules
+// v1alpha1.KubernetesOnlyRules name by their path below it.
+var specRoots = map[string][]string{
+	"MessagingBenchmark":      {"spec"},
+	"MessagingBenchmarkSuite": {"spec", "template"},
+}
+
+// dropKubernetesOnlyRules removes v1alpha1.KubernetesOnlyRules from the schema of kind (p is its
+// root), at every level, and returns how many it removed.
+func dropKubernetesOnlyRules(kind string, p *apiextensions.JSONSchemaProps) int {
+	return dropRules(p, nil, specRoots[kind])
+}
+
+// dropRules walks p, at path (the field names from the schema's root), dropping the rules
+// v1alpha1.IsKubernetesOnly names below root.
+func dropRules(p *apiextensions.JSONSchemaProps, path, root []string) int {
 	if p == nil {
-		return
+		return 0
 	}
-	kept := p.XValidations[:0]
-	for _, r := range p.XValidations {
-		if !strings.HasPrefix(r.Message, KubernetesOnlyPrefix) {
+	n := 0
+	if rel, ok := below(path, root); ok {
+		kept := p.XValidations[:0]
+		for _, r := range p.XValidations {
+			if v1alpha1.IsKubernetesOnly(rel, r.Rule) {
+				n++
+				continue
+			}
 			kept = append(kept, r)
 		}
+		p.XValidations = kept
 	}
-	p.XValidations = kept
 	for k, c := range p.Properties {
-		dropKubernetesOnlyRules(&c)
+		n += dropRules(&c, append(slices.Clip(path), k), root)
 		p.Properties[k] = c
 	}
 	if p.Items != nil {
-		dropKubernetesOnlyRules(p.Items.Schema)
+		n += dropRules(p.Items.Schema, append(slices.Clip(path), "[*]"), root)
 		for i := range p.Items.JSONSchemas {
-			dropKubernetesOnlyRules(&p.Items.JSONSchemas[i])
+			n += dropRules(&p.Items.JSONSchemas[i], append(slices.Clip(path), "[*]"), root)
 		}
 	}
 	if p.AdditionalProperties != nil {
-		dropKubernetesOnlyRules(p.AdditionalProperties.Schema)
+		n += dropRules(p.AdditionalProperties.Schema, append(slices.Clip(path), "{*}"), root)
 	}
+	return n
+}
+
+// below is path relative to root, as v1alpha1.KubernetesOnlyRule.Path writes it, if path is root
+// or under it.
+func below(path, root []string) (string, bool) {
+	if len(root) == 0 || len(path) < len(root) || !slices.Equal(path[:len(root)], root) {
+		return "", false
+	}
+	return strings.Join(path[len(root):], "."), true
 }
