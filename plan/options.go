@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
@@ -128,6 +129,89 @@ func (g *Group) PersistentSession() bool {
 	return false
 }
 
+// The rules below are the per-protocol rules that the CRD also states, as CEL rules and schema
+// bounds (api/v1alpha1), for `kubectl apply` and `msgbench run`; Compile states them again for a
+// spec built in Go, which skips admission. They are written here once, as tables: the numbers,
+// the allowed combinations and the refusal each gives. internal/manifest's
+// TestCELRulesAgreeWithTheGoTables evaluates the generated CRD, with the API server's own CEL
+// libraries, on every case these tables span (every protocol and broker, every QoS from below to
+// above the ranges, every topic id type, the payload limit and one byte more) and requires the
+// CRD and Compile to accept and refuse the same cases with the same message: a rule added on one
+// side only fails it. See docs/plan.md, "Rules written twice".
+
+// QoSRange is the spec.qos values a protocol has, both ends included, and what a value outside
+// them is told.
+type QoSRange struct {
+	Min, Max int32
+	// MinusOne is the refusal of qos -1 where the protocol has no -1: the schema's bounds let -1
+	// through (MQTT-SN has it), and a CEL rule refuses it with this message.
+	MinusOne string
+	// Outside is the refusal (a format of the value) of the other values outside Min..Max, which
+	// the schema's bounds (the union of the ranges) refuse before any CEL rule.
+	Outside string
+}
+
+// qosMinusOneOnlyMQTTSN is the CEL rule's refusal of qos -1 on a protocol other than mqtt-sn.
+const qosMinusOneOnlyMQTTSN = "spec.qos: -1 (publish without a connection) exists only for protocol mqtt-sn"
+
+// ProtocolQoS is the QoS each protocol has. The CRD's spec.qos is bounded by their union
+// (-1..2) and its CEL rule "self.qos != -1 || self.protocol == 'mqtt-sn'" refuses -1 elsewhere.
+var ProtocolQoS = map[v1alpha1.Protocol]QoSRange{
+	v1alpha1.ProtocolMQTT:     {Min: 0, Max: 2, MinusOne: qosMinusOneOnlyMQTTSN, Outside: "spec.qos: %d is not an MQTT QoS"},
+	v1alpha1.ProtocolMQTTQUIC: {Min: 0, Max: 2, MinusOne: qosMinusOneOnlyMQTTSN, Outside: "spec.qos: %d is not an MQTT QoS"},
+	v1alpha1.ProtocolMQTTSN:   {Min: -1, Max: 2, Outside: "spec.qos: %d is not an MQTT-SN QoS (-1..2)"},
+	v1alpha1.ProtocolHTTP:     {Min: 0, Max: 2, MinusOne: qosMinusOneOnlyMQTTSN, Outside: "spec.qos: %d is not a QoS the HTTP gateway knows (0, 1 or 2)"},
+	// 0: acks=0, 1: acks=1, 2: acks=all with the idempotent producer (compileOptions maps them).
+	// Its refusal of -1 keeps the Kafka wording, which loadgen/drivers/kafka's test pins; the
+	// CEL rule's differs (the one wording difference TestCELRulesAgreeWithTheGoTables allows).
+	v1alpha1.ProtocolKafka: {Min: 0, Max: 2, MinusOne: "spec.qos: -1 has no Kafka mapping (0: acks=0, 1: acks=1, 2: acks=all with idempotence)",
+		Outside: "spec.qos: %d has no Kafka mapping (0: acks=0, 1: acks=1, 2: acks=all with idempotence)"},
+}
+
+// CheckQoS refuses a qos that protocol p does not have (ProtocolQoS); a protocol not in the
+// table is not checked here.
+func CheckQoS(p v1alpha1.Protocol, qos int32) error {
+	r, ok := ProtocolQoS[p]
+	switch {
+	case !ok || qos >= r.Min && qos <= r.Max:
+		return nil
+	case qos == -1 && r.MinusOne != "":
+		return errors.New(r.MinusOne)
+	}
+	return fmt.Errorf(r.Outside, qos)
+}
+
+// MQTTSNMaxPayload is the most payload bytes an MQTT-SN PUBLISH carries over UDP: the largest
+// IPv4 UDP payload minus the PUBLISH header (65498). The CRD's CEL rule on
+// spec.workload.payloadBytes writes the number out.
+const MQTTSNMaxPayload = sn.MaxUDPPayload - sn.PublishOverhead
+
+// mqttsnPayloadRefusal is the refusal of a payload above MQTTSNMaxPayload, the CEL rule's message.
+var mqttsnPayloadRefusal = fmt.Sprintf("spec.workload.payloadBytes: an MQTT-SN 1.2 PUBLISH over UDP carries at most %d payload bytes (%d-byte IPv4 datagram minus the %d-byte PUBLISH header)",
+	MQTTSNMaxPayload, sn.MaxUDPPayload, sn.PublishOverhead)
+
+// ConnectionlessTopicIDTypes are the MQTT-SN topic id types QoS -1 can publish with: it sends
+// without a connection, so there is no REGISTER to learn a normal topic id.
+var ConnectionlessTopicIDTypes = []v1alpha1.MQTTSNTopicIDType{v1alpha1.TopicIDPredefined, v1alpha1.TopicIDShort}
+
+// connectionlessRefusal is the refusal of QoS -1 with another topic id type, the CEL rule's message.
+const connectionlessRefusal = "spec.mqttsn.topicIdType: QoS -1 publishes without a connection, so there is no REGISTER to learn a normal topic id: set topicIdType predefined or short"
+
+// CheckMQTTSN refuses what an MQTT-SN client cannot send: a payload above MQTTSNMaxPayload, or
+// QoS -1 with a topic id type not in ConnectionlessTopicIDTypes (t "" is normal, the default).
+func CheckMQTTSN(qos int32, t v1alpha1.MQTTSNTopicIDType, payloadBytes int32) error {
+	if t == "" {
+		t = v1alpha1.TopicIDNormal
+	}
+	if qos == -1 && !slices.Contains(ConnectionlessTopicIDTypes, t) {
+		return errors.New(connectionlessRefusal)
+	}
+	if payloadBytes > MQTTSNMaxPayload {
+		return errors.New(mqttsnPayloadRefusal)
+	}
+	return nil
+}
+
 // compileOptions fills g's options from spec, defaulted, and refuses what the group's driver
 // cannot run: the rules beyond the CRD's schema and CEL (a Go client's spec skips both) that each
 // driver checked on its own before. Errors name the spec field.
@@ -140,20 +224,17 @@ func compileOptions(spec *v1alpha1.MessagingBenchmarkSpec, g *Group) error {
 	}
 	keepAlive := time.Duration(spec.MQTT.KeepAliveSecondsOrDefault()) * time.Second
 	window := max(1, int(spec.MQTT.Inflight))
+	if err := CheckQoS(g.Protocol, g.QoS); err != nil {
+		return err
+	}
 	switch g.Protocol {
 	case v1alpha1.ProtocolMQTT, v1alpha1.ProtocolMQTTQUIC:
-		if g.QoS < 0 || g.QoS > 2 {
-			return fmt.Errorf("spec.qos: %d is not an MQTT QoS", g.QoS)
-		}
 		g.MQTT = &MQTTOptions{Version: v1alpha1.MQTT311, CleanSession: spec.MQTT.CleanSessionOrDefault(), KeepAlive: keepAlive,
 			Inflight: int(spec.MQTT.Inflight), WebSocket: spec.MQTT.WebSocket(), WebSocketPath: spec.MQTT.WebSocketPathOrDefault()}
 		if spec.MQTT.Version == v1alpha1.MQTT5 {
 			g.MQTT.Version = v1alpha1.MQTT5
 		}
 	case v1alpha1.ProtocolMQTTSN:
-		if g.QoS < -1 || g.QoS > 2 {
-			return fmt.Errorf("spec.qos: %d is not an MQTT-SN QoS (-1..2)", g.QoS)
-		}
 		o := &MQTTSNOptions{RetryInterval: spec.MQTTSN.RetryInterval.Duration, MaxRetries: int(spec.MQTTSN.MaxRetriesOrDefault()),
 			KeepAlive: keepAlive, CleanSession: spec.MQTT.CleanSessionOrDefault()}
 		switch spec.MQTTSN.TopicIDType {
@@ -166,20 +247,14 @@ func compileOptions(spec *v1alpha1.MessagingBenchmarkSpec, g *Group) error {
 		default:
 			return fmt.Errorf("spec.mqttsn.topicIdType: %q is not normal, predefined or short", spec.MQTTSN.TopicIDType)
 		}
-		if g.QoS == -1 && o.TopicIDType == sn.TopicNormal {
-			return errors.New("spec.mqttsn.topicIdType: QoS -1 publishes without a connection, so it needs predefined or short topic ids, not normal")
+		if err := CheckMQTTSN(g.QoS, spec.MQTTSN.TopicIDType, g.PayloadBytes); err != nil {
+			return err
 		}
 		if o.RetryInterval <= 0 {
 			o.RetryInterval = 10 * time.Second
 		}
-		if limit := int32(sn.MaxUDPPayload - sn.PublishOverhead); g.PayloadBytes > limit {
-			return fmt.Errorf("spec.workload.payloadBytes: %d exceeds the %d bytes an MQTT-SN PUBLISH carries over UDP", g.PayloadBytes, limit)
-		}
 		g.MQTTSN = o
 	case v1alpha1.ProtocolHTTP:
-		if g.QoS < 0 || g.QoS > 2 {
-			return fmt.Errorf("spec.qos: %d is not a QoS the HTTP gateway knows (0, 1 or 2)", g.QoS)
-		}
 		g.HTTP = &HTTPOptions{Version: v1alpha1.HTTP11, KeepAlive: spec.HTTP.KeepAliveOrDefault(), Window: window}
 		if spec.HTTP.Version != "" {
 			g.HTTP.Version = spec.HTTP.Version
@@ -188,15 +263,13 @@ func compileOptions(spec *v1alpha1.MessagingBenchmarkSpec, g *Group) error {
 		k := spec.Kafka
 		o := &KafkaOptions{Compression: k.Compression, Linger: time.Duration(k.LingerMs) * time.Millisecond,
 			BatchBytes: k.BatchBytes, Partitions: k.Partitions, Replicas: k.Replicas, Window: window}
-		switch spec.QoS {
+		switch g.QoS { // CheckQoS held it to ProtocolQoS's 0..2
 		case 0:
 			o.Acks = AcksNone
 		case 1:
 			o.Acks = AcksLeader
 		case 2:
 			o.Acks, o.Idempotent = AcksAll, true
-		default:
-			return fmt.Errorf("spec.qos: %d has no Kafka mapping (0: acks=0, 1: acks=1, 2: acks=all with idempotence)", g.QoS)
 		}
 		switch o.Compression {
 		case "":

@@ -6,6 +6,7 @@
 package caps
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,26 +14,49 @@ import (
 	"github.com/msgbench/msgbench/api/v1alpha1"
 )
 
+// MaxQoS is the highest spec.qos a broker honours, whatever its version, for the brokers that
+// stop below 2, with the refusal of a higher one. The CRD states each as a CEL rule
+// (self.broker.type != '<broker>' || self.qos <= <max>, written for RabbitMQ as self.qos != 2)
+// with the same message; internal/manifest's TestCELRulesAgreeWithTheGoTables holds the two
+// equal case by case.
+var MaxQoS = map[v1alpha1.BrokerType]Limit{
+	v1alpha1.BrokerRabbitMQ: {Max: 1, Refusal: "spec.qos: RabbitMQ's MQTT plugin has no QoS 2 (it grants QoS 1 to a QoS 2 subscription and treats QoS 2 publishes as QoS 1), so a QoS 2 run would measure QoS 1; use qos 0 or 1, or another broker"},
+}
+
+// Limit is a broker's highest QoS and the refusal of a higher one.
+type Limit struct {
+	Max     int32
+	Refusal string
+}
+
+// MQTT5Since is the first version of each broker that speaks MQTT 5, for the brokers whose older
+// versions do not, with the refusal (a format of the version) of MQTT 5 on an older one. It
+// depends on the version, known only once the local package or the image is chosen, so no CEL
+// rule states it: TestCELRulesAgreeWithTheGoTables holds that the CRD refuses mqtt.version 5 on
+// no broker.
+var MQTT5Since = map[v1alpha1.BrokerType]Since{
+	v1alpha1.BrokerRabbitMQ:  {3, 13, "spec.mqtt.version: RabbitMQ %s speaks MQTT 3.1.1 only (its MQTT plugin gained MQTT 5 in 3.13); use mqtt.version \"3.1.1\", or a RabbitMQ 3.13+ image (spec.broker.image)"},
+	v1alpha1.BrokerArtemis:   {2, 21, "spec.mqtt.version: ActiveMQ Artemis %s speaks MQTT 3.1.1 only (MQTT 5 came in 2.21.0); use mqtt.version \"3.1.1\", or a newer image (spec.broker.image)"},
+	v1alpha1.BrokerMosquitto: {1, 6, "spec.mqtt.version: Mosquitto %s speaks MQTT 3.1.1 only (MQTT 5 came in 1.6); use mqtt.version \"3.1.1\", or a newer image (spec.broker.image)"},
+}
+
+// Since is the version (major.minor) a capability came in, and the refusal (a format of the
+// version) for an older one.
+type Since struct {
+	Major, Minor int
+	Refusal      string
+}
+
 // Check returns why the broker of type t at version (e.g. "3.10.8"; "" or unparsable: unknown,
-// nothing version-dependent is refused) cannot run spec, or nil.
+// nothing version-dependent is refused) cannot run spec, or nil: a QoS above its MaxQoS (also a
+// CEL rule; checked here for specs built in Go), or MQTT 5 before its MQTT5Since.
 func Check(t v1alpha1.BrokerType, version string, spec *v1alpha1.MessagingBenchmarkSpec) error {
+	if l, ok := MaxQoS[t]; ok && spec.QoS > l.Max {
+		return errors.New(l.Refusal)
+	}
 	mqtt5 := spec.Protocol != v1alpha1.ProtocolKafka && spec.MQTT.Version == v1alpha1.MQTT5
-	switch t {
-	case v1alpha1.BrokerRabbitMQ:
-		if spec.QoS == 2 { // also a CEL rule; kept here for specs built in Go
-			return fmt.Errorf("spec.qos: RabbitMQ's MQTT plugin has no QoS 2 (it grants QoS 1 to a QoS 2 subscription and treats QoS 2 publishes as QoS 1); use qos 0 or 1, or another broker")
-		}
-		if mqtt5 && below(version, 3, 13) {
-			return fmt.Errorf("spec.mqtt.version: RabbitMQ %s speaks MQTT 3.1.1 only (its MQTT plugin gained MQTT 5 in 3.13); use mqtt.version \"3.1.1\", or a RabbitMQ 3.13+ image (spec.broker.image)", version)
-		}
-	case v1alpha1.BrokerArtemis:
-		if mqtt5 && below(version, 2, 21) {
-			return fmt.Errorf("spec.mqtt.version: ActiveMQ Artemis %s speaks MQTT 3.1.1 only (MQTT 5 came in 2.21.0); use mqtt.version \"3.1.1\", or a newer image (spec.broker.image)", version)
-		}
-	case v1alpha1.BrokerMosquitto:
-		if mqtt5 && below(version, 1, 6) {
-			return fmt.Errorf("spec.mqtt.version: Mosquitto %s speaks MQTT 3.1.1 only (MQTT 5 came in 1.6); use mqtt.version \"3.1.1\", or a newer image (spec.broker.image)", version)
-		}
+	if s, ok := MQTT5Since[t]; ok && mqtt5 && below(version, s.Major, s.Minor) {
+		return fmt.Errorf(s.Refusal, version)
 	}
 	return nil
 }
