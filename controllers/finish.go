@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
-	"github.com/msgbench/msgbench/controllers/resources"
 )
 
 // finish cleans up after a finished run as spec.cleanup says, and deletes the benchmark
@@ -64,12 +63,12 @@ func (r *Reconciler) cleanup(ctx context.Context, st *run) error {
 	}
 	// The plan says whether a gateway ran; a spec that no longer compiles (nothing was created for
 	// it, or an older operator created it) gets the request anyway.
-	if st.plan == nil || resources.Gateway(st.plan) != "" {
+	if st.plan == nil || st.plan.Gateway() != "" {
 		objs = append(objs,
 			&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: n.Gateway, Namespace: ns}},
 			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: n.Gateway, Namespace: ns}})
 	}
-	if spec.NeedsCertificate() {
+	if st.plan == nil || st.plan.NeedsCertificate() {
 		objs = append(objs, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: n.TLS, Namespace: ns}})
 	}
 	objs = append(objs, r.thirdPartyObjects(st)...)

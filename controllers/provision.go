@@ -62,7 +62,7 @@ func (r *Reconciler) common(ctx context.Context, st *run) (bool, error) {
 	if err := r.apply(ctx, resources.WorkerServiceAccount(mb)); err != nil {
 		return false, err
 	}
-	if !resources.NeedsCertificate(mb) {
+	if !st.plan.NeedsCertificate() {
 		return true, nil
 	}
 	if mb.Spec.TLS != nil && mb.Spec.TLS.SecretRef != nil { // QUIC needs a certificate with no tls block
@@ -200,12 +200,12 @@ func (r *Reconciler) externalBroker(ctx context.Context, st *run) (bool, error) 
 // gateway runs the protocol gateway, when the protocol needs one.
 func (r *Reconciler) gateway(ctx context.Context, st *run) (bool, error) {
 	mb := st.mb
-	mode := resources.Gateway(st.plan)
+	mode := st.plan.Gateway()
 	if mode == "" {
 		r.setCondition(st, v1alpha1.ConditionGatewayReady, metav1.ConditionTrue, "NotRequired", protocols(st.plan)+" clients talk to the broker directly")
 		return true, nil
 	}
-	for _, obj := range []client.Object{resources.GatewayDeployment(mb, st.plan, r.Config), resources.GatewayService(mb)} {
+	for _, obj := range []client.Object{resources.GatewayDeployment(mb, st.plan, r.Config), resources.GatewayService(mb, st.plan)} {
 		if err := r.apply(ctx, obj); err != nil {
 			return false, err
 		}

@@ -43,7 +43,7 @@ func (r *runner) startBroker(ctx context.Context) error {
 		return notLocal(r.spec.Broker.Type)
 	}
 	r.address = r.broker // startGateway points the clients at the gateway instead
-	if r.spec.BrokerTLS() {
+	if r.plan.Broker.TLS {
 		cfg, err := devicetls.Client(r.brokerCA, hostOf(r.broker), r.spec, r.plan.TLSPath(r.plan.Groups[0]))
 		if err != nil {
 			return err
@@ -81,7 +81,7 @@ func (r *runner) startMosquitto(ctx context.Context) error {
 // settings.
 func (r *runner) brokerOptions() brokerproc.Options {
 	return brokerproc.Options{
-		Host: r.net.serverHost, Port: r.o.BrokerPort, TLS: r.spec.BrokerTLS(), TLSVersion: r.spec.ClientTLSVersion(), TLS13Suites: devicetls.ServerTLS13(r.spec),
+		Host: r.net.serverHost, Port: r.o.BrokerPort, TLS: r.plan.Broker.TLS, TLSVersion: r.plan.Broker.TLSVersion, TLS13Suites: devicetls.ServerTLS13(r.spec),
 		TLS12Ciphers: devicetls.ServerTLS12(r.spec),
 		Bundle:       r.bundle, MaxInflight: int(r.spec.MQTT.Inflight), Extra: r.spec.Broker.Config, Start: r.net.start, Dial: r.net.serverDial,
 		Listen: func(ctx context.Context, _, address string) (net.Listener, error) {
@@ -103,7 +103,7 @@ type localBroker interface {
 func (r *runner) adopt(p localBroker, name, addr, tlsAddr string, ca []byte) {
 	r.onTeardown(func() { _ = p.Stop() })
 	r.broker, r.brokerCA = addr, ca
-	if r.spec.BrokerTLS() {
+	if r.plan.Broker.TLS {
 		r.broker = tlsAddr
 	}
 	r.usage, r.brokerPID = p.Usage, p.PID()
@@ -118,7 +118,7 @@ func (r *runner) adoptWebSocket(l brokerproc.Listeners) {
 		return
 	}
 	r.broker = l.WSAddr
-	if r.spec.BrokerTLS() {
+	if r.plan.Broker.TLS {
 		r.broker = l.WSSAddr
 	}
 	r.logf("broker: MQTT over WebSocket at %s%s", r.broker, l.WebSocketPath)
@@ -176,7 +176,7 @@ func (r *runner) startEmbedded(ctx context.Context) error {
 		_ = ln.Close()
 		return err
 	}
-	if !r.spec.BrokerTLS() {
+	if !r.plan.Broker.TLS {
 		cfg = nil
 	}
 	b, err := embedded.Start(ln, cfg, int(r.spec.MQTT.Inflight))

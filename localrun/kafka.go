@@ -11,7 +11,7 @@ import (
 // server side of the link.
 func (r *runner) startKafka(ctx context.Context) error {
 	p, err := kafka.Start(ctx, kafka.Options{
-		Host: r.net.serverHost, TLS: r.spec.BrokerTLS(), TLSVersion: r.spec.ClientTLSVersion(),
+		Host: r.net.serverHost, TLS: r.plan.Broker.TLS, TLSVersion: r.plan.Broker.TLSVersion,
 		Extra: r.spec.Broker.Config, Start: r.net.start, Dial: r.net.serverDial,
 		Listen: func(ctx context.Context, network, address string) (net.Listener, error) {
 			return r.net.listenTCP(ctx, address)

@@ -260,7 +260,7 @@ func (r *runner) register(c prometheus.Collector, temporary bool) {
 
 // makeCertificates generates the run's CA and server certificate when TLS is needed.
 func (r *runner) makeCertificates(context.Context) error {
-	if !r.spec.NeedsCertificate() {
+	if !r.plan.NeedsCertificate() {
 		return nil
 	}
 	b, err := certs.New("msgbench-local", append([]string{"localhost", "127.0.0.1", "::1"}, r.net.serverHosts()...), 24*time.Hour)

@@ -78,6 +78,8 @@ type Broker struct {
 	// TLS says whether the broker itself serves TLS (v1alpha1 BrokerTLS): its clients reach it
 	// over TLS, or over QUIC straight to its QUIC listener.
 	TLS bool
+	// TLSVersion is the TLS version the broker's clients use ("1.2" or "1.3"), when TLS is set.
+	TLSVersion string
 }
 
 // Group is one kind of client: the same protocol, QoS and load model for each of its members.
@@ -148,7 +150,7 @@ func Compile(spec *v1alpha1.MessagingBenchmarkSpec, target Target) (*Plan, error
 		return nil, fmt.Errorf("plan: unknown target %q", target)
 	}
 	p := &Plan{Version: Version, Target: target, Timing: compileTiming(spec), Workers: max(1, int(spec.Workers.Replicas)),
-		Broker: Broker{Type: spec.Broker.Type, TLS: spec.BrokerTLS()}, Groups: []Group{flatGroup(spec)}, Source: spec}
+		Broker: Broker{Type: spec.Broker.Type, TLS: spec.BrokerTLS(), TLSVersion: spec.ClientTLSVersion()}, Groups: []Group{flatGroup(spec)}, Source: spec}
 	if p.Broker.Type == "" {
 		p.Broker.Type = v1alpha1.BrokerMosquitto
 	}

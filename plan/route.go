@@ -16,6 +16,26 @@ func (p *Plan) DirectToBroker() bool {
 	return slices.ContainsFunc(p.Groups, func(g Group) bool { return g.Gateway == "" })
 }
 
+// Gateway is the msgbench gateway the run puts in front of the broker ("mqtt-sn", "http",
+// "quic"), or "" when every group talks to the broker directly. A run has at most one.
+func (p *Plan) Gateway() string {
+	for _, g := range p.Groups {
+		if g.Gateway != "" {
+			return g.Gateway
+		}
+	}
+	return ""
+}
+
+// GatewayTLS reports whether the run's gateway serves TLS (to a group that asks for it, or QUIC).
+func (p *Plan) GatewayTLS() bool {
+	return slices.ContainsFunc(p.Groups, func(g Group) bool { return g.Gateway != "" && g.GatewayTLS })
+}
+
+// NeedsCertificate reports whether the run needs a server certificate: the broker serves TLS
+// itself, or the gateway does.
+func (p *Plan) NeedsCertificate() bool { return p.Broker.TLS || p.GatewayTLS() }
+
 // TLSPath is how group g's clients reach the server their TLS ends at, for devicetls's Check,
 // Apply and Client: the TLS version, QUIC, whether that server is the broker itself (mqtt and
 // kafka clients), whether it can enforce a TLS 1.3 suite (only Mosquitto, reached by MQTT over

@@ -9,6 +9,7 @@ import (
 
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/internal/manifest"
+	"github.com/msgbench/msgbench/plan"
 )
 
 func newRenderCommand() *cobra.Command {
@@ -47,7 +48,11 @@ token, a generated certificate) are listed but not printed.`,
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "# Objects the msgbench operator creates for MessagingBenchmark %s/%s.\n", namespace, mb.Name)
-			for _, s := range resources.GeneratedSecrets(mb) {
+			p, err := plan.CompileBenchmark(mb, plan.Kubernetes) // Render compiled it the same way
+			if err != nil {
+				return err
+			}
+			for _, s := range resources.GeneratedSecrets(mb, p) {
 				fmt.Fprintf(out, "# Also generated at run time, not shown: Secret %s\n", s)
 			}
 			for _, o := range objs {

@@ -134,13 +134,13 @@ func emqxConf(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) (string, error) {
 	case p.Broker.TLS:
 		listener("ssl.default", fmt.Sprintf("0.0.0.0:%d", MQTTSPort))
 		tlsOpts("ssl.default")
-		set("listeners.ssl.default.ssl_options.versions", fmt.Sprintf(`["tlsv%s"]`, mb.Spec.ClientTLSVersion()))
+		set("listeners.ssl.default.ssl_options.versions", fmt.Sprintf(`["tlsv%s"]`, p.Broker.TLSVersion))
 		if brokerWebSocket(mb) {
 			set("listeners.wss.default.enable", "true")
 			listener("wss.default", fmt.Sprintf("0.0.0.0:%d", wssPort(mb)))
 			set("listeners.wss.default.websocket.mqtt_path", strconv.Quote(wsPath(mb)))
 			tlsOpts("wss.default")
-			set("listeners.wss.default.ssl_options.versions", fmt.Sprintf(`["tlsv%s"]`, mb.Spec.ClientTLSVersion()))
+			set("listeners.wss.default.ssl_options.versions", fmt.Sprintf(`["tlsv%s"]`, p.Broker.TLSVersion))
 		}
 	default:
 		set("listeners.ssl.default.enable", "false")

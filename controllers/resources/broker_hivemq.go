@@ -124,7 +124,7 @@ func hiveMQConf(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) (string, error) {
 		b.WriteString("      <tls>\n")
 		fmt.Fprintf(&b, "        <keystore>\n          <path>%s/broker.p12</path>\n          <password>%s</password>\n          <private-key-password>%s</private-key-password>\n        </keystore>\n",
 			hiveMQKeystoreDir, hiveMQKeystorePassword, hiveMQKeystorePassword)
-		fmt.Fprintf(&b, "        <protocols>\n          <protocol>TLSv%s</protocol>\n        </protocols>\n", mb.Spec.ClientTLSVersion())
+		fmt.Fprintf(&b, "        <protocols>\n          <protocol>TLSv%s</protocol>\n        </protocols>\n", p.Broker.TLSVersion)
 		b.WriteString("        <client-authentication-mode>NONE</client-authentication-mode>\n      </tls>\n")
 	}
 	if p.Broker.TLS {

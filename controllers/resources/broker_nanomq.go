@@ -61,7 +61,7 @@ func nanoMQConf(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) (string, error) {
 	if err := checkBrokerConfig("NanoMQ", mb.Spec.Broker.Config, NanoMQConfigKeys, NanoMQManagedConfigKeys); err != nil {
 		return "", err
 	}
-	if p.Broker.TLS && mb.Spec.ClientTLSVersion() != string(v1alpha1.TLS12) {
+	if p.Broker.TLS && p.Broker.TLSVersion != string(v1alpha1.TLS12) {
 		return "", fmt.Errorf("spec.tls.version: NanoMQ's image (emqx/nanomq:*-slim) serves TLS through Mbed TLS 2.16, which has no TLS 1.3; set version \"1.2\"")
 	}
 	t := confTree{}

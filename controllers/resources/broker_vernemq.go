@@ -156,7 +156,7 @@ func verneMQConf(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, image string) (s
 		c["listener.ssl.cafile"] = verneMQCertDir + "/ca.crt"
 		c["listener.ssl.certfile"] = verneMQCertDir + "/tls.crt"
 		c["listener.ssl.keyfile"] = verneMQCertDir + "/tls.key"
-		c["listener.ssl.tls_version"] = "tlsv" + mb.Spec.ClientTLSVersion()
+		c["listener.ssl.tls_version"] = "tlsv" + p.Broker.TLSVersion
 		c["listener.ssl.require_certificate"] = "off"
 	}
 	if brokerWebSocket(mb) {
@@ -169,7 +169,7 @@ func verneMQConf(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, image string) (s
 			c["listener.wss.cafile"] = verneMQCertDir + "/ca.crt"
 			c["listener.wss.certfile"] = verneMQCertDir + "/tls.crt"
 			c["listener.wss.keyfile"] = verneMQCertDir + "/tls.key"
-			c["listener.wss.tls_version"] = "tlsv" + mb.Spec.ClientTLSVersion()
+			c["listener.wss.tls_version"] = "tlsv" + p.Broker.TLSVersion
 			c["listener.wss.require_certificate"] = "off"
 		}
 	}

@@ -159,8 +159,8 @@ func BrokerUsageURL(mb *v1alpha1.MessagingBenchmark) string {
 
 // GatewayUsageURL is where the workers read the gateway's CPU and memory ("" without a gateway,
 // or with several replicas, whose Service would answer for one of them at random).
-func GatewayUsageURL(mb *v1alpha1.MessagingBenchmark) string {
-	if usesGateway(mb) == "" || mb.Spec.Gateway.Replicas != 1 {
+func GatewayUsageURL(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) string {
+	if p.Gateway() == "" || mb.Spec.Gateway.Replicas != 1 {
 		return ""
 	}
 	return fmt.Sprintf("http://%s.%s.svc:%d/usage", NamesOf(mb).Gateway, mb.Namespace, MetricsPort)
@@ -168,12 +168,6 @@ func GatewayUsageURL(mb *v1alpha1.MessagingBenchmark) string {
 
 // TLSEnabled reports whether the clients of mb encrypt.
 func TLSEnabled(mb *v1alpha1.MessagingBenchmark) bool { return mb.Spec.TLSEnabled() }
-
-// GatewayTLS reports whether the gateway serves TLS.
-func GatewayTLS(mb *v1alpha1.MessagingBenchmark) bool { return mb.Spec.GatewayTLS() }
-
-// NeedsCertificate reports whether the benchmark needs a server certificate.
-func NeedsCertificate(mb *v1alpha1.MessagingBenchmark) bool { return mb.Spec.NeedsCertificate() }
 
 // TLSSecretName is the Secret with the broker's certificate: the user's, or the generated one.
 func TLSSecretName(mb *v1alpha1.MessagingBenchmark) string {
@@ -213,17 +207,3 @@ func BrokerAddress(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) string {
 func brokerQUIC(p *plan.Plan) bool {
 	return slices.ContainsFunc(p.Groups, func(g plan.Group) bool { return g.Protocol == v1alpha1.ProtocolMQTTQUIC && g.Gateway == "" })
 }
-
-// Gateway is the msgbench gateway the plan's clients go through ("mqtt-sn", "http" or "quic"), or
-// "" when they all talk to the broker directly. The operator runs one gateway per benchmark.
-func Gateway(p *plan.Plan) string {
-	for _, g := range p.Groups {
-		if g.Gateway != "" {
-			return g.Gateway
-		}
-	}
-	return ""
-}
-
-// usesGateway returns the gateway mode a protocol needs, or "".
-func usesGateway(mb *v1alpha1.MessagingBenchmark) string { return mb.Spec.GatewayMode() }

@@ -20,12 +20,10 @@ var gatewayPorts = map[string][]corev1.ServicePort{
 	"quic":    {{Name: "mqtt-quic", Port: 14567, Protocol: corev1.ProtocolUDP}},
 }
 
-// GatewayMode is the gateway mode mb's protocol needs, or "" when clients talk to the broker.
-func GatewayMode(mb *v1alpha1.MessagingBenchmark) string { return usesGateway(mb) }
 
 // GatewayDeployment runs the protocol gateway (`msgbench gateway`) in front of the broker.
 func GatewayDeployment(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, cfg Config) *appsv1.Deployment {
-	mode := usesGateway(mb)
+	mode := p.Gateway()
 	names := NamesOf(mb)
 	ports := gatewayPorts[mode]
 	args := []string{"gateway", "--mode", mode, "--listen", fmt.Sprintf(":%d", ports[0].Port), "--broker", BrokerAddress(mb, p),
@@ -33,7 +31,7 @@ func GatewayDeployment(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, cfg Config
 	mounts := []corev1.VolumeMount{{Name: "spec", MountPath: "/etc/msgbench", ReadOnly: true}}
 	volumes := []corev1.Volume{{Name: "spec", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 		LocalObjectReference: corev1.LocalObjectReference{Name: names.Spec}}}}}
-	if GatewayTLS(mb) {
+	if p.GatewayTLS() {
 		args = append(args, "--tls-cert", "/etc/msgbench/tls/tls.crt", "--tls-key", "/etc/msgbench/tls/tls.key")
 		mounts = append(mounts, corev1.VolumeMount{Name: "certs", MountPath: "/etc/msgbench/tls", ReadOnly: true})
 		volumes = append(volumes, corev1.Volume{Name: "certs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
@@ -79,11 +77,11 @@ func GatewayDeployment(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, cfg Config
 }
 
 // GatewayService exposes the gateway to the workers.
-func GatewayService(mb *v1alpha1.MessagingBenchmark) *corev1.Service {
+func GatewayService(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) *corev1.Service {
 	var ports []corev1.ServicePort
-	for _, p := range gatewayPorts[usesGateway(mb)] {
-		p.TargetPort = intstr.FromString(p.Name)
-		ports = append(ports, p)
+	for _, port := range gatewayPorts[p.Gateway()] {
+		port.TargetPort = intstr.FromString(port.Name)
+		ports = append(ports, port)
 	}
 	ports = append(ports, metricsServicePort())
 	return &corev1.Service{

@@ -38,8 +38,8 @@ func Render(mb *v1alpha1.MessagingBenchmark, cfg Config) ([]client.Object, error
 		}
 		objs = append(objs, kafka...)
 	}
-	if Gateway(p) != "" {
-		objs = append(objs, GatewayDeployment(mb, p, cfg), GatewayService(mb))
+	if p.Gateway() != "" {
+		objs = append(objs, GatewayDeployment(mb, p, cfg), GatewayService(mb, p))
 	}
 	objs = append(objs, WorkersJob(mb, p, cfg))
 	chaos, err := netem.NetworkChaos(mb, p.Network.Link, p.DirectToBroker())
@@ -54,9 +54,9 @@ func Render(mb *v1alpha1.MessagingBenchmark, cfg Config) ([]client.Object, error
 }
 
 // GeneratedSecrets names the Secrets Render leaves out.
-func GeneratedSecrets(mb *v1alpha1.MessagingBenchmark) []string {
+func GeneratedSecrets(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) []string {
 	out := []string{NamesOf(mb).Control + " (control token)"}
-	if NeedsCertificate(mb) && (mb.Spec.TLS == nil || mb.Spec.TLS.SecretRef == nil) {
+	if p.NeedsCertificate() && (mb.Spec.TLS == nil || mb.Spec.TLS.SecretRef == nil) {
 		out = append(out, NamesOf(mb).TLS+" (CA and server certificate)")
 	}
 	return out

@@ -18,7 +18,7 @@ const msgbenchUID = 65532 // the msgbench image's non-root user
 // WorkerClientAddress is where the workers' clients connect: the gateway for protocols that
 // need one, otherwise the broker.
 func WorkerClientAddress(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) string {
-	if mode := usesGateway(mb); mode != "" {
+	if mode := p.Gateway(); mode != "" {
 		return fmt.Sprintf("%s.%s.svc:%d", NamesOf(mb).Gateway, mb.Namespace, gatewayPorts[mode][0].Port)
 	}
 	return BrokerAddress(mb, p)
@@ -40,13 +40,13 @@ func WorkersJob(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, cfg Config) *batc
 	if u := BrokerUsageURL(mb); u != "" {
 		args = append(args, "--broker-usage", u)
 	}
-	if u := GatewayUsageURL(mb); u != "" {
+	if u := GatewayUsageURL(mb, p); u != "" {
 		args = append(args, "--gateway-usage", u)
 	}
 	mounts := []corev1.VolumeMount{{Name: "spec", MountPath: "/etc/msgbench", ReadOnly: true}}
 	volumes := []corev1.Volume{{Name: "spec", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 		LocalObjectReference: corev1.LocalObjectReference{Name: names.Spec}}}}}
-	if NeedsCertificate(mb) || (TLSEnabled(mb) && mb.Spec.Broker.Type == v1alpha1.BrokerExternal && mb.Spec.TLS.SecretRef != nil) {
+	if p.NeedsCertificate() || (TLSEnabled(mb) && mb.Spec.Broker.Type == v1alpha1.BrokerExternal && mb.Spec.TLS.SecretRef != nil) {
 		// Only the CA: a worker never sees the server's private key.
 		args = append(args, "--ca", "/etc/msgbench/tls/ca.crt")
 		mounts = append(mounts, corev1.VolumeMount{Name: "ca", MountPath: "/etc/msgbench/tls", ReadOnly: true})
