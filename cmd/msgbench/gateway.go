@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -9,11 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/gateway"
 	_ "github.com/msgbench/msgbench/gateway/all" // every gateway mode
 	"github.com/msgbench/msgbench/internal/certs"
-	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/internal/metricserver"
 	"github.com/msgbench/msgbench/internal/proc"
 	"github.com/msgbench/msgbench/loadgen"
@@ -21,9 +18,9 @@ import (
 )
 
 type gatewayFlags struct {
-	mode, listen, broker, file, planFile, certFile, keyFile, brokerCA string
-	metrics                                                           string
-	set                                                               []string
+	in                                      planInput
+	mode, listen, broker, certFile, keyFile string
+	brokerCA, metrics                       string
 }
 
 func newGatewayCommand() *cobra.Command {
@@ -43,9 +40,7 @@ either.`,
 	fl.StringVar(&f.mode, "mode", "", fmt.Sprintf("gateway to run: %v", gateway.Modes()))
 	fl.StringVar(&f.listen, "listen", "", "host:port to serve on")
 	fl.StringVar(&f.broker, "broker", "", "MQTT broker host:port to bridge to")
-	fl.StringVarP(&f.file, "file", "f", "", "MessagingBenchmark manifest with the gateway's settings")
-	fl.StringVar(&f.planFile, "plan", "", "the run's compiled plan ("+plan.FileName+", as the operator and `msgbench run` write it)")
-	fl.StringArrayVar(&f.set, "set", nil, "override a spec field of the -f manifest (repeatable)")
+	f.in.flags(fl, "with the gateway's settings (without -f or --plan: the mode's defaults)")
 	fl.StringVar(&f.certFile, "tls-cert", "", "PEM server certificate (HTTPS, QUIC)")
 	fl.StringVar(&f.keyFile, "tls-key", "", "PEM server key (HTTPS, QUIC)")
 	fl.StringVar(&f.brokerCA, "broker-ca", "", "PEM CA certificate: connect to the broker over TLS and verify it with this CA")
@@ -119,47 +114,16 @@ func runGateway(cmd *cobra.Command, f gatewayFlags) error {
 	}
 }
 
-// gatewayPlan is the run's plan the gateway serves: the --plan file as given (compiled by the
-// operator or `msgbench run`), or the -f manifest compiled here, or a defaulted manifest of the
-// mode's protocol without either.
+// gatewayPlan is the run's plan the gateway serves: --plan as given (compiled by the operator or
+// `msgbench run`), the -f manifest compiled here, or, without either, a defaulted manifest of the
+// mode's protocol.
 func gatewayPlan(f gatewayFlags) (*plan.Plan, error) {
-	if f.planFile != "" {
-		if f.file != "" {
-			return nil, errors.New("-f and --plan: give the gateway a manifest or a compiled plan, not both")
-		}
-		if len(f.set) > 0 {
-			return nil, errors.New("--set with --plan: the plan is compiled already (--set overrides a field of the -f manifest)")
-		}
-		return plan.ReadFile(f.planFile)
-	}
-	mb, err := gatewayManifest(f)
-	if err != nil {
-		return nil, err
-	}
-	p, err := plan.Compile(&mb.Spec, plan.Admitted)
-	if err != nil {
-		if f.file != "" {
-			return nil, fmt.Errorf("%s: %w", f.file, err)
-		}
-		return nil, fmt.Errorf("--mode %s: %w", f.mode, err)
-	}
-	p.Benchmark = plan.NameOf(mb)
-	return p, nil
-}
-
-// gatewayManifest is the manifest, or a defaulted one for the mode.
-func gatewayManifest(f gatewayFlags) (*v1alpha1.MessagingBenchmark, error) {
-	if f.file != "" {
-		return manifest.ReadFile(f.file, f.set...)
-	}
+	in := f.in
 	protocol := map[string]string{"http": "http", "quic": "mqtt-quic"}[f.mode]
 	if protocol == "" {
 		protocol = f.mode
 	}
-	doc := fmt.Sprintf("apiVersion: msgbench.io/v1alpha1\nkind: MessagingBenchmark\nmetadata: {name: gateway}\nspec: {protocol: %s}\n", protocol)
-	mb, err := manifest.Parse([]byte(doc), f.set...)
-	if err != nil {
-		return nil, fmt.Errorf("--mode %s: %w", f.mode, err)
-	}
-	return mb, nil
+	in.standIn = fmt.Sprintf("apiVersion: msgbench.io/v1alpha1\nkind: MessagingBenchmark\nmetadata: {name: gateway}\nspec: {protocol: %s}\n", protocol)
+	in.standInName = "--mode " + f.mode
+	return in.read()
 }

@@ -16,6 +16,9 @@ import (
 type planInput struct {
 	file, plan string
 	set        []string
+	// standIn, when set, is the manifest compiled when neither flag is given (a gateway run by
+	// hand needs only its mode), and what its errors are prefixed with.
+	standIn, standInName string
 }
 
 func (in *planInput) flags(fl *pflag.FlagSet, what string) {
@@ -42,6 +45,16 @@ func (in *planInput) read() (*plan.Plan, error) {
 		p, err := plan.CompileBenchmark(mb, plan.Admitted)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", in.file, err)
+		}
+		return p, nil
+	case in.standIn != "":
+		mb, err := manifest.Parse([]byte(in.standIn), in.set...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", in.standInName, err)
+		}
+		p, err := plan.CompileBenchmark(mb, plan.Admitted)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", in.standInName, err)
 		}
 		return p, nil
 	}
