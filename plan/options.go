@@ -162,9 +162,7 @@ var ProtocolQoS = map[v1alpha1.Protocol]QoSRange{
 	v1alpha1.ProtocolMQTTSN:   {Min: -1, Max: 2, Outside: "spec.qos: %d is not an MQTT-SN QoS (-1..2)"},
 	v1alpha1.ProtocolHTTP:     {Min: 0, Max: 2, MinusOne: qosMinusOneOnlyMQTTSN, Outside: "spec.qos: %d is not a QoS the HTTP gateway knows (0, 1 or 2)"},
 	// 0: acks=0, 1: acks=1, 2: acks=all with the idempotent producer (compileOptions maps them).
-	// Its refusal of -1 keeps the Kafka wording, which loadgen/drivers/kafka's test pins; the
-	// CEL rule's differs (the one wording difference TestCELRulesAgreeWithTheGoTables allows).
-	v1alpha1.ProtocolKafka: {Min: 0, Max: 2, MinusOne: "spec.qos: -1 has no Kafka mapping (0: acks=0, 1: acks=1, 2: acks=all with idempotence)",
+	v1alpha1.ProtocolKafka: {Min: 0, Max: 2, MinusOne: qosMinusOneOnlyMQTTSN,
 		Outside: "spec.qos: %d has no Kafka mapping (0: acks=0, 1: acks=1, 2: acks=all with idempotence)"},
 }
 

@@ -55,7 +55,7 @@ func TestCompileChecksEachProtocolsRules(t *testing.T) {
 		{"kafka qos 0", "kafka-acks1.yaml", func(s *v1alpha1.MessagingBenchmarkSpec) { s.QoS = 0 }, ""},
 		{"kafka qos 3", "kafka-acks1.yaml", func(s *v1alpha1.MessagingBenchmarkSpec) { s.QoS = 3 },
 			"spec.qos: 3 has no Kafka mapping (0: acks=0, 1: acks=1, 2: acks=all with idempotence)"},
-		{"kafka qos -1", "kafka-acks1.yaml", func(s *v1alpha1.MessagingBenchmarkSpec) { s.QoS = -1 }, "spec.qos: -1 has no Kafka mapping"},
+		{"kafka qos -1", "kafka-acks1.yaml", func(s *v1alpha1.MessagingBenchmarkSpec) { s.QoS = -1 }, "spec.qos: -1 (publish without a connection) exists only for protocol mqtt-sn"},
 		{"kafka zstd", "kafka-acks1.yaml", func(s *v1alpha1.MessagingBenchmarkSpec) { s.Kafka.Compression = "zstd" }, ""},
 		{"kafka compression", "kafka-acks1.yaml", func(s *v1alpha1.MessagingBenchmarkSpec) { s.Kafka.Compression = "brotli" },
 			`spec.kafka.compression: "brotli" is not none, gzip, snappy, lz4 or zstd`},

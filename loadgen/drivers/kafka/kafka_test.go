@@ -72,7 +72,7 @@ func TestProducerSettings(t *testing.T) {
 	// options.
 	bad := kafkaSpec("settings-")
 	bad.QoS = -1
-	if _, err := plan.Compile(bad, plan.Admitted); err == nil || !strings.Contains(err.Error(), "spec.qos: -1 has no Kafka mapping") {
+	if _, err := plan.Compile(bad, plan.Admitted); err == nil || !strings.Contains(err.Error(), "spec.qos: -1 (publish without a connection) exists only for protocol mqtt-sn") {
 		t.Errorf("qos -1: %v", err)
 	}
 	if _, err := kafkadriver.New(drivers.Config{Group: &plan.Group{Protocol: v1alpha1.ProtocolMQTT, QoS: 1}}); err == nil {
