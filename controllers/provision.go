@@ -109,7 +109,7 @@ func (r *Reconciler) broker(ctx context.Context, st *run) (bool, error) {
 	}
 	// What the broker's version cannot do is known only now, from the image's tag.
 	image := r.Config.BrokerImage(mb)
-	if err := caps.Check(mb.Spec.Broker.Type, imageVersion(image), &mb.Spec); err != nil {
+	if err := caps.Check(mb.Spec.Broker.Type, imageVersion(image), st.plan); err != nil {
 		return false, fail("%v (image %s)", err, image)
 	}
 	objs, err := resources.BrokerObjects(mb, st.plan, r.Config)

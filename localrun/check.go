@@ -91,7 +91,7 @@ func checkBroker(spec *v1alpha1.MessagingBenchmarkSpec, p *plan.Plan, o Options)
 		if err := rabbitmq.CheckConfig(spec.Broker.Config, rabbitmq.Version(bin)); err != nil {
 			return err
 		}
-		if err := caps.Check(spec.Broker.Type, rabbitmq.Version(bin), spec); err != nil {
+		if err := capsCheck(spec.Broker.Type, rabbitmq.Version(bin), p); err != nil {
 			return err
 		}
 	case v1alpha1.BrokerArtemis:
@@ -104,7 +104,7 @@ func checkBroker(spec *v1alpha1.MessagingBenchmarkSpec, p *plan.Plan, o Options)
 		if err := artemis.CheckConfig(spec.Broker.Config); err != nil {
 			return err
 		}
-		if err := caps.Check(spec.Broker.Type, artemis.Version, spec); err != nil {
+		if err := capsCheck(spec.Broker.Type, artemis.Version, p); err != nil {
 			return err
 		}
 	default:
@@ -112,7 +112,7 @@ func checkBroker(spec *v1alpha1.MessagingBenchmarkSpec, p *plan.Plan, o Options)
 			return err
 		}
 		if bin, err := mosquitto.Binary(); err == nil {
-			if err := caps.Check(spec.Broker.Type, mosquitto.Version(bin), spec); err != nil {
+			if err := capsCheck(spec.Broker.Type, mosquitto.Version(bin), p); err != nil {
 				return err
 			}
 		} else if o.NoEmbedded {
@@ -132,4 +132,13 @@ func notLocal(t v1alpha1.BrokerType) error {
 		"operator installed (docs/install.md). Or start the broker yourself on this machine and point the run at it: "+
 		"--set broker.type=external --set broker.external.address=127.0.0.1:1883. "+
 		"Locally msgbench starts mosquitto, rabbitmq, artemis and kafka", t, t)
+}
+
+// capsCheck is caps.Check of a plan that may not have compiled (nil: Check reports why after the
+// broker's refusals).
+func capsCheck(t v1alpha1.BrokerType, version string, p *plan.Plan) error {
+	if p == nil {
+		return nil
+	}
+	return caps.Check(t, version, p)
 }

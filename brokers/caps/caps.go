@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // MaxQoS is the highest spec.qos a broker honours, whatever its version, for the brokers that
@@ -48,15 +49,19 @@ type Since struct {
 }
 
 // Check returns why the broker of type t at version (e.g. "3.10.8"; "" or unparsable: unknown,
-// nothing version-dependent is refused) cannot run spec, or nil: a QoS above its MaxQoS (also a
-// CEL rule; checked here for specs built in Go), or MQTT 5 before its MQTT5Since.
-func Check(t v1alpha1.BrokerType, version string, spec *v1alpha1.MessagingBenchmarkSpec) error {
-	if l, ok := MaxQoS[t]; ok && spec.QoS > l.Max {
-		return errors.New(l.Refusal)
-	}
-	mqtt5 := spec.Protocol != v1alpha1.ProtocolKafka && spec.MQTT.Version == v1alpha1.MQTT5
-	if s, ok := MQTT5Since[t]; ok && mqtt5 && below(version, s.Major, s.Minor) {
-		return fmt.Errorf(s.Refusal, version)
+// nothing version-dependent is refused) cannot serve the plan's groups, or nil: a QoS above its
+// MaxQoS (also a CEL rule; checked here for specs built in Go), or MQTT 5 — spoken by a group's
+// clients or by its gateway on their behalf — before its MQTT5Since.
+func Check(t v1alpha1.BrokerType, version string, p *plan.Plan) error {
+	for _, g := range p.Groups {
+		if l, ok := MaxQoS[t]; ok && g.QoS > l.Max {
+			return errors.New(l.Refusal)
+		}
+		mqtt5 := (g.MQTT != nil && g.MQTT.Version == v1alpha1.MQTT5) ||
+			(g.GatewayOptions != nil && g.GatewayOptions.MQTTVersion == v1alpha1.MQTT5)
+		if s, ok := MQTT5Since[t]; ok && mqtt5 && below(version, s.Major, s.Minor) {
+			return fmt.Errorf(s.Refusal, version)
+		}
 	}
 	return nil
 }

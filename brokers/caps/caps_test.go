@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/plan"
 )
 
 func TestCheck(t *testing.T) {
@@ -30,7 +31,12 @@ func TestCheck(t *testing.T) {
 		{v1alpha1.BrokerMosquitto, "2.0.11", spec(2, v1alpha1.MQTT5), ""},
 		{v1alpha1.BrokerRabbitMQ, "3.10.8", &v1alpha1.MessagingBenchmarkSpec{Protocol: v1alpha1.ProtocolMQTTSN, QoS: 2}, "spec.qos"},
 	} {
-		err := Check(c.t, c.version, c.spec)
+		c.spec.Broker.Type = c.t
+		p, err := plan.Compile(c.spec, plan.Admitted)
+		if err != nil {
+			t.Fatalf("%+v: %v", c.spec, err)
+		}
+		err = Check(c.t, c.version, p)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s %s qos %d %s: refused: %v", c.t, c.version, c.spec.QoS, c.spec.MQTT.Version, err)

@@ -167,8 +167,10 @@ func (c ruleCase) check(t *testing.T, s *schema) string {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, &mb); err != nil {
 		t.Fatalf("%s: %v", c, err)
 	}
-	if _, goErr = plan.Compile(&mb.Spec, plan.Kubernetes); goErr == nil {
-		goErr = caps.Check(c.broker, "", &mb.Spec)
+	if p, err := plan.Compile(&mb.Spec, plan.Kubernetes); err != nil {
+		goErr = err
+	} else {
+		goErr = caps.Check(c.broker, "", p)
 	}
 
 	switch {
