@@ -22,6 +22,7 @@ import (
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/internal/testenv"
+	"github.com/msgbench/msgbench/plan/plantest"
 	"github.com/msgbench/msgbench/suite"
 )
 
@@ -97,7 +98,7 @@ func TestStrimziObjectsOfEverySample(t *testing.T) {
 					mb.Spec.TLS = &v1alpha1.TLSSpec{Enabled: true, Version: v1alpha1.TLS13}
 				}
 				mb.Namespace, mb.UID = ns, "7c6b3c1e-1111-4111-8111-000000000002"
-				objs, err := resources.KafkaObjects(mb, planOf(t, mb))
+				objs, err := resources.KafkaObjects(mb, plantest.Kubernetes(t, mb))
 				if err != nil {
 					t.Errorf("%s %s: %v", path, mb.Name, err)
 					break
@@ -301,7 +302,7 @@ func TestKafkaWorkerArgs(t *testing.T) {
 			mb.Spec.TLS = &v1alpha1.TLSSpec{Enabled: true, Version: v1alpha1.TLS13}
 			want = "bench-kafka-bootstrap.ns.svc:9093"
 		}
-		args := strings.Join(resources.WorkersJob(mb, planOf(t, mb), resources.DefaultConfig()).Spec.Template.Spec.Containers[0].Args, " ")
+		args := strings.Join(resources.WorkersJob(mb, plantest.Kubernetes(t, mb), resources.DefaultConfig()).Spec.Template.Spec.Containers[0].Args, " ")
 		if !strings.Contains(args, "--broker "+want) {
 			t.Errorf("tls %v: worker args %q lack --broker %s", tls, args, want)
 		}

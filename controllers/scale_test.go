@@ -17,6 +17,7 @@ import (
 	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/internal/testenv"
 	"github.com/msgbench/msgbench/plan"
+	"github.com/msgbench/msgbench/plan/plantest"
 )
 
 // fiftyWorkers: 50 worker pods, 2 publishers and 1 subscriber each (topic t belongs to worker
@@ -152,7 +153,7 @@ func TestFleetMillionManifest(t *testing.T) {
 	}
 
 	mb.Namespace = newNamespace(t)
-	job := resources.WorkersJob(mb, planOf(t, mb), resources.DefaultConfig())
+	job := resources.WorkersJob(mb, plantest.Kubernetes(t, mb), resources.DefaultConfig())
 	spec := job.Spec.Template.Spec
 	if sc := spec.SecurityContext; sc == nil || len(sc.Sysctls) != 1 || sc.Sysctls[0].Value != resources.WidePortRange {
 		t.Fatalf("worker pod security context %+v: want the wide port range for 50,000 clients", sc)

@@ -10,6 +10,7 @@ import (
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/artemis"
 	"github.com/msgbench/msgbench/controllers/resources"
+	"github.com/msgbench/msgbench/plan/plantest"
 )
 
 // The pod runs exactly what brokers/artemis renders and a local run executes, with its TLS
@@ -52,7 +53,7 @@ func TestArtemisPod(t *testing.T) {
 
 	// A managed spec.broker.config key is refused, naming the field and the key.
 	mb.Spec.Broker.Config = map[string]string{"acceptor.keyStorePath": "/x"}
-	if _, err := resources.BrokerObjects(mb, planOf(t, mb), resources.DefaultConfig()); err == nil ||
+	if _, err := resources.BrokerObjects(mb, plantest.Kubernetes(t, mb), resources.DefaultConfig()); err == nil ||
 		!strings.Contains(err.Error(), "spec.broker.config") || !strings.Contains(err.Error(), "acceptor.keyStorePath") {
 		t.Errorf("managed key: %v", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/internal/manifest"
+	"github.com/msgbench/msgbench/plan/plantest"
 )
 
 // brokerBench parses a sample-like benchmark of broker type bt with protocol proto, TLS (version
@@ -64,7 +65,7 @@ func parseBrokerBench(bt v1alpha1.BrokerType, proto, tls string, inflight int, c
 
 func brokerObjects(t *testing.T, mb *v1alpha1.MessagingBenchmark) (*corev1.ConfigMap, *appsv1.Deployment, *corev1.Service) {
 	t.Helper()
-	objs, err := resources.BrokerObjects(mb, planOf(t, mb), resources.DefaultConfig())
+	objs, err := resources.BrokerObjects(mb, plantest.Kubernetes(t, mb), resources.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +339,7 @@ func TestNanoMQConfig(t *testing.T) {
 	// The API server refuses it first; the builder refuses it too, for specs built in Go.
 	mb := brokerBench(t, v1alpha1.BrokerNanoMQ, "mqtt", "1.2", 20, nil)
 	mb.Spec.TLS.Version = v1alpha1.TLS13
-	if _, err := resources.BrokerObjects(mb, planOf(t, mb), resources.DefaultConfig()); err == nil || !strings.Contains(err.Error(), "spec.tls.version") {
+	if _, err := resources.BrokerObjects(mb, plantest.Kubernetes(t, mb), resources.DefaultConfig()); err == nil || !strings.Contains(err.Error(), "spec.tls.version") {
 		t.Errorf("NanoMQ with TLS 1.3: %v, want a refusal naming spec.tls.version", err)
 	}
 }
@@ -425,13 +426,13 @@ func TestVerneMQEULA(t *testing.T) {
 	// The API server refuses it first; the builder refuses it too, for specs built in Go.
 	mb := brokerBench(t, v1alpha1.BrokerVerneMQ, "mqtt", "", 20, nil)
 	delete(mb.Spec.Broker.Config, "accept_eula")
-	_, err := resources.BrokerObjects(mb, planOf(t, mb), resources.DefaultConfig())
+	_, err := resources.BrokerObjects(mb, plantest.Kubernetes(t, mb), resources.DefaultConfig())
 	if err == nil || !strings.Contains(err.Error(), "spec.broker.config.accept_eula") || !strings.Contains(err.Error(), "EULA") {
 		t.Fatalf("official image without accept_eula: %v, want a refusal naming spec.broker.config.accept_eula", err)
 	}
 	for _, img := range []string{"docker.io/vernemq/vernemq:2.1.1", "vernemq/vernemq@sha256:" + strings.Repeat("0", 64)} {
 		mb.Spec.Broker.Image = img
-		if _, err := resources.BrokerObjects(mb, planOf(t, mb), resources.DefaultConfig()); err == nil {
+		if _, err := resources.BrokerObjects(mb, plantest.Kubernetes(t, mb), resources.DefaultConfig()); err == nil {
 			t.Errorf("%s without accept_eula accepted", img)
 		}
 	}
@@ -441,7 +442,7 @@ func TestVerneMQEULA(t *testing.T) {
 		t.Error("accept_eula written for an image built from source")
 	}
 	mb.Spec.Broker.Config = map[string]string{"accept_eula": "no"}
-	if _, err := resources.BrokerObjects(mb, planOf(t, mb), resources.DefaultConfig()); err == nil || !strings.Contains(err.Error(), "spec.broker.config.accept_eula") {
+	if _, err := resources.BrokerObjects(mb, plantest.Kubernetes(t, mb), resources.DefaultConfig()); err == nil || !strings.Contains(err.Error(), "spec.broker.config.accept_eula") {
 		t.Errorf("accept_eula no: %v", err)
 	}
 }
@@ -489,13 +490,13 @@ func TestBrokerConfigKeys(t *testing.T) {
 				// ... and the builder refuses it too, for specs built in Go.
 				mb := brokerBench(t, tc.bt, "mqtt", "", 20, base)
 				mb.Spec.Broker.Config = with(bad.key, "1")
-				_, err := resources.BrokerObjects(mb, planOf(t, mb), resources.DefaultConfig())
+				_, err := resources.BrokerObjects(mb, plantest.Kubernetes(t, mb), resources.DefaultConfig())
 				if err == nil || !strings.Contains(err.Error(), "spec.broker.config."+bad.key+":") || !strings.Contains(err.Error(), bad.why) {
 					t.Errorf("key %s: %v, want a refusal naming spec.broker.config.%s (%s)", bad.key, err, bad.key, bad.why)
 				}
 			}
 			mb := brokerBench(t, tc.bt, "mqtt", "", 20, with(tc.key, "a\nb"))
-			if _, err := resources.BrokerObjects(mb, planOf(t, mb), resources.DefaultConfig()); err == nil {
+			if _, err := resources.BrokerObjects(mb, plantest.Kubernetes(t, mb), resources.DefaultConfig()); err == nil {
 				t.Errorf("a value with a line break was accepted for %s", tc.key)
 			}
 		})

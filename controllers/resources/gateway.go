@@ -20,7 +20,6 @@ var gatewayPorts = map[string][]corev1.ServicePort{
 	"quic":    {{Name: "mqtt-quic", Port: 14567, Protocol: corev1.ProtocolUDP}},
 }
 
-
 // GatewayDeployment runs the protocol gateway (`msgbench gateway`) in front of the broker.
 func GatewayDeployment(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, cfg Config) *appsv1.Deployment {
 	mode := p.Gateway()

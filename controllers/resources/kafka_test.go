@@ -18,6 +18,7 @@ import (
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/internal/testenv"
+	"github.com/msgbench/msgbench/plan/plantest"
 )
 
 func kafkaSample(t *testing.T, name string) *v1alpha1.MessagingBenchmark {
@@ -94,7 +95,7 @@ func TestKafkaObjects(t *testing.T) {
 		if tls {
 			mb.Spec.TLS = &v1alpha1.TLSSpec{Enabled: true, Version: v1alpha1.TLS13}
 		}
-		objs, err := resources.KafkaObjects(mb, planOf(t, mb))
+		objs, err := resources.KafkaObjects(mb, plantest.Kubernetes(t, mb))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +124,7 @@ func TestKafkaObjects(t *testing.T) {
 				}
 			}
 		}
-		if got := resources.WorkerClientAddress(mb, planOf(t, mb)); got != wantAddr {
+		if got := resources.WorkerClientAddress(mb, plantest.Kubernetes(t, mb)); got != wantAddr {
 			t.Errorf("tls %v: workers connect to %s, want Strimzi's bootstrap %s", tls, got, wantAddr)
 		}
 		for _, o := range objs[1:] {
@@ -152,7 +153,7 @@ func TestKafkaBrokerConfig(t *testing.T) {
 	for _, c := range cases {
 		mb := kafkaSample(t, "kafka-acks1")
 		mb.Spec.Broker.Config = c.config
-		_, err := resources.KafkaObjects(mb, planOf(t, mb))
+		_, err := resources.KafkaObjects(mb, plantest.Kubernetes(t, mb))
 		switch {
 		case c.bad == "" && err != nil:
 			t.Errorf("%v refused: %v", c.config, err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/controllers/resources"
+	"github.com/msgbench/msgbench/plan/plantest"
 )
 
 // TestBrokerWebSocket: with spec.mqtt.transport websocket (and TLS), every broker msgbench runs on
@@ -57,7 +58,7 @@ func TestBrokerWebSocket(t *testing.T) {
 			} else {
 				wantPorts(t, svc, "mqtt/1883/TCP", "mqtts/8883/TCP", "ws/"+ws+"/TCP", "wss/"+wss+"/TCP")
 			}
-			if got, want := resources.BrokerAddress(mb, planOf(t, mb)), "b-broker.bench.svc:"+wss; got != want {
+			if got, want := resources.BrokerAddress(mb, plantest.Kubernetes(t, mb)), "b-broker.bench.svc:"+wss; got != want {
 				t.Errorf("clients connect to %s, want %s (wss)", got, want)
 			}
 			args := strings.Join(d.Spec.Template.Spec.Containers[1].Args, " ")
@@ -89,7 +90,7 @@ func TestBrokerWebSocketPlain(t *testing.T) {
 	mb.Spec.MQTT.Transport = v1alpha1.TransportWebSocket
 	cm, _, svc := brokerObjects(t, mb)
 	wantPorts(t, svc, "mqtt/1883/TCP", "ws/8083/TCP")
-	if got := resources.BrokerAddress(mb, planOf(t, mb)); got != "b-broker.bench.svc:8083" {
+	if got := resources.BrokerAddress(mb, plantest.Kubernetes(t, mb)); got != "b-broker.bench.svc:8083" {
 		t.Errorf("clients connect to %s, want ws on 8083", got)
 	}
 	wantConf(t, flatHOCON(t, cm.Data["emqx.conf"]), map[string]string{"listeners.wss.default.enable": "false", "listeners.ws.default.websocket.mqtt_path": `"/mqtt"`})

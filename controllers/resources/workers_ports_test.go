@@ -5,6 +5,7 @@ import (
 
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/internal/manifest"
+	"github.com/msgbench/msgbench/plan/plantest"
 )
 
 // TestWorkerPortRange: a worker pod that holds more clients than the default ephemeral port
@@ -26,7 +27,7 @@ func TestWorkerPortRange(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		job := resources.WorkersJob(mb, planOf(t, mb), resources.DefaultConfig())
+		job := resources.WorkersJob(mb, plantest.Kubernetes(t, mb), resources.DefaultConfig())
 		sc := job.Spec.Template.Spec.SecurityContext
 		wide := sc != nil && len(sc.Sysctls) == 1 && sc.Sysctls[0].Name == "net.ipv4.ip_local_port_range" && sc.Sysctls[0].Value == resources.WidePortRange
 		if wide != c.wide || (!wide && sc != nil && len(sc.Sysctls) > 0) {
