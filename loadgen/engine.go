@@ -1,3 +1,7 @@
+// Package loadgen is msgbench's load generator: it connects the publishers and subscribers of a
+// worker's share of the plan through a protocol driver, publishes on an open- or closed-loop
+// schedule, and turns what it observes into a result (results.Result) whose every figure follows
+// docs/measurement.md.
 package loadgen
 
 import (

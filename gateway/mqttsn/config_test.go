@@ -11,10 +11,11 @@ import (
 	"github.com/msgbench/msgbench/plan"
 )
 
-// sampleGroups are the mqtt-sn gateway's groups of a sample's compiled plan.
-func sampleGroups(t *testing.T, sample string, set ...string) []plan.Group {
+// sampleGroups are the mqtt-sn gateway's groups of the mqtt-sn-qos1 sample's compiled plan, with
+// set's fields changed.
+func sampleGroups(t *testing.T, set ...string) []plan.Group {
 	t.Helper()
-	mb, err := manifest.ReadFile(filepath.Join("../../config/samples", sample), set...)
+	mb, err := manifest.ReadFile(filepath.Join("../../config/samples", "mqtt-sn-qos1.yaml"), set...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +30,7 @@ func sampleGroups(t *testing.T, sample string, set ...string) []plan.Group {
 // the gateway's mode and MQTT version, the groups' topics as predefined ids, every client
 // admitted.
 func TestConfigFromGroups(t *testing.T) {
-	groups := sampleGroups(t, "mqtt-sn-qos1.yaml", "mqttsn.gatewayMode=aggregating", "mqtt.version=5", "mqttsn.retryInterval=3s",
+	groups := sampleGroups(t, "mqttsn.gatewayMode=aggregating", "mqtt.version=5", "mqttsn.retryInterval=3s",
 		"mqttsn.maxRetries=0", "mqtt.keepAliveSeconds=30", "workload.publishers=7000", "workload.subscribers=6000", "workload.topics=3")
 	if len(groups) != 1 {
 		t.Fatalf("%d mqtt-sn groups", len(groups))
@@ -49,7 +50,7 @@ func TestConfigFromGroups(t *testing.T) {
 
 	// Defaulted: transparent, MQTT 3.1.1, 5 retries, a default client bound; the sample's retry
 	// interval.
-	groups = sampleGroups(t, "mqtt-sn-qos1.yaml")
+	groups = sampleGroups(t)
 	c, err = ConfigFromGroups(groups)
 	if err != nil {
 		t.Fatal(err)
@@ -70,8 +71,8 @@ func TestConfigFromGroups(t *testing.T) {
 // Two groups share one gateway: their clients add up, their topics are one table, and what the
 // gateway holds once must agree.
 func TestConfigFromSeveralGroups(t *testing.T) {
-	a := sampleGroups(t, "mqtt-sn-qos1.yaml", "workload.publishers=6000", "workload.subscribers=6000", "workload.topics=2")[0]
-	b := sampleGroups(t, "mqtt-sn-qos1.yaml", "workload.publishers=1", "workload.subscribers=1", "workload.topics=5")[0]
+	a := sampleGroups(t, "workload.publishers=6000", "workload.subscribers=6000", "workload.topics=2")[0]
+	b := sampleGroups(t, "workload.publishers=1", "workload.subscribers=1", "workload.topics=5")[0]
 	b.Name = "meters"
 	c, err := ConfigFromGroups([]plan.Group{a, b})
 	if err != nil {
@@ -89,7 +90,7 @@ func TestConfigFromSeveralGroups(t *testing.T) {
 		{"mqttsn.retryInterval=2s", "spec.mqttsn.retryInterval"},
 		{"workload.topicPrefix=other/", "predefined topic id 1"},
 	} {
-		other := sampleGroups(t, "mqtt-sn-qos1.yaml", tc.set)[0]
+		other := sampleGroups(t, tc.set)[0]
 		other.Name = "meters"
 		if _, err := ConfigFromGroups([]plan.Group{a, other}); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `"meters"`) {
 			t.Errorf("%s: %v, want an error naming %s and the group", tc.set, err, tc.want)
