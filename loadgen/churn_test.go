@@ -1,6 +1,7 @@
 package loadgen_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -12,14 +13,16 @@ import (
 
 func dur(d time.Duration) metav1.Duration { return metav1.Duration{Duration: d} }
 
-// 20 publisher devices wake once a second for 4 s (no warm-up), 2 messages a wake, QoS 1: each
-// wakes exactly 4 times in the window, so 80 connects, 80 clean disconnects, 160 messages, all
-// acknowledged and delivered to the one subscriber that stays.
+// 20 publisher devices wake once a second for 2 s (no warm-up), 2 messages a wake, QoS 1: each
+// wakes exactly twice in the window, so 40 connects, 40 clean disconnects, 80 messages, all
+// acknowledged and delivered to the one subscriber that stays. (It ran 4 s, 80 wakes: the counts'
+// exactness does not depend on the length; TestChurnSchedule checks the wake count's arithmetic.)
 func TestDutyCycleExactCounts(t *testing.T) {
+	t.Parallel() // its own broker
 	b := startMosquitto(t, "")
 	spec := baseSpec()
 	spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 20, 1, 1
-	spec.Workload.Warmup, spec.Workload.Duration = dur(0), dur(4*time.Second)
+	spec.Workload.Warmup, spec.Workload.Duration = dur(0), dur(2*time.Second)
 	spec.Workload.DutyCycle = &v1alpha1.DutyCycleSpec{Period: dur(time.Second), MessagesPerWake: 2}
 	res := run(t, spec, loadgen.Options{Address: b.Addr})
 	c := res.Churn
@@ -27,20 +30,20 @@ func TestDutyCycleExactCounts(t *testing.T) {
 		t.Fatal("no churn section")
 	}
 	t.Logf("churn %+v; sent %d acked %d received %d expected %d lost %d", *c, res.Sent, res.Acked, res.Received, res.Expected, *res.Lost)
-	if c.ExpectedWakes != 80 || c.Wakes != 80 || c.ExpectedMessages != 160 {
-		t.Errorf("wakes %d of %d expected, %d messages expected; want 80 of 80, 160", c.Wakes, c.ExpectedWakes, c.ExpectedMessages)
+	if c.ExpectedWakes != 40 || c.Wakes != 40 || c.ExpectedMessages != 80 {
+		t.Errorf("wakes %d of %d expected, %d messages expected; want 40 of 40, 80", c.Wakes, c.ExpectedWakes, c.ExpectedMessages)
 	}
-	if c.ExpectedConnects == nil || *c.ExpectedConnects != 81 || c.Connects != 81 { // 80 wakes + the subscriber
-		t.Errorf("connects %d of %v; want 81 of 81", c.Connects, c.ExpectedConnects)
+	if c.ExpectedConnects == nil || *c.ExpectedConnects != 41 || c.Connects != 41 { // 40 wakes + the subscriber
+		t.Errorf("connects %d of %v; want 41 of 41", c.Connects, c.ExpectedConnects)
 	}
-	if c.Disconnects != 80 {
-		t.Errorf("disconnects %d, want 80", c.Disconnects)
+	if c.Disconnects != 40 {
+		t.Errorf("disconnects %d, want 40", c.Disconnects)
 	}
-	if res.Sent != 160 || res.Acked != 160 || res.Expected != 160 || res.Received != 160 || *res.Lost != 0 || *res.Duplicates != 0 {
-		t.Errorf("sent %d acked %d expected %d received %d lost %d dups %d; want 160 each, none lost", res.Sent, res.Acked, res.Expected, res.Received, *res.Lost, *res.Duplicates)
+	if res.Sent != 80 || res.Acked != 80 || res.Expected != 80 || res.Received != 80 || *res.Lost != 0 || *res.Duplicates != 0 {
+		t.Errorf("sent %d acked %d expected %d received %d lost %d dups %d; want 80 each, none lost", res.Sent, res.Acked, res.Expected, res.Received, *res.Lost, *res.Duplicates)
 	}
-	if res.Wire.Connections != 81 {
-		t.Errorf("wire connections %d, want 81 (every wake's)", res.Wire.Connections)
+	if res.Wire.Connections != 41 {
+		t.Errorf("wire connections %d, want 41 (every wake's)", res.Wire.Connections)
 	}
 }
 
@@ -48,6 +51,7 @@ func TestDutyCycleExactCounts(t *testing.T) {
 // slept: deliveries equal what was published, and part of them come from the queue with the
 // sleep in their latency.
 func TestSleepingSubscribersGetQueuedMessages(t *testing.T) {
+	t.Parallel() // its own broker
 	b := startMosquitto(t, "")
 	spec := baseSpec()
 	off := false
@@ -75,6 +79,7 @@ func TestSleepingSubscribersGetQueuedMessages(t *testing.T) {
 // A reconnect storm drops every client at 1 s; all come back, recovery is measured, and with
 // persistent sessions at QoS 1 nothing is lost: what was in flight is resent.
 func TestReconnectStormAllBack(t *testing.T) {
+	t.Parallel() // its own broker
 	b := startMosquitto(t, "")
 	spec := baseSpec()
 	off := false
@@ -110,6 +115,7 @@ func TestReconnectStormAllBack(t *testing.T) {
 // A storm after every publisher's last publish (1 msg/s each, the last at 1 s and 1.5 s, the
 // drop at 1.7 s): the drain takes the new sessions, and nothing fails or is lost.
 func TestReconnectStormAfterTheLastPublish(t *testing.T) {
+	t.Parallel() // its own broker
 	b := startMosquitto(t, "")
 	spec := baseSpec()
 	off := false
@@ -131,6 +137,7 @@ func TestReconnectStormAfterTheLastPublish(t *testing.T) {
 // max_inflight_messages, 20, each), whose PUBACK the drop may have cut after the client counted
 // them, so those are duplicates as well.
 func TestReconnectStormResendsWhatWasInFlight(t *testing.T) {
+	t.Parallel() // its own broker
 	b := startMosquitto(t, "")
 	spec := baseSpec()
 	off := false
@@ -155,22 +162,26 @@ func TestReconnectStormResendsWhatWasInFlight(t *testing.T) {
 // it has subscribed again: the storm runs, every client comes back, and whatever was lost is
 // counted as lost at the drop, the run's every loss (at QoS 1 and at QoS 0).
 func TestReconnectStormCleanSessions(t *testing.T) {
-	b := startMosquitto(t, "")
+	t.Parallel() // its own brokers
 	for _, qos := range []int32{1, 0} {
-		spec := baseSpec()
-		spec.QoS = qos
-		spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 4, 4, 2
-		spec.Workload.Rate = 400
-		spec.Workload.Warmup, spec.Workload.Duration = dur(200*time.Millisecond), dur(1200*time.Millisecond)
-		spec.Workload.ReconnectStorm = &v1alpha1.ReconnectStormSpec{At: dur(700 * time.Millisecond)}
-		res := run(t, spec, loadgen.Options{Address: b.Addr})
-		s := res.Churn.Storm
-		t.Logf("qos %d: storm %+v; sent %d received %d expected %d lost %d dups %d", qos, *s, res.Sent, res.Received, res.Expected, *res.Lost, *res.Duplicates)
-		if s.Reconnected != 8 || s.NotBack != 0 || s.PersistentSessions || s.LostAtDrop != *res.Lost || res.Churn.QueuedDeliveries != 0 {
-			t.Errorf("qos %d: storm %+v, lost %d, queued %d: want all 8 back, no persistent session, every loss the drop's, nothing queued", qos, *s, *res.Lost, res.Churn.QueuedDeliveries)
-		}
-		if unique := res.Received - *res.Duplicates; unique+*res.Lost != res.Expected {
-			t.Errorf("qos %d: %d unique + %d lost != %d expected", qos, unique, *res.Lost, res.Expected)
-		}
+		t.Run(fmt.Sprintf("qos%d", qos), func(t *testing.T) {
+			t.Parallel() // its own broker
+			b := startMosquitto(t, "")
+			spec := baseSpec()
+			spec.QoS = qos
+			spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 4, 4, 2
+			spec.Workload.Rate = 400
+			spec.Workload.Warmup, spec.Workload.Duration = dur(200*time.Millisecond), dur(1200*time.Millisecond)
+			spec.Workload.ReconnectStorm = &v1alpha1.ReconnectStormSpec{At: dur(700 * time.Millisecond)}
+			res := run(t, spec, loadgen.Options{Address: b.Addr})
+			s := res.Churn.Storm
+			t.Logf("qos %d: storm %+v; sent %d received %d expected %d lost %d dups %d", qos, *s, res.Sent, res.Received, res.Expected, *res.Lost, *res.Duplicates)
+			if s.Reconnected != 8 || s.NotBack != 0 || s.PersistentSessions || s.LostAtDrop != *res.Lost || res.Churn.QueuedDeliveries != 0 {
+				t.Errorf("qos %d: storm %+v, lost %d, queued %d: want all 8 back, no persistent session, every loss the drop's, nothing queued", qos, *s, *res.Lost, res.Churn.QueuedDeliveries)
+			}
+			if unique := res.Received - *res.Duplicates; unique+*res.Lost != res.Expected {
+				t.Errorf("qos %d: %d unique + %d lost != %d expected", qos, unique, *res.Lost, res.Expected)
+			}
+		})
 	}
 }

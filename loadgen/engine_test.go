@@ -2,6 +2,7 @@ package loadgen_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -61,37 +62,44 @@ func run(t testing.TB, spec *v1alpha1.MessagingBenchmarkSpec, o loadgen.Options)
 }
 
 func TestQoS1And2DeliverEverything(t *testing.T) {
-	b := startMosquitto(t, "")
+	t.Parallel() // its own brokers
 	for _, qos := range []int32{1, 2} {
 		for _, rate := range []int32{0, 400} {
-			spec := baseSpec()
-			spec.QoS = qos
-			spec.Workload.Rate = rate
-			res := run(t, spec, loadgen.Options{Address: b.Addr, BrokerUsage: nil})
-			t.Logf("qos %d rate %d: sent %d received %d expected %d lost %d dups %d e2e p99 %v", qos, rate, res.Sent, res.Received, res.Expected, *res.Lost, *res.Duplicates, res.Latency.EndToEnd)
-			if res.Sent == 0 || res.Received == 0 {
-				t.Fatalf("nothing moved: %+v", res)
-			}
-			if *res.Lost != 0 {
-				t.Errorf("qos %d rate %d lost %d", qos, rate, *res.Lost)
-			}
-			if qos == 2 && *res.Duplicates != 0 {
-				t.Errorf("qos 2 duplicates %d", *res.Duplicates)
-			}
-			if res.Expected != res.Sent { // one subscriber per topic
-				t.Errorf("expected %d, sent %d", res.Expected, res.Sent)
-			}
-			var tlSent, tlRecv int64
-			for _, p := range res.Timeline {
-				tlSent += p.Sent
-				tlRecv += p.Received
-			}
-			if tlSent != res.Sent || tlRecv != res.Received {
-				t.Errorf("timeline sums %d/%d, totals %d/%d", tlSent, tlRecv, res.Sent, res.Received)
-			}
-			if res.Acked != res.Sent {
-				t.Errorf("acked %d of %d", res.Acked, res.Sent)
-			}
+			t.Run(fmt.Sprintf("qos%d/rate%d", qos, rate), func(t *testing.T) {
+				t.Parallel() // its own broker
+				b := startMosquitto(t, "")
+				spec := baseSpec()
+				spec.QoS = qos
+				spec.Workload.Rate = rate
+				// 1 s is enough: every assertion is an equality of counts (none lost, no duplicate at
+				// QoS 2, all acknowledged, the timeline summing to the totals), whatever the length.
+				spec.Workload.Duration.Duration = time.Second
+				res := run(t, spec, loadgen.Options{Address: b.Addr, BrokerUsage: nil})
+				t.Logf("qos %d rate %d: sent %d received %d expected %d lost %d dups %d e2e p99 %v", qos, rate, res.Sent, res.Received, res.Expected, *res.Lost, *res.Duplicates, res.Latency.EndToEnd)
+				if res.Sent == 0 || res.Received == 0 {
+					t.Fatalf("nothing moved: %+v", res)
+				}
+				if *res.Lost != 0 {
+					t.Errorf("qos %d rate %d lost %d", qos, rate, *res.Lost)
+				}
+				if qos == 2 && *res.Duplicates != 0 {
+					t.Errorf("qos 2 duplicates %d", *res.Duplicates)
+				}
+				if res.Expected != res.Sent { // one subscriber per topic
+					t.Errorf("expected %d, sent %d", res.Expected, res.Sent)
+				}
+				var tlSent, tlRecv int64
+				for _, p := range res.Timeline {
+					tlSent += p.Sent
+					tlRecv += p.Received
+				}
+				if tlSent != res.Sent || tlRecv != res.Received {
+					t.Errorf("timeline sums %d/%d, totals %d/%d", tlSent, tlRecv, res.Sent, res.Received)
+				}
+				if res.Acked != res.Sent {
+					t.Errorf("acked %d of %d", res.Acked, res.Sent)
+				}
+			})
 		}
 	}
 }
@@ -99,6 +107,7 @@ func TestQoS1And2DeliverEverything(t *testing.T) {
 // TestWarmupIsExcluded: at a fixed rate, only messages of the measured window count, so sent
 // equals rate × duration however long the warm-up was.
 func TestWarmupIsExcluded(t *testing.T) {
+	t.Parallel() // its own broker
 	b := startMosquitto(t, "")
 	spec := baseSpec()
 	spec.Workload.Rate = 200
@@ -160,6 +169,7 @@ func TestPublishWireSizes(t *testing.T) {
 // TestTLSRecordOverhead checks that MQTTS costs exactly one TLS record per message at a low
 // rate: 29 bytes with TLS 1.2 AES-GCM, 22 with TLS 1.3.
 func TestTLSRecordOverhead(t *testing.T) {
+	t.Parallel() // its own broker
 	perMessage := func(tlsVersion string) float64 {
 		b := startMosquitto(t, tlsVersion)
 		spec := baseSpec()
@@ -197,6 +207,7 @@ func TestTLSRecordOverhead(t *testing.T) {
 // run: the stall must show in end-to-end latency and publish delay, and the publisher must
 // catch up so that the number sent stays rate × duration (no coordinated omission).
 func TestPausedBrokerShowsAsLatencyNotLowerRate(t *testing.T) {
+	t.Parallel() // its own broker
 	b := startMosquitto(t, "")
 	spec := baseSpec()
 	spec.QoS = 1
@@ -235,6 +246,7 @@ func TestPausedBrokerShowsAsLatencyNotLowerRate(t *testing.T) {
 // message still arrives. It used to count only measured arrivals, stop after 2 s without one,
 // and report every measured message lost (64 publishers, closed loop: received 0 of 301,626).
 func TestWarmupBacklogIsWaitedFor(t *testing.T) {
+	t.Parallel() // its own broker
 	b := startMosquitto(t, "")
 	spec := baseSpec()
 	spec.QoS = 0
@@ -277,6 +289,7 @@ func (s *slowReader) Read(p []byte) (int, error) {
 // TestWorkersSplitAndMerge runs one benchmark as three workers against one broker and merges
 // their results: every topic lives in one worker, so nothing is lost or expected twice.
 func TestWorkersSplitAndMerge(t *testing.T) {
+	t.Parallel() // its own broker
 	b := startMosquitto(t, "")
 	spec := baseSpec()
 	spec.Workers.Replicas = 3
@@ -318,6 +331,7 @@ func TestWorkersSplitAndMerge(t *testing.T) {
 // ends, for 1.2 s: the window of 100 is not full then, so publishing ends on time and the drain
 // starts with those messages unacknowledged.
 func TestAckWaitGrowsWithSlowAcks(t *testing.T) {
+	t.Parallel() // its own broker
 	b := startMosquitto(t, "")
 	spec := baseSpec()
 	spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 1, 1, 1
@@ -364,6 +378,7 @@ func stopBrokerAfter(t *testing.T, b *mosquitto.Process, d time.Duration) func()
 // complete count of their uplink bytes, so publishBytesPerMessage is absent rather than a
 // partial number (HTTP/2 and HTTP/3 write after Publish returns: it used to read 0).
 func TestUnfinishedWindowHasNoUplinkFigure(t *testing.T) {
+	t.Parallel() // its own broker
 	b := startMosquitto(t, "")
 	spec := baseSpec()
 	spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 1, 1, 1
@@ -386,6 +401,7 @@ func TestUnfinishedWindowHasNoUplinkFigure(t *testing.T) {
 // on its full inflight window; the run must still end, ackWait after its end, and say why
 // (it used to wait for ever: Publish returned only on an acknowledgement).
 func TestStoppedBrokerEndsTheRun(t *testing.T) {
+	t.Parallel() // its own broker
 	b := startMosquitto(t, "")
 	spec := baseSpec()
 	spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 1, 1, 1

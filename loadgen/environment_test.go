@@ -15,6 +15,7 @@ import (
 // checks that the result records what the handshakes negotiated (version and key-exchange
 // group, pinned by the client's curve preferences), the protocol as spoken and the machine.
 func TestEnvironmentRecordsNegotiatedTLS(t *testing.T) {
+	t.Parallel() // its own broker
 	for _, tc := range []struct {
 		tls         string
 		curves      []tls.CurveID
@@ -29,6 +30,7 @@ func TestEnvironmentRecordsNegotiatedTLS(t *testing.T) {
 		{"1.3", nil, v1alpha1.MQTT311, "TLS 1.3", []string{"X25519MLKEM768", "X25519"}, "MQTT 3.1.1"},
 	} {
 		t.Run(tc.tls+"/"+strings.Join(tc.wantGroups, ","), func(t *testing.T) {
+			t.Parallel() // its own broker
 			b := startMosquitto(t, tc.tls)
 			spec := baseSpec()
 			spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 1, 1, 1
@@ -53,6 +55,7 @@ func TestEnvironmentRecordsNegotiatedTLS(t *testing.T) {
 		})
 	}
 	t.Run("plain", func(t *testing.T) {
+		t.Parallel() // its own broker
 		b := startMosquitto(t, "")
 		spec := baseSpec()
 		spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 1, 1, 1

@@ -57,6 +57,7 @@ func TestClientErrorNamesTheClientOnce(t *testing.T) {
 // starts with the cause and counts the clients it took, not a line per client and operation
 // (78 lines, the cause last, before).
 func TestKilledBrokerIsOneCause(t *testing.T) {
+	t.Parallel() // its own broker
 	b := startMosquitto(t, "")
 	spec := baseSpec()
 	spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 8, 8, 8

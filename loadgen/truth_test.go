@@ -30,6 +30,7 @@ func runAny(t *testing.T, o loadgen.Options) (*results.Result, time.Duration) {
 // warm-up; the run measured nothing and must say so (it said Succeeded with "measured 0.00 s,
 // sent 0", and a negative load-generator CPU time).
 func TestMessagesAllInWarmupFail(t *testing.T) {
+	t.Parallel() // its own broker
 	b := startMosquitto(t, "")
 	spec := baseSpec()
 	spec.Workload.Messages = 100
@@ -64,6 +65,7 @@ func (s *slowWriter) Write(p []byte) (int, error) {
 // It used to publish its backlog for ever (an MQTT-SN run over a lossy link was still
 // "Measuring 1m53s/10s" when killed).
 func TestOpenLoopStopsWithTheWindow(t *testing.T) {
+	t.Parallel() // its own broker
 	b := startMosquitto(t, "")
 	spec := baseSpec()
 	spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 1, 1, 1
@@ -107,6 +109,7 @@ func TestOpenLoopStopsWithTheWindow(t *testing.T) {
 // a one-second measurement, and rates over that second (the result said 3.00 s and divided by
 // it).
 func TestMeasuredIsTheWindowThatRan(t *testing.T) {
+	t.Parallel() // its own broker
 	b := startMosquitto(t, "")
 	spec := baseSpec()
 	spec.Workload.Rate = 400

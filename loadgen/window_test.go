@@ -15,6 +15,7 @@ import (
 // counted (401 of 600 sent, unsent 0, Succeeded). Every client now connects before the start:
 // the window offers its whole schedule, and sent + unsent is exactly what it put there.
 func TestSlowRampOffersTheWholeSchedule(t *testing.T) {
+	t.Parallel() // its own broker
 	b := startMosquitto(t, "")
 	spec := baseSpec()
 	spec.QoS = 0
@@ -39,6 +40,7 @@ func TestSlowRampOffersTheWholeSchedule(t *testing.T) {
 // of the schedule unsent. The allowance no longer grows with the slowest acknowledgement (the
 // stall itself), so the run fails instead of passing with "publish ack max 8 s".
 func TestStalledBrokerFails(t *testing.T) {
+	t.Parallel() // its own broker
 	b := startMosquitto(t, "")
 	spec := baseSpec()
 	spec.QoS = 1
@@ -70,6 +72,7 @@ func TestStalledBrokerFails(t *testing.T) {
 // window. It used to divide every byte of the run, warm-up included, by the window's messages: a
 // 3 s warm-up before a 1 s window tripled it.
 func TestWireBytesPerMessageExcludeWarmup(t *testing.T) {
+	t.Parallel() // its own broker
 	b := startMosquitto(t, "")
 	perMessage := func(warmup time.Duration) float64 {
 		spec := baseSpec()
@@ -99,6 +102,7 @@ func TestWireBytesPerMessageExcludeWarmup(t *testing.T) {
 // the whole window as measured from a process that ended after the wake. The window now lasts
 // as long as it says: the devices sleep until its end.
 func TestDutyCycleWindowIsObserved(t *testing.T) {
+	t.Parallel() // its own broker
 	b := startMosquitto(t, "")
 	spec := baseSpec()
 	spec.Workload.Publishers, spec.Workload.Subscribers, spec.Workload.Topics = 2, 1, 1
