@@ -106,6 +106,9 @@ func assertGone(t *testing.T, pids []int) {
 // processes, and the merged counts are exact (every message sent once, received once by each
 // subscriber) and equal to the same workload's in-process run.
 func TestWorkerProcessesCountExactly(t *testing.T) {
+	// Side by side with the other worker-process tests: each run has its own broker, ports and
+	// processes. (Not the emulated link's: a test entering a network namespace runs alone.)
+	t.Parallel()
 	const workload = `{publishers: 6, subscribers: 6, topics: 3, payloadBytes: 64, messages: 600, warmup: 0s}`
 	inProcess, err := Run(context.Background(), processBenchmark(t, 1, workload), Options{})
 	if err != nil {
@@ -142,6 +145,9 @@ func TestWorkerProcessesCountExactly(t *testing.T) {
 // TestWorkerProcessesStopOnCancel: cancelling a run (Ctrl-C, SIGTERM, a closed terminal) while
 // its worker processes measure leaves none of them behind.
 func TestWorkerProcessesStopOnCancel(t *testing.T) {
+	// Side by side with the other worker-process tests: each run has its own broker, ports and
+	// processes. (Not the emulated link's: a test entering a network namespace runs alone.)
+	t.Parallel()
 	mb := processBenchmark(t, 3, `{publishers: 3, subscribers: 3, topics: 3, payloadBytes: 64, rate: 30, duration: 30s, warmup: 0s}`)
 	log := newWorkerLog(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -182,6 +188,9 @@ func TestWorkerProcessesStopOnCancel(t *testing.T) {
 // TestFailingWorkerProcessFailsTheRun: a worker process that dies before it is ready fails the
 // run with its index, PID and last output; the others are stopped.
 func TestFailingWorkerProcessFailsTheRun(t *testing.T) {
+	// Side by side with the other worker-process tests: each run has its own broker, ports and
+	// processes. (Not the emulated link's: a test entering a network namespace runs alone.)
+	t.Parallel()
 	mb := processBenchmark(t, 3, `{publishers: 3, subscribers: 3, topics: 3, payloadBytes: 64, rate: 30, duration: 10s, warmup: 0s}`)
 	// Worker 1 fails as a broken build or a refused flag would; the others are msgbench.
 	script := `case " $* " in *" --worker-index 1 "*) echo "injected: worker 1 cannot start" >&2; exit 3;; esac; exec "$@"`
@@ -199,6 +208,9 @@ func TestFailingWorkerProcessFailsTheRun(t *testing.T) {
 // terminal) has stopped its worker processes when it exits; killed with SIGKILL, which it cannot
 // handle, it takes them with it (their parent-death signal).
 func TestEndedRunLeavesNoWorkerProcess(t *testing.T) {
+	// Side by side with the other worker-process tests: each run has its own broker, ports and
+	// processes. (Not the emulated link's: a test entering a network namespace runs alone.)
+	t.Parallel()
 	if _, err := mosquitto.Binary(); err != nil {
 		t.Skip(err)
 	}
