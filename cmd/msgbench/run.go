@@ -129,7 +129,8 @@ func runLocal(cmd *cobra.Command, f runFlags) error {
 	defer stopChecks()
 	o := localrun.Options{NoEmbedded: f.noEmbedded, BrokerPort: f.brokerPort,
 		Logf: func(format string, args ...any) { fmt.Fprintf(errOut, "msgbench: "+format+"\n", args...) }}
-	if _, err := localrun.Check(&mb.Spec, o); err != nil {
+	compiled, err := localrun.Check(&mb.Spec, o)
+	if err != nil {
 		return err
 	}
 	metrics, err := serveMetrics(f, errOut, &o)
@@ -167,7 +168,8 @@ func runLocal(cmd *cobra.Command, f runFlags) error {
 	if !f.q {
 		o.Progress, clearLine = progressPrinter(errOut)
 	}
-	fmt.Fprintf(errOut, "msgbench: running %s (%s, QoS %d) locally, results in %s\n", mb.Name, mb.Spec.Protocol, mb.Spec.QoS, out.dir)
+	g := &compiled.Groups[0]
+	fmt.Fprintf(errOut, "msgbench: running %s (%s, QoS %d) locally, results in %s\n", mb.Name, g.Protocol, g.QoS, out.dir)
 	res, err := localrun.Run(ctx, mb, o)
 	if clearLine != nil {
 		clearLine()
