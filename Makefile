@@ -113,7 +113,8 @@ test: setup verify-generated vet lint ## The full test suite CI runs: generated 
 # wire-size figure runs, and all but every 8th spec of the accepted-spec matrix.
 # Three packages at a time (UNIT_P): two at a time the inner loop used 1.1 of the 2 cores
 # (223 CPU-s in 198 s; its packages mostly wait on runs against real brokers), three at a time
-# 1.5 and 150 s instead of 190-198 s. UNIT_P=2 is go test's default on 2 cores.
+# 1.5 and 147-151 s instead of 190-198 s (docs/benchmarks.md). UNIT_P=2 is go test's default on
+# 2 cores.
 UNIT_FLAGS ?= -race -short
 UNIT_P ?= 3
 UNIT_EXCLUDE := /api/v1alpha1$$ /cmd/msgbench$$ /controllers$$ /test/chart$$ /results/store$$ /netem$$ \
@@ -121,7 +122,7 @@ UNIT_EXCLUDE := /api/v1alpha1$$ /cmd/msgbench$$ /controllers$$ /test/chart$$ /re
 	/brokers/rabbitmq$$ /brokers/artemis$$ /controllers/resources/serverside$$ /hack/imagebuild$$
 
 .PHONY: test-unit
-test-unit: ## The inner loop (no API server; 2 min 30 s measured on a 2-core machine, docs/benchmarks.md): the packages that need none, under -race -short. make test runs everything.
+test-unit: ## The inner loop (no API server; 2 min 54 s measured on a 2-core machine beside other work, docs/benchmarks.md): the packages that need none, under -race -short. make test runs everything.
 	go test $(UNIT_FLAGS) -p $(UNIT_P) -count=1 -timeout 10m $$(go list ./... | grep -v $(foreach p,$(UNIT_EXCLUDE),-e '$(p)'))
 
 .PHONY: sweep
