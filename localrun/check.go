@@ -23,8 +23,8 @@ import (
 // piece and what to do. Run calls it first; `msgbench run` calls it before it makes the run's
 // folder.
 func Check(spec *v1alpha1.MessagingBenchmarkSpec, o Options) (*plan.Plan, error) {
-	// The broker's refusals come first; the spec's TLS is checked against the plan's groups (how
-	// each reaches its server), so the plan is compiled before, and its error reported after.
+	// The broker's refusals come first (caps.Check reads the plan's groups, so the plan is
+	// compiled before), then the plan's own: its rules, the clients' TLS among them.
 	p, compileErr := plan.Compile(spec, plan.Local)
 	if err := checkBroker(spec, p, o); err != nil {
 		return nil, err
@@ -43,18 +43,11 @@ func Check(spec *v1alpha1.MessagingBenchmarkSpec, o Options) (*plan.Plan, error)
 	return p, nil
 }
 
-// checkBroker refuses a broker (and its TLS) this machine cannot start or reach. p is the spec's
+// checkBroker refuses a broker this machine cannot start or reach. p is the spec's
 // plan, nil when it does not compile (Check then reports why, after these).
 func checkBroker(spec *v1alpha1.MessagingBenchmarkSpec, p *plan.Plan, o Options) error {
 	if !spec.Broker.Type.Local() {
 		return notLocal(spec.Broker.Type)
-	}
-	if p != nil {
-		for _, g := range p.Groups {
-			if err := devicetls.Check(spec, p.TLSPath(g)); err != nil {
-				return err
-			}
-		}
 	}
 	switch spec.Broker.Type {
 	case v1alpha1.BrokerKafka:

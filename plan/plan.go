@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/devicetls"
 )
 
 // Version names the plan's shape; it changes when a field's meaning does.
@@ -161,6 +162,15 @@ func Compile(spec *v1alpha1.MessagingBenchmarkSpec, target Target) (*Plan, error
 	for i := range p.Groups {
 		if err := compileOptions(spec, &p.Groups[i]); err != nil {
 			return nil, err
+		}
+	}
+	if target != Admitted {
+		// The clients' TLS settings against how each group's TLS ends (the operator's workers
+		// applied them only once running, after everything was created).
+		for _, g := range p.Groups {
+			if err := devicetls.Check(spec, p.TLSPath(g)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if target == Local {
