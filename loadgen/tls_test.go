@@ -51,7 +51,7 @@ func tlsRun(tb testing.TB, t *v1alpha1.TLSSpec, goServer bool) *results.Result {
 		tb.Cleanup(func() { _ = b.Stop() })
 		ca, addr = b.CA, b.TLSAddr
 	}
-	cfg, err := devicetls.Client(ca, "127.0.0.1", spec, driverstest.TLSPath(tb, spec))
+	cfg, err := devicetls.Client(ca, "127.0.0.1", driverstest.TLSPath(tb, spec).Version, devicetls.OfferOf(spec))
 	if err != nil {
 		tb.Fatal(err)
 	}

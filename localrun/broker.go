@@ -44,7 +44,7 @@ func (r *runner) startBroker(ctx context.Context) error {
 	}
 	r.address = r.broker // startGateway points the clients at the gateway instead
 	if r.plan.Broker.TLS {
-		cfg, err := devicetls.Client(r.brokerCA, hostOf(r.broker), r.spec, r.plan.TLSPath(r.plan.Groups[0]))
+		cfg, err := devicetls.Client(r.brokerCA, hostOf(r.broker), r.plan.Groups[0].TLSVersion, r.plan.Groups[0].TLS.Offer)
 		if err != nil {
 			return err
 		}

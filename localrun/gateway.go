@@ -39,7 +39,7 @@ func (r *runner) startGateway(ctx context.Context) error {
 	r.address = gw.Addr().String()
 	r.env.Gateway = "msgbench " + mode + " gateway (in-process)"
 	if secure {
-		cfg, err := devicetls.Client(r.bundle.CACert, hostOf(r.address), r.spec, r.plan.TLSPath(r.plan.Groups[0]))
+		cfg, err := devicetls.Client(r.bundle.CACert, hostOf(r.address), r.plan.Groups[0].TLSVersion, r.plan.Groups[0].TLS.Offer)
 		if err != nil {
 			return err
 		}

@@ -23,6 +23,8 @@ type TLSOptions struct {
 	// Resumption gives each client its own session cache, so a reconnecting client resumes its
 	// own TLS session: spec.tls.resumption, or spec.quic.zeroRTT (0-RTT needs a ticket).
 	Resumption bool
+	// Offer is the groups and TLS 1.2 suites the clients offer (spec.tls.groups, cipherSuites).
+	Offer devicetls.Offer
 }
 
 // MQTTOptions are an MQTT group's (protocol mqtt or mqtt-quic) client settings (spec.mqtt).
@@ -216,7 +218,7 @@ func CheckMQTTSN(qos int32, t v1alpha1.MQTTSNTopicIDType, payloadBytes int32) er
 func compileOptions(spec *v1alpha1.MessagingBenchmarkSpec, g *Group) error {
 	g.PayloadBytes = spec.Workload.PayloadBytes
 	g.TopicPrefix = spec.Workload.TopicPrefix
-	g.TLS = TLSOptions{Enabled: spec.TLSEnabled(), Resumption: devicetls.Resumption(spec)}
+	g.TLS = TLSOptions{Enabled: spec.TLSEnabled(), Resumption: devicetls.Resumption(spec), Offer: devicetls.OfferOf(spec)}
 	if g.QUIC() {
 		g.QUICTransport = &QUICOptions{ZeroRTT: devicetls.ZeroRTT(spec)}
 	}

@@ -1,11 +1,13 @@
 package plan_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/devicetls"
 	sn "github.com/msgbench/msgbench/internal/mqttsn"
 	"github.com/msgbench/msgbench/plan"
 )
@@ -96,7 +98,7 @@ func TestGroupOptions(t *testing.T) {
 	if want := (plan.MQTTOptions{Version: v1alpha1.MQTT311, CleanSession: true, KeepAlive: 60 * time.Second, Inflight: 7, WebSocketPath: "/mqtt"}); *g.MQTT != want {
 		t.Errorf("mqtt: %+v, want %+v", *g.MQTT, want)
 	}
-	if g.PayloadBytes != 300 || g.TopicName(12) != "bench/t12" || g.TLS != (plan.TLSOptions{}) || g.PersistentSession() {
+	if g.PayloadBytes != 300 || g.TopicName(12) != "bench/t12" || !reflect.DeepEqual(g.TLS, plan.TLSOptions{}) || g.PersistentSession() {
 		t.Errorf("mqtt: payload %d, topic %q, tls %+v, persistent %v", g.PayloadBytes, g.TopicName(12), g.TLS, g.PersistentSession())
 	}
 	g = compile("mqtt5-qos1.yaml", "mqtt.cleanSession=false", "mqtt.keepAliveSeconds=0", "mqtt.transport=websocket", "mqtt.webSocketPath=/ws")
@@ -107,8 +109,12 @@ func TestGroupOptions(t *testing.T) {
 		t.Error("a QoS 0 session is persistent")
 	}
 	g = compile("mqtts-tls13.yaml", "tls.resumption=true")
-	if g.TLS != (plan.TLSOptions{Enabled: true, Resumption: true}) {
+	if !reflect.DeepEqual(g.TLS, plan.TLSOptions{Enabled: true, Resumption: true}) {
 		t.Errorf("mqtts: tls %+v", g.TLS)
+	}
+	g = compile("mqtts-device-tls.yaml")
+	if want := (devicetls.Offer{Groups: []v1alpha1.TLSGroup{v1alpha1.GroupX25519}, CipherSuites: []string{"TLS_CHACHA20_POLY1305_SHA256"}}); !reflect.DeepEqual(g.TLS.Offer, want) {
+		t.Errorf("device tls: offer %+v, want %+v", g.TLS.Offer, want)
 	}
 
 	g = compile("mqtt-quic.yaml", "quic.zeroRTT=true")

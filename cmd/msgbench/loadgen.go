@@ -88,7 +88,7 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := devicetls.Apply(tlsCfg, p.Source, p.TLSPath(*g)); err != nil { // the device's groups and suites
+	if err := devicetls.Apply(tlsCfg, g.TLS.Offer); err != nil { // the device's groups and suites
 		return err
 	}
 	if f.cpuProfile != "" {

@@ -169,26 +169,45 @@ func Secure12() []string {
 	return out
 }
 
-// Apply sets a client configuration (certs.ClientTLS's, version already set) to the spec's
-// groups and TLS 1.2 suites, after Check. TLS 1.3 suites are left to the server (ServerTLS13).
-// Resumption is per client (drivers.ClientTLS), not here.
-func Apply(cfg *tls.Config, spec *v1alpha1.MessagingBenchmarkSpec, path Path) error {
-	if err := Check(spec, path); err != nil {
-		return err
+// Offer is what the clients offer in their handshake beyond the version: spec.tls.groups and
+// spec.tls.cipherSuites, as written (Check has judged them against the path).
+type Offer struct {
+	Groups       []v1alpha1.TLSGroup
+	CipherSuites []string
+}
+
+// OfferOf is spec's Offer (empty without spec.tls).
+func OfferOf(spec *v1alpha1.MessagingBenchmarkSpec) Offer {
+	if spec.TLS == nil {
+		return Offer{}
 	}
-	if cfg == nil || spec.TLS == nil {
+	return Offer{Groups: spec.TLS.Groups, CipherSuites: spec.TLS.CipherSuites}
+}
+
+// Apply sets a client configuration (certs.ClientTLS's, version already set) to the offer's
+// groups and TLS 1.2 suites; the plan checked them (Check). TLS 1.3 suites are left to the server
+// (ServerTLS13). Resumption is per client (drivers.ClientTLS), not here.
+func Apply(cfg *tls.Config, o Offer) error {
+	if cfg == nil {
 		return nil
 	}
-	if len(spec.TLS.Groups) > 0 {
+	if len(o.Groups) > 0 {
 		cfg.CurvePreferences = nil
-		for _, g := range spec.TLS.Groups {
-			id, _ := Curve(g)
+		for i, g := range o.Groups {
+			id, ok := Curve(g)
+			if !ok { // a plan compiled without Check (admitted): still refused, not dropped
+				return fmt.Errorf("spec.tls.groups[%d]: %q is not a group (x25519, p256, p384, p521, x25519mlkem768)", i, g)
+			}
 			cfg.CurvePreferences = append(cfg.CurvePreferences, id)
 		}
 	}
 	var ids []uint16
-	for _, name := range spec.TLS.CipherSuites {
-		if id, is13, _, _ := suite(name); !is13 {
+	for i, name := range o.CipherSuites {
+		id, is13, _, ok := suite(name)
+		if !ok {
+			return fmt.Errorf("spec.tls.cipherSuites[%d]: %s is not a cipher suite Go's crypto/tls offers", i, name)
+		}
+		if !is13 {
 			ids = append(ids, id)
 		}
 	}
@@ -257,14 +276,14 @@ func ZeroRTT(spec *v1alpha1.MessagingBenchmarkSpec) bool {
 	return spec.QUIC != nil && spec.QUIC.ZeroRTT
 }
 
-// Client is the clients' TLS configuration for spec: trusting caPEM (system roots when nil),
-// verifying serverName, at path's TLS version, with the spec's groups and TLS 1.2 suites.
-func Client(caPEM []byte, serverName string, spec *v1alpha1.MessagingBenchmarkSpec, path Path) (*tls.Config, error) {
-	cfg, err := certs.ClientTLS(caPEM, serverName, path.Version)
+// Client is the clients' TLS configuration: trusting caPEM (system roots when nil), verifying
+// serverName, at TLS version ("1.2", "1.3"), offering o's groups and TLS 1.2 suites.
+func Client(caPEM []byte, serverName, version string, o Offer) (*tls.Config, error) {
+	cfg, err := certs.ClientTLS(caPEM, serverName, version)
 	if err != nil {
 		return nil, err
 	}
-	if err := Apply(cfg, spec, path); err != nil {
+	if err := Apply(cfg, o); err != nil {
 		return nil, err
 	}
 	return cfg, nil

@@ -22,7 +22,7 @@ func TestApply(t *testing.T) {
 	s := mqtts(v1alpha1.TLSSpec{Version: v1alpha1.TLS12, Groups: []v1alpha1.TLSGroup{v1alpha1.GroupP384, v1alpha1.GroupP256},
 		CipherSuites: []string{"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}})
 	// protocol mqtt straight to Mosquitto, TLS 1.2 (plan.Plan.TLSPath; check_test.go goes through the plan)
-	cfg, err := Client(nil, "example", s, Path{Version: string(v1alpha1.TLS12), Broker: true, EnforcesTLS13: true})
+	cfg, err := Client(nil, "example", string(v1alpha1.TLS12), OfferOf(s))
 	if err != nil {
 		t.Fatal(err)
 	}

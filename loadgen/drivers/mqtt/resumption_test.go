@@ -49,7 +49,7 @@ func TestTLSResumptionOnReconnect(t *testing.T) {
 			spec := &v1alpha1.MessagingBenchmarkSpec{Protocol: v1alpha1.ProtocolMQTT, QoS: 1, MQTT: v1alpha1.MQTTSpec{Version: v1alpha1.MQTT311, Inflight: 1},
 				Broker: v1alpha1.BrokerSpec{Type: v1alpha1.BrokerMosquitto}, Workload: v1alpha1.WorkloadSpec{PayloadBytes: 16},
 				TLS: &v1alpha1.TLSSpec{Enabled: true, Version: c.version, Resumption: true}}
-			tlsConf, err := devicetls.Client(b.CA, "127.0.0.1", spec, driverstest.TLSPath(t, spec))
+			tlsConf, err := devicetls.Client(b.CA, "127.0.0.1", driverstest.TLSPath(t, spec).Version, devicetls.OfferOf(spec))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -88,7 +88,7 @@ func TestZeroRTTConnectThroughLink(t *testing.T) {
 func zeroRTTThroughLink(t *testing.T, addr string, dial drivers.DialFunc, ca []byte, rtt time.Duration) {
 	s := spec(1)
 	s.QUIC = &v1alpha1.QUICSpec{ZeroRTT: true}
-	tlsConf, err := devicetls.Client(ca, "127.0.0.1", s, driverstest.TLSPath(t, s))
+	tlsConf, err := devicetls.Client(ca, "127.0.0.1", driverstest.TLSPath(t, s).Version, devicetls.OfferOf(s))
 	if err != nil {
 		t.Fatal(err)
 	}
