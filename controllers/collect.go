@@ -76,7 +76,7 @@ func (r *Reconciler) collect(ctx context.Context, st *run) (bool, error) {
 	fetched := time.Since(began)
 	run := complete.Run{
 		Mode:     "kubernetes",
-		Timeline: timelineMarks(mb),
+		Timeline: timelineMarks(mb, st.plan.Timing.Warmup),
 		Environment: func(e *results.Environment) {
 			if e.MsgbenchVersion == "" { // the workers' build is what measured
 				e.MsgbenchVersion = version.Version

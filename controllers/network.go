@@ -109,7 +109,7 @@ func (r *Reconciler) networkTimeline(ctx context.Context, st *run) (bool, error)
 		return true, nil
 	}
 	steps := st.plan.Network.Steps
-	window := mb.Status.StartTime.Add(mb.Spec.Workload.Warmup.Duration)
+	window := mb.Status.StartTime.Add(st.plan.Timing.Warmup)
 	now := r.Now()
 	cur := netem.CurrentStep(steps, now.Sub(window))
 	if cur+1 < len(steps) {
@@ -196,11 +196,11 @@ func ptr[T any](v T) *T { return &v }
 
 // timelineMarks is status.networkTimeline as the result's network.timeline: each step's time
 // in seconds since the measured window began, as applied and as planned.
-func timelineMarks(mb *v1alpha1.MessagingBenchmark) []results.NetworkStepMark {
+func timelineMarks(mb *v1alpha1.MessagingBenchmark, warmup time.Duration) []results.NetworkStepMark {
 	if len(mb.Status.NetworkTimeline) == 0 || mb.Status.StartTime == nil {
 		return nil
 	}
-	window := mb.Status.StartTime.Add(mb.Spec.Workload.Warmup.Duration)
+	window := mb.Status.StartTime.Add(warmup)
 	marks := make([]results.NetworkStepMark, 0, len(mb.Status.NetworkTimeline))
 	for _, s := range mb.Status.NetworkTimeline {
 		m := results.NetworkStepMark{At: s.AppliedTime.Sub(window).Seconds(), Planned: s.At.Seconds(), Description: s.Description}

@@ -16,13 +16,13 @@ import (
 // offered load, and the caveats that bend its figures.
 func MeasurementConditions(r *results.Result) []metav1.Condition {
 	var cs []metav1.Condition
-	if r.Spec != nil && r.Spec.Workload.Rate > 0 && r.Spec.Workload.Messages == 0 {
+	if p, err := r.Plan(); err == nil && p != nil && p.OfferedPerSecond() > 0 && p.Messages() == 0 {
 		c := metav1.Condition{Type: v1alpha1.ConditionOfferedLoadSustained, Status: metav1.ConditionTrue, Reason: "AllSent",
-			Message: fmt.Sprintf("sent all %d messages the schedule put in the window (%d msg/s)", r.Sent, r.Spec.Workload.Rate)}
+			Message: fmt.Sprintf("sent all %d messages the schedule put in the window (%.0f msg/s)", r.Sent, p.OfferedPerSecond())}
 		if r.Unsent > 0 {
 			c.Status, c.Reason = metav1.ConditionFalse, results.CaveatOfferedLoadNotSustained
-			c.Message = fmt.Sprintf("%d of the %d messages the schedule put in the window were not sent (%.0f msg/s sent of %d msg/s asked)",
-				r.Unsent, r.Sent+r.Unsent, r.Throughput.SentPerSecond, r.Spec.Workload.Rate)
+			c.Message = fmt.Sprintf("%d of the %d messages the schedule put in the window were not sent (%.0f msg/s sent of %.0f msg/s asked)",
+				r.Unsent, r.Sent+r.Unsent, r.Throughput.SentPerSecond, p.OfferedPerSecond())
 		}
 		cs = append(cs, c)
 	}
