@@ -152,8 +152,8 @@ func (p *publisher) runDutyCycle(ctx context.Context) error {
 // their acknowledgements (QoS > 0), disconnect.
 func (p *publisher) wake(ctx context.Context, wake, seq0, m int64, measured bool, payload []byte) error {
 	r := p.r
-	c := drivers.Client{ID: r.clientID("p", p.plan.Index), Role: drivers.Publisher, Topic: r.group().TopicName(p.plan.Topic), TopicIndex: p.plan.Topic}
-	sess, err := r.connect(ctx, c, p, &p.dial)
+	c := p.gr.client(r, drivers.Publisher, p.plan)
+	sess, err := r.connect(ctx, p.gr, c, p, &p.dial)
 	if err != nil {
 		return err
 	}
@@ -375,7 +375,7 @@ func (r *run) runStorm(ctx context.Context) {
 // timedConnect connects and records the reconnection's connect latency.
 func (r *run) timedConnect(ctx context.Context, c drivers.Client, h drivers.Handler, dial *atomic.Int64) (drivers.Session, error) {
 	start := r.now()
-	sess, err := r.connect(ctx, c, h, dial)
+	sess, err := r.connect(ctx, r.groups[0], c, h, dial)
 	if err != nil {
 		return nil, err
 	}
@@ -390,7 +390,7 @@ func (r *run) timedConnect(ctx context.Context, c drivers.Client, h drivers.Hand
 // which resends what was in flight and goes on with its schedule.
 func (p *publisher) reconnect(ctx context.Context) error {
 	r := p.r
-	c := drivers.Client{ID: r.clientID("p", p.plan.Index), Role: drivers.Publisher, Topic: r.group().TopicName(p.plan.Topic), TopicIndex: p.plan.Topic}
+	c := p.gr.client(r, drivers.Publisher, p.plan)
 	sess, err := r.timedConnect(ctx, c, p, &p.dial)
 	if err != nil {
 		return err
@@ -403,7 +403,7 @@ func (p *publisher) reconnect(ctx context.Context) error {
 // what was published meanwhile) and, as a device's client does, its subscription again.
 func (s *subscriber) reconnect(ctx context.Context) error {
 	r := s.r
-	c := drivers.Client{ID: r.clientID("s", s.plan.Index), Role: drivers.Subscriber, Topic: r.group().TopicName(s.plan.Topic), TopicIndex: s.plan.Topic}
+	c := s.gr.client(r, drivers.Subscriber, s.plan)
 	s.sessStart.Store(r.now())
 	// only a kept session has a queue (a clean one's late deliveries are late publishes)
 	s.resumed.Store(r.group().PersistentSession())

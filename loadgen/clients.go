@@ -18,11 +18,13 @@ import (
 // only, so its trackers need no lock.
 type subscriber struct {
 	r        *run
+	gr       *groupRun
 	plan     plan.Client
 	shard    *shard
 	sess     drivers.Session
 	live     atomic.Pointer[drivers.Session] // sess, for metrics read from another goroutine
-	trackers []tracker                       // one per publisher of the topic
+	trackers []tracker                       // one per publisher of the topic (a flat spec)
+	sources  map[uint32]*source              // by publisher id (a run with spec.groups: fleet.go)
 	dial     atomic.Int64
 	// arrived counts this run's messages delivered to this subscriber, warm-up ones included:
 	// the drain's sign of progress while a backlog from the warm-up is still coming through.
@@ -48,9 +50,9 @@ func (s *subscriber) connect(ctx context.Context) error {
 // open connects the subscriber's session (a resumed one subscribes no more: the broker kept it).
 func (s *subscriber) open(ctx context.Context) error {
 	r := s.r
-	c := drivers.Client{ID: r.clientID("s", s.plan.Index), Role: drivers.Subscriber, Topic: r.group().TopicName(s.plan.Topic), TopicIndex: s.plan.Topic}
+	c := s.gr.client(r, drivers.Subscriber, s.plan)
 	s.sessStart.Store(r.now())
-	sess, err := r.connect(ctx, c, s, &s.dial)
+	sess, err := r.connect(ctx, s.gr, c, s, &s.dial)
 	if err != nil {
 		return clientErr(drivers.Subscriber, s.plan.Index, err)
 	}
@@ -83,9 +85,20 @@ func (s *subscriber) Message(payload []byte) {
 		return
 	}
 	pub, seq, sent := readHeader(payload)
-	T := r.share.TotalTopics
-	k := (int(pub) - s.plan.Topic) / T
-	if int(pub)%T != s.plan.Topic || k < 0 || k >= len(s.trackers) || r.pubByIndex[int(pub)] == nil || sent > now {
+	var t *tracker
+	var src *source
+	if s.sources != nil {
+		if src = s.sourceOf(pub); src != nil && sent <= now {
+			t, seq = &src.t, seq/src.div
+		}
+	} else {
+		T := s.gr.share.TotalTopics
+		k := (int(pub) - s.plan.Topic) / T
+		if int(pub)%T == s.plan.Topic && k >= 0 && k < len(s.trackers) && r.pubByIndex[int(pub)] != nil && sent <= now {
+			t = &s.trackers[k]
+		}
+	}
+	if t == nil {
 		// Not sent by this run on this topic: another run (or client) publishes to the same
 		// topic on a shared broker. Counted as an error, never as a delivery.
 		s.shard.mu.Lock()
@@ -94,14 +107,14 @@ func (s *subscriber) Message(payload []byte) {
 		return
 	}
 	s.arrived.Add(1)
-	dup, ooo := s.trackers[k].observe(seq)
+	dup, ooo := t.observe(seq)
 	if seq == 0 && !dup {
 		if p := r.pubByIndex[int(pub)]; p != nil && p.firstDelivered.CompareAndSwap(false, true) {
 			from := p.firstFrom.Load()
 			if from == 0 { // a duty-cycled device: its messages are stamped with the wake, before the dial
 				from = p.dial.Load()
 			}
-			r.rec.recordFirstMessage((now - from) / 1000)
+			r.rec.recordFirstMessage(p.gr.index, (now-from)/1000)
 		}
 	}
 	if sent < window { // warm-up: no figure, but it crossed in the window if it arrived there
@@ -136,6 +149,9 @@ func (s *subscriber) Message(payload []byte) {
 		s.shard.ooo++
 	}
 	s.shard.mu.Unlock()
+	if src != nil {
+		src.pair.record(dup, ooo, (now-sent)/1000)
+	}
 	if queued {
 		r.churn.queued.Add(1)
 		r.churn.recordQueued((now - sent) / 1000)
@@ -147,11 +163,15 @@ func (s *subscriber) Completed(int64, bool) {}
 
 // publisher is one publishing client.
 type publisher struct {
-	r     *run
-	plan  plan.Client
-	shard *shard
-	sess  drivers.Session
-	live  atomic.Pointer[drivers.Session] // sess, for metrics read from another goroutine
+	r    *run
+	gr   *groupRun
+	plan plan.Client
+	// topics are the topics it cycles over, message k to topics[k mod len] (fleet.go); nil when
+	// it keeps to its session's.
+	topics []string
+	shard  *shard
+	sess   drivers.Session
+	live   atomic.Pointer[drivers.Session] // sess, for metrics read from another goroutine
 	// phase spreads publishers over one send interval (fraction of it) so that open-loop
 	// publishers do not all fire in the same microsecond.
 	phase          float64
@@ -188,8 +208,8 @@ type publisher struct {
 // schedule unsent. connected is called once the attempt finished.
 func (p *publisher) connect(ctx context.Context, connected func()) {
 	r := p.r
-	c := drivers.Client{ID: r.clientID("p", p.plan.Index), Role: drivers.Publisher, Topic: r.group().TopicName(p.plan.Topic), TopicIndex: p.plan.Topic}
-	sess, err := r.connect(ctx, c, p, &p.dial)
+	c := p.gr.client(r, drivers.Publisher, p.plan)
+	sess, err := r.connect(ctx, p.gr, c, p, &p.dial)
 	connected()
 	if err != nil {
 		p.connectErr = err
@@ -206,7 +226,8 @@ func (p *publisher) connect(ctx context.Context, connected func()) {
 // puts in the measured window is either sent or counted unsent.
 func (p *publisher) run(ctx context.Context) error {
 	r := p.r
-	sch := newSchedule(r.group().Load.Rate, r.share.TotalPublishers, r.churn.t0, p.phase, p.plan.Quota)
+	g := p.gr.g
+	sch := newSchedule(g.Load.Rate, p.gr.share.TotalPublishers, r.churn.t0, p.phase, p.plan.Quota)
 	openLoop := sch.openLoop
 	window := r.window.Load()
 	if p.sess == nil {
@@ -226,8 +247,9 @@ func (p *publisher) run(ctx context.Context) error {
 	defer close(publishing)
 	go p.closeIfStuck(ctx, publishing)
 
-	payload := make([]byte, r.group().PayloadBytes)
-	fillPayload(payload, p.plan.Index)
+	payload := make([]byte, g.PayloadBytes)
+	fillPayload(payload, p.gr.base+p.plan.Index)
+	id := uint32(p.gr.base + p.plan.Index)
 	var timer *time.Timer
 	// Whatever ends the loop, the open-loop schedule's measured messages not sent by then are
 	// unsent: with an error, or when the window closed while the publisher was behind.
@@ -273,6 +295,7 @@ func (p *publisher) run(ctx context.Context) error {
 				return p.failed(err)
 			}
 			p.win.begin(r.now(), sess.Counters().BytesSent)
+			p.win.firstK = k
 		}
 		if k == 0 {
 			// First-message latency is counted from the dial of a device that publishes as soon
@@ -280,14 +303,19 @@ func (p *publisher) run(ctx context.Context) error {
 			p.firstFrom.Store(intended - p.connectTook)
 		}
 		if len(payload) >= HeaderSize {
-			putHeader(payload, uint32(p.plan.Index), uint32(k), intended)
+			putHeader(payload, id, uint32(k), intended)
 		}
 		if p.rj.intended != nil {
 			p.rj.intended[k%int64(len(p.rj.intended))] = intended
 		}
 		began := r.now()
 		p.blockedSince.Store(began)
-		err := sess.Publish(payload, openLoop)
+		var err error
+		if p.topics != nil {
+			err = sess.(drivers.TopicPublisher).PublishTo(p.topics[k%int64(len(p.topics))], payload, openLoop)
+		} else {
+			err = sess.Publish(payload, openLoop)
+		}
 		if err == nil {
 			p.rj.sessPublished++
 		} else if p.rj.dropped.Load() { // a reconnect storm: on with the new session
@@ -474,8 +502,10 @@ type meter struct {
 	// of messages stamped from then on belong to the measured window.
 	measureFrom atomic.Int64
 	sent        atomic.Int64 // messages sent in the measured window
-	measuring   bool
-	startBytes  int64 // the socket's bytes written before the first measured message (-1: not counted)
+	// firstK is the sequence number of the first of them (which topic each went to: fleet.go).
+	firstK     int64
+	measuring  bool
+	startBytes int64 // the socket's bytes written before the first measured message (-1: not counted)
 	// bytes is what the socket wrote from the first measured message until the last one was
 	// acknowledged (the drain recounts it then): the uplink cost of the measured messages,
 	// including bytes a driver writes after Publish returned (HTTP/2 and HTTP/3 senders, QUIC's

@@ -129,15 +129,15 @@ func (r *run) clientID(role string, index int) string {
 }
 
 // connect opens a session, recording connect latency.
-func (r *run) connect(ctx context.Context, c drivers.Client, h drivers.Handler, dialStart *atomic.Int64) (drivers.Session, error) {
+func (r *run) connect(ctx context.Context, gr *groupRun, c drivers.Client, h drivers.Handler, dialStart *atomic.Int64) (drivers.Session, error) {
 	start := r.now()
 	dialStart.Store(start)
 	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
-	sess, err := r.drv.Connect(ctx, c, h)
+	sess, err := gr.drv.Connect(ctx, c, h)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", r.o.Address, err) // the caller names the client
 	}
-	r.rec.recordConnect((r.now() - start) / 1000)
+	r.rec.recordConnect(gr.index, (r.now()-start)/1000)
 	return sess, nil
 }

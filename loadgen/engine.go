@@ -137,15 +137,20 @@ type run struct {
 	o Options
 	// compiled is the run's plan; share is this worker's share of its clients.
 	compiled *plan.Plan
-	share    plan.Share
-	drv      drivers.Driver
-	rec      *recorder
-	epoch    time.Time
-	window   atomic.Int64 // engine time the measured window starts (read by client goroutines)
-	end      int64        // engine time publishing ends (0: run until quotas are sent)
+	// groups are the plan's groups in this worker; share and drv are the first's, for what
+	// only a flat spec's one group does (duty cycles, reconnect storms: churn.go).
+	groups []*groupRun
+	share  plan.Share
+	drv    drivers.Driver
+	// fleet tracks deliveries across groups in a run with spec.groups; nil otherwise.
+	fleet  *fleet
+	rec    *recorder
+	epoch  time.Time
+	window atomic.Int64 // engine time the measured window starts (read by client goroutines)
+	end    int64        // engine time publishing ends (0: run until quotas are sent)
 	// windowEnd is end for the subscribers' goroutines, which run before it is set.
 	windowEnd atomic.Int64
-	// publishers of this worker by global index, for first-message latency
+	// publishers of this worker by the id their messages carry (their group's base + index)
 	pubByIndex map[int]*publisher
 	subs       []*subscriber
 	pubs       []*publisher
@@ -187,9 +192,11 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	}
 	timing := compiled.Timing
 	r := &run{o: o, compiled: compiled, epoch: time.Now(), pubByIndex: map[int]*publisher{}}
-	r.share = r.group().Share(o.Worker, o.Workers)
 	interval := timing.TimelineInterval
-	r.rec = newRecorder(int64(interval))
+	r.rec = newRecorder(int64(interval), len(compiled.Groups))
+	if compiled.Groups[0].Fleet != nil {
+		r.fleet = &fleet{pairs: map[[2]int]*pairStats{}}
+	}
 	r.churn = newChurn()
 	if r.group().Load.ReconnectStorm != nil {
 		r.churn.storm = &storm{}
@@ -199,29 +206,47 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		o.Monitor.rec.Store(r.rec)
 	}
 	o.Monitor.setPhase(PhaseConnecting)
-	drv, err := drivers.New(string(r.group().Protocol), drivers.Config{Group: r.group(), Address: o.Address, TLS: o.TLS, Dial: o.Dial, Now: r.now})
-	if err != nil {
-		return nil, err
-	}
-	r.drv = drv
 	defer r.closeAll()
+	for i := range compiled.Groups {
+		g := &compiled.Groups[i]
+		drv, err := drivers.New(string(g.Protocol), drivers.Config{Group: g, Address: o.Address, TLS: o.TLS, Dial: o.Dial, Now: r.now})
+		if err != nil {
+			return nil, err
+		}
+		gr := &groupRun{index: i, g: g, share: g.Share(o.Worker, o.Workers), drv: drv}
+		if g.Fleet != nil {
+			gr.base = g.Fleet.PublisherBase
+		}
+		r.groups = append(r.groups, gr)
+	}
+	r.share, r.drv = r.groups[0].share, r.groups[0].drv
 
 	// Publishers exist (unconnected) before any subscriber can receive: subscribers look them
-	// up by index, and the table is read-only from here on.
-	for _, cp := range r.share.Publishers {
-		p := &publisher{r: r, plan: cp, shard: r.rec.shard(cp.Index), phase: float64(cp.Index) / float64(max(1, r.share.TotalPublishers))}
-		if r.churn.storm != nil {
-			p.rj.rejoined = make(chan drivers.Session, 1)
-			p.rj.intended = make([]int64, r.group().Inflight+1)
+	// up by id, and the table is read-only from here on.
+	for _, gr := range r.groups {
+		for _, cp := range gr.share.Publishers {
+			p := &publisher{r: r, gr: gr, plan: cp, shard: r.rec.shard(gr.index, cp.Index), phase: float64(cp.Index) / float64(max(1, gr.share.TotalPublishers))}
+			p.topics = gr.publisherTopics(r, cp.Index)
+			if r.churn.storm != nil {
+				p.rj.rejoined = make(chan drivers.Session, 1)
+				p.rj.intended = make([]int64, gr.g.Inflight+1)
+			}
+			gr.pubs = append(gr.pubs, p)
+			r.pubs = append(r.pubs, p)
+			r.pubByIndex[gr.base+cp.Index] = p
 		}
-		r.pubs = append(r.pubs, p)
-		r.pubByIndex[cp.Index] = p
 	}
-
-	for _, cp := range r.share.Subscribers {
-		s := &subscriber{r: r, plan: cp, shard: r.rec.shard(cp.Index)}
-		s.trackers = make([]tracker, r.share.PublishersOn(cp.Topic))
-		r.subs = append(r.subs, s)
+	for _, gr := range r.groups {
+		for _, cp := range gr.share.Subscribers {
+			s := &subscriber{r: r, gr: gr, plan: cp, shard: r.rec.shard(gr.index, cp.Index)}
+			if r.fleet != nil {
+				s.sources = map[uint32]*source{}
+			} else {
+				s.trackers = make([]tracker, gr.share.PublishersOn(cp.Topic))
+			}
+			gr.subs = append(gr.subs, s)
+			r.subs = append(r.subs, s)
+		}
 	}
 	if o.Monitor != nil {
 		o.Monitor.run.Store(r)
@@ -235,7 +260,9 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	}
 
 	// 1. Subscribers connect and subscribe before anyone publishes.
-	r.logf("worker %d/%d: %d topics, %d publishers, %d subscribers", o.Worker, o.Workers, len(r.share.Topics), len(r.share.Publishers), len(r.share.Subscribers))
+	for _, gr := range r.groups {
+		r.logf("worker %d/%d: group %s: %d topics, %d publishers, %d subscribers", o.Worker, o.Workers, gr.g.Name, len(gr.share.Topics), len(gr.pubs), len(gr.subs))
+	}
 	ramp := r.newRamp()
 	if err := r.connectSubscribers(ctx, ramp); err != nil {
 		return nil, err
@@ -256,6 +283,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 
 	// 2. Synchronized start.
 	startWall := time.Now()
+	var err error
 	if o.Start != nil {
 		if startWall, err = o.Start(ctx); err != nil {
 			return nil, fmt.Errorf("waiting for the start signal: %w", err)
@@ -268,7 +296,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	t0 := r.now()
 	r.churn.t0 = t0
 	r.window.Store(t0 + int64(timing.Warmup))
-	if r.group().Load.Messages == 0 {
+	if timing.Duration > 0 {
 		r.end = r.window.Load() + int64(timing.Duration)
 		r.windowEnd.Store(r.end)
 	}
@@ -282,7 +310,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 
 	// 3. Publishers publish.
 	var wg sync.WaitGroup
-	pubErrs := make(chan error, len(r.share.Publishers)+len(r.share.Subscribers))
+	pubErrs := make(chan error, len(r.pubs)+len(r.subs))
 	for _, p := range r.pubs {
 		wg.Add(1)
 		go func() {
@@ -643,6 +671,10 @@ func (r *run) arrived() (n int64) {
 // expected is how many deliveries the subscriptions call for: every subscriber of a topic
 // expects every measured message published to it.
 func (r *run) expected() (n int64, withHeader bool) {
+	if r.fleet != nil { // every publishing group's payload carries the header (plan)
+		n, _, _ = r.fleetExpected()
+		return n, true
+	}
 	perTopic := map[int]int64{}
 	for _, p := range r.pubs {
 		perTopic[p.plan.Topic] += p.win.sent.Load()
@@ -801,6 +833,10 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 			tp.EndToEndCount, tp.EndToEndMeanMicros = b.e2eN, float64(b.e2eSum)/float64(b.e2eN)
 		}
 		res.Timeline = append(res.Timeline, tp)
+	}
+	if r.fleet != nil {
+		_, perGroup, perPair := r.fleetExpected()
+		r.groupResults(res, perGroup, perPair)
 	}
 	res.Workers = []results.WorkerSummary{{Index: r.o.Worker, Sent: tot.sent, Received: tot.received, StartSkewMicros: skew.Microseconds(), Phase: res.Phase}}
 	r.environment(&res.Environment)

@@ -16,7 +16,7 @@ import (
 // classic buckets. The
 // histograms hold a loopback run's spread, 20 µs to 50 ms.
 func BenchmarkScrape(b *testing.B) {
-	rec := newRecorder(1e9)
+	rec := newRecorder(1e9, 1)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range rec.shards {
 		for range 100_000 {

@@ -14,12 +14,15 @@ import (
 // clients are spread over a few shards instead, each a set of histograms and counters behind its
 // own mutex; with several shards per core a client rarely waits. Shards merge exactly at the end.
 type recorder struct {
+	// shards holds each group's shards in turn, per of them: a group's figures stay apart
+	// (results per device group) and the run's are their merge.
 	shards   []shard
+	per      int
 	interval int64 // timeline bucket width, ns
 
-	mu           sync.Mutex // connect and first-message figures: once per client
-	connect      *hdrhistogram.Histogram
-	firstMessage *hdrhistogram.Histogram
+	mu           sync.Mutex // connect and first-message figures (per group): once per client
+	connect      []*hdrhistogram.Histogram
+	firstMessage []*hdrhistogram.Histogram
 }
 
 type shard struct {
@@ -46,9 +49,16 @@ type counts struct {
 // and count of the end-to-end latencies of the deliveries in it (the latency trend).
 type bucket struct{ sent, received, errors, e2eSum, e2eN int64 }
 
-func newRecorder(interval int64) *recorder {
-	n := 4 * runtime.GOMAXPROCS(0)
-	r := &recorder{shards: make([]shard, n), interval: interval, connect: results.NewHistogram(), firstMessage: results.NewHistogram()}
+// newRecorder records groups groups' figures. Every histogram costs ~190 KB, so many groups
+// share the shards a run of one group has (at least one each).
+func newRecorder(interval int64, groups int) *recorder {
+	groups = max(1, groups)
+	per := max(1, 4*runtime.GOMAXPROCS(0)/groups)
+	r := &recorder{shards: make([]shard, per*groups), per: per, interval: interval}
+	for range groups {
+		r.connect = append(r.connect, results.NewHistogram())
+		r.firstMessage = append(r.firstMessage, results.NewHistogram())
+	}
 	for i := range r.shards {
 		r.shards[i].endToEnd = results.NewHistogram()
 		r.shards[i].ack = results.NewHistogram()
@@ -57,7 +67,8 @@ func newRecorder(interval int64) *recorder {
 	return r
 }
 
-func (r *recorder) shard(client int) *shard { return &r.shards[client%len(r.shards)] }
+// shard is where client (its index in group) records.
+func (r *recorder) shard(group, client int) *shard { return &r.shards[group*r.per+client%r.per] }
 
 // bucketLocked returns the timeline bucket of engine time t (≥ window, the measured window's
 // start), growing the timeline as needed.
@@ -69,15 +80,15 @@ func (s *shard) bucketLocked(interval, window, t int64) *bucket {
 	return &s.timeline[i]
 }
 
-func (r *recorder) recordConnect(micros int64) {
+func (r *recorder) recordConnect(group int, micros int64) {
 	r.mu.Lock()
-	results.RecordMicros(r.connect, micros)
+	results.RecordMicros(r.connect[group], micros)
 	r.mu.Unlock()
 }
 
-func (r *recorder) recordFirstMessage(micros int64) {
+func (r *recorder) recordFirstMessage(group int, micros int64) {
 	r.mu.Lock()
-	results.RecordMicros(r.firstMessage, micros)
+	results.RecordMicros(r.firstMessage[group], micros)
 	r.mu.Unlock()
 }
 
@@ -140,20 +151,38 @@ func (r *recorder) mergeInto(endToEnd, ack, connect, firstMessage *hdrhistogram.
 		s.mu.Unlock()
 	}
 	r.mu.Lock()
-	connect.Merge(r.connect)
-	firstMessage.Merge(r.firstMessage)
+	for g := range r.connect {
+		connect.Merge(r.connect[g])
+		firstMessage.Merge(r.firstMessage[g])
+	}
 	r.mu.Unlock()
 }
 
 // merged returns the histograms of every figure and the timeline, merged over shards.
 func (r *recorder) merged() (map[string]*hdrhistogram.Histogram, []bucket, counts) {
+	return r.mergedOf(0, len(r.connect))
+}
+
+// mergedGroup is merged of one group's clients.
+func (r *recorder) mergedGroup(g int) (map[string]*hdrhistogram.Histogram, []bucket, counts) {
+	return r.mergedOf(g, g+1)
+}
+
+// mergedOf merges groups [from, to).
+func (r *recorder) mergedOf(from, to int) (map[string]*hdrhistogram.Histogram, []bucket, counts) {
 	h := map[string]*hdrhistogram.Histogram{
 		results.HistEndToEnd: results.NewHistogram(), results.HistPublishAck: results.NewHistogram(),
-		results.HistPublishDelay: results.NewHistogram(), results.HistConnect: r.connect, results.HistFirstMessage: r.firstMessage,
+		results.HistPublishDelay: results.NewHistogram(), results.HistConnect: results.NewHistogram(), results.HistFirstMessage: results.NewHistogram(),
 	}
+	r.mu.Lock()
+	for g := from; g < to; g++ {
+		h[results.HistConnect].Merge(r.connect[g])
+		h[results.HistFirstMessage].Merge(r.firstMessage[g])
+	}
+	r.mu.Unlock()
 	var tl []bucket
 	var tot counts
-	for i := range r.shards {
+	for i := from * r.per; i < to*r.per; i++ {
 		s := &r.shards[i]
 		s.mu.Lock()
 		h[results.HistEndToEnd].Merge(s.endToEnd)

@@ -121,6 +121,9 @@ type Group struct {
 	Kafka         *KafkaOptions
 	// GatewayOptions are the group's gateway's own settings (gateway.go), nil without one.
 	GatewayOptions *GatewayOptions
+	// Fleet is the group's place in a run with spec.groups (groups.go): its topic group or
+	// subscription, its client ids and its publishers' ids. nil for a flat spec's one group.
+	Fleet *Fleet
 }
 
 // QUIC reports whether the group's clients talk over QUIC (UDP), whose handshake needs a
@@ -159,16 +162,23 @@ func Compile(spec *v1alpha1.MessagingBenchmarkSpec, target Target) (*Plan, error
 	if p.Network, err = compileNetwork(spec, target); err != nil {
 		return nil, err
 	}
-	for i := range p.Groups {
-		if err := compileOptions(spec, &p.Groups[i]); err != nil {
+	if len(spec.Groups) > 0 {
+		if target != Admitted {
+			if err := checkFleetForm(spec); err != nil {
+				return nil, err
+			}
+		}
+		if err := compileFleet(spec, p, target); err != nil {
 			return nil, err
 		}
-	}
-	if target != Admitted {
-		// The clients' TLS settings against how each group's TLS ends (the operator's workers
+	} else {
+		if err := compileOptions(spec, &p.Groups[0]); err != nil {
+			return nil, err
+		}
+		// The clients' TLS settings against how the group's TLS ends (the operator's workers
 		// applied them only once running, after everything was created).
-		for _, g := range p.Groups {
-			if err := devicetls.Check(spec, p.TLSPath(g)); err != nil {
+		if target != Admitted {
+			if err := devicetls.Check(spec, p.TLSPath(p.Groups[0])); err != nil {
 				return nil, err
 			}
 		}

@@ -100,6 +100,11 @@ func Merge(parts []*Result) (*Result, error) {
 		StartTime:   first.StartTime,
 		EndTime:     first.EndTime,
 	}
+	if len(parts) == 1 {
+		// Device groups run in one worker (plan: a run with spec.groups has one), so their
+		// figures are that worker's.
+		m.Groups, m.Pairs = first.Groups, first.Pairs
+	}
 	hists := map[string]*hdrhistogram.Histogram{}
 	var messages []string
 	dupKnown, oooKnown := true, true

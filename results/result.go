@@ -96,6 +96,11 @@ type Result struct {
 	// (NetworkStepMark, SetNetworkTimeline).
 	Network  any             `json:"network,omitempty"`
 	Timeline []TimelinePoint `json:"timeline"`
+	// Groups are the figures of each device group of a run with spec.groups, and Pairs the
+	// delivery from each publishing group to each subscribing group that receives from it
+	// (docs/fleets.md); absent for a run without groups.
+	Groups   []GroupResult   `json:"groups,omitempty"`
+	Pairs    []PairResult    `json:"pairs,omitempty"`
 	Workers  []WorkerSummary `json:"workers"`
 	// WorkersStart is how closely several workers started together (Merge sets it from
 	// workers[]); nil with one worker.

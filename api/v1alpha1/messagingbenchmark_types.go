@@ -93,6 +93,14 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.broker.type != 'rabbitmq' || !has(self.broker.config) || !self.broker.config.exists(k, ['listeners', 'listeners.', 'mqtt.listeners', 'mqtt.listeners.', 'ssl_options.', 'mqtt.allow_anonymous', 'mqtt.vhost', 'mqtt.default_user', 'mqtt.default_pass', 'anonymous_login_user', 'anonymous_login_pass', 'loopback_users', 'loopback_users.', 'default_user', 'default_pass', 'default_vhost', 'default_permissions.', 'mqtt.prefetch', 'cluster_formation.', 'log.file', 'log.dir', 'web_mqtt.tcp.', 'web_mqtt.ssl.', 'web_mqtt.ws_path'].exists(p, k == p || (p.endsWith('.') && k.startsWith(p))))",message="spec.broker.config: a key is managed by msgbench: listeners (listeners.*, mqtt.listeners.*, web_mqtt.tcp.*, web_mqtt.ssl.*, web_mqtt.ws_path), TLS (ssl_options.*), anonymous login as guest on the default vhost (mqtt.allow_anonymous, mqtt.vhost, mqtt.default_user/pass, anonymous_login_user/pass, loopback_users, default_user/pass/vhost, default_permissions.*), mqtt.prefetch (set spec.mqtt.inflight), cluster_formation.* (one node) and log.file/log.dir (logs go to the console) follow from the spec",fieldPath=".broker.config",reason="FieldValueForbidden"
 // +kubebuilder:validation:XValidation:rule="!has(self.mqtt) || !has(self.mqtt.transport) || self.mqtt.transport == 'tcp' || (self.protocol == 'mqtt' && self.broker.type != 'kafka')",message="spec.mqtt.transport: websocket carries MQTT between the clients and an MQTT broker: it needs protocol mqtt (not mqtt-sn, http, mqtt-quic or kafka, nor a Kafka broker)",fieldPath=".mqtt.transport",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.broker.type != 'vernemq' || !has(self.mqtt) || !has(self.mqtt.transport) || self.mqtt.transport == 'tcp' || !has(self.mqtt.webSocketPath) || self.mqtt.webSocketPath == '/mqtt'",message="spec.mqtt.webSocketPath: VerneMQ serves MQTT over WebSocket at /mqtt only",fieldPath=".mqtt.webSocketPath",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.groups) || (self.workload.publishers == 1 && self.workload.subscribers == 1 && self.workload.topics == 1 && self.workload.payloadBytes == 256 && self.workload.rate == 0 && self.workload.messages == 0)",message="spec.workload: with spec.groups, the clients, their topics, payload and load are each group's (groups[].count, publish, subscribe); leave workload's publishers, subscribers, topics, payloadBytes, rate and messages out (workload keeps the run's warmup, duration and timelineInterval)",fieldPath=".workload",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="!has(self.groups) || (!has(self.workload.dutyCycle) && !has(self.workload.reconnectStorm) && self.workload.connectRate == 0)",message="spec.workload: duty cycles, reconnect storms and connectRate apply to the one-group form only; a run with spec.groups has none of them yet",fieldPath=".workload",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="!has(self.groups) || (self.protocol == 'mqtt' && self.broker.type != 'kafka')",message="spec.protocol: device groups run on protocol mqtt for now, every group reaching the broker directly (groups on MQTT-SN, HTTP or QUIC through their gateways come next: docs/fleets.md)",fieldPath=".protocol",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.groups) || self.workers.replicas <= 1",message="spec.workers.replicas: a run with spec.groups runs in one worker for now (a topic's publisher and subscriber in two workers need the workers' clock offset, which msgbench does not measure yet)",fieldPath=".workers.replicas",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="has(self.groups) || !has(self.topics)",message="spec.topics: topic groups are for spec.groups; the one-group form names its topics with workload.topics and topicPrefix",fieldPath=".topics",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="!has(self.groups) || self.groups.all(g, !has(g.publish) || (has(self.topics) && self.topics.exists(t, t.name == g.publish.topics)))",message="spec.groups: a group publishes to a topic group that spec.topics does not define",fieldPath=".groups",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.groups) || self.groups.all(g, !has(g.subscribe) || !has(g.subscribe.topics) || (has(self.topics) && self.topics.exists(t, t.name == g.subscribe.topics)))",message="spec.groups: a group subscribes to a topic group that spec.topics does not define",fieldPath=".groups",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.topics) || self.topics.all(t, !has(t.devices) || (has(self.groups) && self.groups.exists(g, g.name == t.devices)))",message="spec.topics: a topic group's devices names a group that spec.groups does not define",fieldPath=".topics",reason="FieldValueInvalid"
 type MessagingBenchmarkSpec struct {
 	// protocol is the messaging protocol under test: mqtt (MQTT over TCP, MQTTS with tls.enabled),
 	// mqtt-sn (MQTT-SN 1.2 over UDP through the msgbench gateway), http (HTTP/1.1, 2 or 3
@@ -204,6 +212,23 @@ type MessagingBenchmarkSpec struct {
 	// +kubebuilder:validation:items:Pattern=`^\s*[a-zA-Z][a-zA-Z0-9]*(\.[a-zA-Z0-9]+)*\s*(<=|>=|==|!=|<|>)\s*\S+\s*$`
 	// +optional
 	Objectives []string `json:"objectives,omitempty"`
+
+	// topics are the topic groups of a run with device groups (docs/fleets.md).
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Topics []TopicGroupSpec `json:"topics,omitempty"`
+
+	// groups makes the run a fleet of several kinds of device, each with its own count, QoS, MQTT
+	// settings, topics, payload and load, with results per group and per pair of groups
+	// (docs/fleets.md). Without groups the run is one group, described by protocol, qos and
+	// workload.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Groups []DeviceGroupSpec `json:"groups,omitempty"`
 }
 
 // TLSVersion is a TLS protocol version.

@@ -72,6 +72,13 @@ type Client struct {
 	TopicIndex int
 }
 
+// TopicPublisher is a Session that can publish to a topic other than its client's: a device
+// group's publisher cycling over several topics (a backend sending each device its command).
+// The MQTT driver implements it; the plan gives cycling publishers to MQTT groups only.
+type TopicPublisher interface {
+	PublishTo(topic string, payload []byte, flush bool) error
+}
+
 // Handler receives a session's events. It is called on the session's own goroutine(s) and must
 // not block (nor call the session's Close).
 //

@@ -177,6 +177,15 @@ func (s *session) Publish(payload []byte, flush bool) error {
 	return s.closedErr(err)
 }
 
+// PublishTo implements drivers.TopicPublisher.
+func (s *session) PublishTo(topic string, payload []byte, flush bool) error {
+	if s.closed.Load() {
+		return drivers.ErrClosed
+	}
+	_, err := s.conn.Publish(topic, payload, s.qos, false, flush)
+	return s.closedErr(err)
+}
+
 func (s *session) Flush() error {
 	if s.closed.Load() {
 		return drivers.ErrClosed

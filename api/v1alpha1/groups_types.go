@@ -1,0 +1,174 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// TopicGroupSpec is a named set of topics device groups publish to and subscribe to
+// (docs/fleets.md).
+// +kubebuilder:validation:XValidation:rule="!self.pattern.contains('{device}') || has(self.devices)",message="devices: the pattern has {device}, so name the device group whose client ids fill it",fieldPath=".devices",reason="FieldValueRequired"
+// +kubebuilder:validation:XValidation:rule="!has(self.devices) || self.pattern.contains('{device}')",message="pattern: devices is set, so the pattern must contain {device}",fieldPath=".pattern",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.devices) || !has(self.count)",message="count: a topic group with devices has one topic per device of that group; remove count",fieldPath=".count",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="!has(self.count) || self.count == 1 || self.pattern.contains('{index}')",message="pattern: count is more than 1, so the pattern must contain {index} to name each topic apart",fieldPath=".pattern",reason="FieldValueInvalid"
+type TopicGroupSpec struct {
+	// name identifies the topic group in spec.groups[].publish.topics and subscribe.topics.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	Name string `json:"name"`
+
+	// pattern names each topic: {index} becomes the topic's number (0 to count-1), {device} the
+	// client id of the device of the group named in devices (e.g. devices/{device}/telemetry, one
+	// topic per device). A topic name has no wildcard (+, #).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=200
+	// +kubebuilder:validation:Pattern=`^[^#+\x00]*$`
+	// +required
+	Pattern string `json:"pattern"`
+
+	// count is how many topics the group has (default 1); not with devices.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
+	// +optional
+	Count *int32 `json:"count,omitempty"`
+
+	// devices names the device group whose client ids fill {device}: the topic group then has one
+	// topic per device of that group, topic i for its device i.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Devices string `json:"devices,omitempty"`
+}
+
+// DeviceGroupSpec is one kind of device in the run: how many, how they connect, what they publish
+// and what they subscribe to. Settings a group leaves out are the spec's own (spec.qos, spec.mqtt),
+// so settings all groups share are written once.
+// +kubebuilder:validation:XValidation:rule="has(self.publish) != has(self.subscribe)",message="publish: a device group either publishes or subscribes (a device doing both, as in request and response, is not supported yet); set one of publish and subscribe",fieldPath=".publish",reason="FieldValueRequired"
+type DeviceGroupSpec struct {
+	// name identifies the group in results, metrics (label group) and objectives
+	// (groups.<name>.<figure>).
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	Name string `json:"name"`
+
+	// count is how many devices (clients) the group has.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
+	// +required
+	Count int32 `json:"count"`
+
+	// clientID names each device's client id: {index} becomes its number in the group (0 to
+	// count-1), {group} the group's name and {run} the run's random id (which keeps ids unique on
+	// a shared broker). Default "{run}-{group}-{index}". It must contain {index}.
+	// +kubebuilder:validation:MaxLength=100
+	// +kubebuilder:validation:Pattern=`^[^#+/\x00]*\{index\}[^#+/\x00]*$`
+	// +optional
+	ClientID string `json:"clientID,omitempty"`
+
+	// qos is the group's delivery guarantee (default spec.qos): 0, 1 or 2.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2
+	// +optional
+	QoS *int32 `json:"qos,omitempty"`
+
+	// mqtt holds the group's MQTT session settings; a field left out is spec.mqtt's.
+	// +optional
+	MQTT *GroupMQTTSpec `json:"mqtt,omitempty"`
+
+	// publish makes the group's devices publishers.
+	// +optional
+	Publish *PublishSpec `json:"publish,omitempty"`
+
+	// subscribe makes the group's devices subscribers.
+	// +optional
+	Subscribe *SubscribeSpec `json:"subscribe,omitempty"`
+}
+
+// GroupMQTTSpec is a device group's own MQTT session settings. The transport is the spec's: every
+// group reaches the same broker listener.
+type GroupMQTTSpec struct {
+	// version is the group's MQTT protocol version, "3.1.1" or "5".
+	// +optional
+	Version MQTTVersion `json:"version,omitempty"`
+
+	// cleanSession starts every client of the group with a fresh session.
+	// +optional
+	CleanSession *bool `json:"cleanSession,omitempty"`
+
+	// keepAliveSeconds is the keep-alive interval the group's clients announce; 0 disables it.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	KeepAliveSeconds *int32 `json:"keepAliveSeconds,omitempty"`
+
+	// inflight is the most QoS 1/2 publishes one of its clients keeps unacknowledged.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	Inflight *int32 `json:"inflight,omitempty"`
+}
+
+// PublishSpec is what a device group publishes.
+// +kubebuilder:validation:XValidation:rule="!has(self.interval) || !has(self.rate)",message="rate: set interval (each device's period) or rate (the group's total), not both",fieldPath=".rate",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="!has(self.interval) || duration(self.interval) >= duration('1ms')",message="interval: at least 1ms",fieldPath=".interval",reason="FieldValueInvalid"
+type PublishSpec struct {
+	// topics names the topic group (spec.topics) the devices publish to. Device i publishes to
+	// topic i mod the topic group's count; when the topic group has more topics than the group
+	// has devices, device i cycles over topics i, i+count, i+2·count, … one message each (a
+	// backend sending each device its own command).
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	Topics string `json:"topics"`
+
+	// payloadBytes is each message's size (default 256). Payloads of 16 bytes or more carry
+	// msgbench's header, which counts losses, duplicates and order and measures latency.
+	// +kubebuilder:default=256
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=16777216
+	// +optional
+	PayloadBytes int32 `json:"payloadBytes"`
+
+	// interval is each device's period between messages (open loop): 10s is one message per
+	// device every ten seconds.
+	// +optional
+	Interval *metav1.Duration `json:"interval,omitempty"`
+
+	// rate is the group's total messages per second, shared by its devices (open loop). Without
+	// interval or rate the devices publish as fast as their inflight window allows (closed loop).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000000
+	// +optional
+	Rate *int32 `json:"rate,omitempty"`
+
+	// messages is how many messages the group publishes in all, warm-up included; the run then
+	// ends once every group with messages has sent them and they were delivered (and a group
+	// without messages publishes for spec.workload.duration). 0: for the duration.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Messages int64 `json:"messages,omitempty"`
+}
+
+// SubscribeSpec is what a device group subscribes to: one subscription per device.
+// +kubebuilder:validation:XValidation:rule="has(self.topics) != has(self.filter)",message="topics: subscribe to a topic group (topics) or a topic filter (filter), one of them",fieldPath=".topics",reason="FieldValueRequired"
+// +kubebuilder:validation:XValidation:rule="!has(self.share) || has(self.filter)",message="share: a shared subscription takes a filter",fieldPath=".share",reason="FieldValueInvalid"
+type SubscribeSpec struct {
+	// topics names the topic group (spec.topics) to subscribe to: device i subscribes to topic i
+	// mod the topic group's count (a topic group of one topic per device gives each device its
+	// own).
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Topics string `json:"topics,omitempty"`
+
+	// filter is an MQTT topic filter with wildcards: + one level, # every level below
+	// (devices/+/telemetry). Every device subscribes to it.
+	// +kubebuilder:validation:MaxLength=200
+	// +kubebuilder:validation:Pattern=`^[^\x00]+$`
+	// +optional
+	Filter string `json:"filter,omitempty"`
+
+	// share makes the group's devices one shared subscription ($share/<share>/<filter>): the
+	// broker gives each matching message to exactly one of them, as consumers of a backend
+	// share its work.
+	// +kubebuilder:validation:Pattern=`^[^#+/\x00]+$`
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Share string `json:"share,omitempty"`
+}

@@ -1,0 +1,317 @@
+package loadgen
+
+import (
+	"math"
+	"sync"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/plan"
+	"github.com/msgbench/msgbench/results"
+)
+
+// groupRun is one group of the plan in this worker: its share of the group's clients and the
+// driver of its protocol. A flat spec's run has one; a run with spec.groups one per device group
+// (docs/fleets.md).
+type groupRun struct {
+	index int
+	g     *plan.Group
+	share plan.Share
+	drv   drivers.Driver
+	// base is the id of the group's publisher 0 in message headers (0 for a flat spec).
+	base int
+	pubs []*publisher
+	subs []*subscriber
+}
+
+// client is the driver's description of the group's client c.
+func (gr *groupRun) client(r *run, role drivers.Role, c plan.Client) drivers.Client {
+	g := gr.g
+	if g.Fleet == nil {
+		prefix := "p"
+		if role == drivers.Subscriber {
+			prefix = "s"
+		}
+		return drivers.Client{ID: r.clientID(prefix, c.Index), Role: role, Topic: g.TopicName(c.Topic), TopicIndex: c.Topic}
+	}
+	id := g.ClientID(c.Index, r.o.RunID)
+	if role == drivers.Publisher {
+		first, _, _ := g.PublisherTopics(c.Index)
+		return drivers.Client{ID: id, Role: role, Topic: r.compiled.TopicName(g.Fleet.Topics, first, r.o.RunID), TopicIndex: first}
+	}
+	sub, _ := r.compiled.Subscription(g, c.Index, r.o.RunID)
+	return drivers.Client{ID: id, Role: role, Topic: sub}
+}
+
+// publisherTopics is the names of the topics a fleet publisher cycles over, message k going to
+// topics[k mod len]; nil when it keeps to the one its session was opened with.
+func (gr *groupRun) publisherTopics(r *run, index int) []string {
+	g := gr.g
+	if g.Fleet == nil || g.TopicsOf(index) == 1 {
+		return nil
+	}
+	first, step, n := g.PublisherTopics(index)
+	var names []string
+	for t := first; t < n; t += step {
+		names = append(names, r.compiled.TopicName(g.Fleet.Topics, t, r.o.RunID))
+	}
+	return names
+}
+
+// fleet is what a run with spec.groups tracks beyond a flat one: which publisher a delivery
+// came from (by the id in its header) and the delivery per pair of groups.
+type fleet struct {
+	mu    sync.Mutex
+	pairs map[[2]int]*pairStats // [publishing group, subscribing group]
+}
+
+// pairStats is the delivery from one group to another, recorded by the subscribers.
+type pairStats struct {
+	mu                sync.Mutex
+	unique, dups, ooo int64
+	endToEnd          *hdrhistogram.Histogram
+}
+
+func (f *fleet) pair(from, to int) *pairStats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k := [2]int{from, to}
+	if p := f.pairs[k]; p != nil {
+		return p
+	}
+	p := &pairStats{endToEnd: results.NewHistogram()}
+	f.pairs[k] = p
+	return p
+}
+
+// source is one publisher as one subscriber sees it.
+type source struct {
+	t   tracker
+	pub *publisher
+	// div turns the publisher's sequence numbers into this subscriber's: a publisher cycling over
+	// div topics, of which the subscriber holds one, sends it every div-th message.
+	div  uint32
+	pair *pairStats
+}
+
+// sourceOf finds the publisher with id pub among the run's fleet and checks that this
+// subscriber's subscription matches a topic it publishes to; nil when it does not (a message of
+// another run or client on a shared broker). The answer is kept, so each publisher is looked up
+// once per subscriber. Called on the subscriber's reader goroutine only.
+func (s *subscriber) sourceOf(pub uint32) *source {
+	if src, ok := s.sources[pub]; ok {
+		return src
+	}
+	src := s.findSource(pub)
+	s.sources[pub] = src
+	return src
+}
+
+func (s *subscriber) findSource(pub uint32) *source {
+	r := s.r
+	p := r.pubByIndex[int(pub)]
+	if p == nil {
+		return nil
+	}
+	g := p.gr.g
+	_, filter := r.compiled.Subscription(s.gr.g, s.plan.Index, r.o.RunID)
+	first, step, n := g.PublisherTopics(p.plan.Index)
+	topics := g.TopicsOf(p.plan.Index)
+	matched := 0
+	for j := range topics {
+		if plan.MatchTopic(filter, r.compiled.TopicName(g.Fleet.Topics, first+j*step, r.o.RunID)) {
+			matched++
+		}
+	}
+	_ = n
+	if matched == 0 {
+		return nil
+	}
+	src := &source{pub: p, div: 1, pair: r.fleet.pair(p.gr.index, s.gr.index)}
+	if matched == 1 && topics > 1 {
+		src.div = uint32(topics)
+	}
+	return src
+}
+
+// fleetExpected is what the subscription graph calls for: every subscriber whose subscription
+// matches a topic expects each measured message published to it, a shared subscription once for
+// all its members. It returns the total, the expected per subscribing group and per pair of
+// groups.
+func (r *run) fleetExpected() (total int64, perGroup []int64, perPair map[[2]int]int64) {
+	perGroup = make([]int64, len(r.groups))
+	perPair = map[[2]int]int64{}
+	// sentTo[group][topic name]: the measured messages each publishing group sent to each topic.
+	sentTo := make([]map[string]int64, len(r.groups))
+	for _, gr := range r.groups {
+		if len(gr.pubs) == 0 {
+			continue
+		}
+		m := map[string]int64{}
+		for _, p := range gr.pubs {
+			first, step, _ := gr.g.PublisherTopics(p.plan.Index)
+			n := int64(gr.g.TopicsOf(p.plan.Index))
+			sent := p.win.sent.Load()
+			for j := int64(0); j < n && sent > 0; j++ {
+				// messages k in [firstK, firstK+sent) with k mod n == j
+				c := countResidue(p.win.firstK, sent, n, j)
+				if c > 0 {
+					m[r.compiled.TopicName(gr.g.Fleet.Topics, first+int(j)*step, r.o.RunID)] += c
+				}
+			}
+		}
+		sentTo[gr.index] = m
+	}
+	for _, sg := range r.groups {
+		if len(sg.subs) == 0 {
+			continue
+		}
+		for _, pg := range r.groups {
+			m := sentTo[pg.index]
+			if m == nil {
+				continue
+			}
+			var e int64
+			if sg.g.Fleet.Topics != nil {
+				for _, s := range sg.subs {
+					name, _ := r.compiled.Subscription(sg.g, s.plan.Index, r.o.RunID)
+					e += m[name]
+				}
+			} else {
+				var each int64
+				for name, c := range m {
+					if plan.MatchTopic(sg.g.Fleet.Filter, name) {
+						each += c
+					}
+				}
+				if sg.g.Fleet.Share != "" {
+					e = each // one member of the shared subscription gets each message
+				} else {
+					e = each * int64(len(sg.subs))
+				}
+			}
+			if e > 0 {
+				perPair[[2]int{pg.index, sg.index}] = e
+				perGroup[sg.index] += e
+				total += e
+			}
+		}
+	}
+	return total, perGroup, perPair
+}
+
+// countResidue counts the k in [from, from+n) with k mod m == j.
+func countResidue(from, n, m, j int64) int64 {
+	if m == 1 {
+		return n
+	}
+	below := func(x int64) int64 { // k in [0, x) with k mod m == j
+		if x <= j {
+			return 0
+		}
+		return (x-j-1)/m + 1
+	}
+	return below(from+n) - below(from)
+}
+
+// groupResults are the run's figures per group and per pair of groups.
+func (r *run) groupResults(res *results.Result, perGroup []int64, perPair map[[2]int]int64) {
+	secs := res.MeasuredSeconds
+	rate := func(n int64) float64 {
+		if secs <= 0 {
+			return 0
+		}
+		return float64(n) / secs
+	}
+	receivedBytes := make([]float64, len(r.groups))
+	for k, e := range perPair {
+		from, to := r.groups[k[0]], r.groups[k[1]]
+		pr := results.PairResult{From: from.g.Name, To: to.g.Name, Expected: e}
+		if ps := r.fleet.pairs[k]; ps != nil {
+			ps.mu.Lock()
+			pr.Received, pr.Duplicates, pr.OutOfOrder = ps.unique, ps.dups, ps.ooo
+			pr.EndToEnd = results.Summarize(ps.endToEnd)
+			ps.mu.Unlock()
+		}
+		pr.Lost = max(0, e-pr.Received)
+		receivedBytes[to.index] += float64(pr.Received) * float64(from.g.PayloadBytes)
+		res.Pairs = append(res.Pairs, pr)
+	}
+	sortPairs(res.Pairs, r.groups)
+	for _, gr := range r.groups {
+		h, _, c := r.rec.mergedGroup(gr.index)
+		g := results.GroupResult{Name: gr.g.Name, Protocol: gr.g.ProtocolLabel(), QoS: gr.g.QoS, Publishers: len(gr.pubs), Subscribers: len(gr.subs),
+			Sent: c.sent, Acked: c.acked, Received: c.received, Expected: perGroup[gr.index], Errors: c.errors}
+		if len(gr.subs) > 0 {
+			g.Lost, g.Duplicates, g.OutOfOrder = results.Int64(max(0, g.Expected-c.unique)), results.Int64(c.dups), results.Int64(c.ooo)
+		}
+		for _, p := range gr.pubs {
+			g.Unsent += p.unsent
+		}
+		g.Throughput = results.Throughput{OfferedPerSecond: gr.g.Load.Rate, SentPerSecond: rate(c.sent), ReceivedPerSecond: rate(c.inWindow),
+			SentBytesPerSecond: rate(c.sent) * float64(gr.g.PayloadBytes)}
+		if secs > 0 {
+			g.Throughput.ReceivedBytesPerSecond = receivedBytes[gr.index] / secs
+		}
+		g.Latency = results.Latencies{EndToEnd: results.Summarize(h[results.HistEndToEnd]), PublishAck: results.Summarize(h[results.HistPublishAck]),
+			PublishDelay: results.Summarize(h[results.HistPublishDelay]), Connect: results.Summarize(h[results.HistConnect]),
+			FirstMessage: results.Summarize(h[results.HistFirstMessage])}
+		var connectBytes int64
+		add := func(t *retired, sess drivers.Session) {
+			g.Wire.BytesSent += t.counters.BytesSent
+			g.Wire.BytesReceived += t.counters.BytesReceived
+			g.Wire.Connections += t.conns
+			connectBytes += t.connectBytes
+			if sess != nil {
+				c := sess.Counters()
+				g.Wire.BytesSent += c.BytesSent
+				g.Wire.BytesReceived += c.BytesReceived
+				g.Wire.Connections++
+				connectBytes += sess.ConnectBytes()
+			}
+		}
+		for _, p := range gr.pubs {
+			add(&p.retired, p.sess)
+		}
+		for _, s := range gr.subs {
+			add(&s.retired, s.sess)
+		}
+		if g.Wire.Connections > 0 {
+			g.Wire.ConnectBytes = results.Float64(math.Round(float64(connectBytes)/float64(g.Wire.Connections)*10) / 10)
+		}
+		res.Groups = append(res.Groups, g)
+	}
+}
+
+// sortPairs orders pairs as the groups are in the spec, publishers first.
+func sortPairs(pairs []results.PairResult, groups []*groupRun) {
+	at := map[string]int{}
+	for _, gr := range groups {
+		at[gr.g.Name] = gr.index
+	}
+	for i := 1; i < len(pairs); i++ {
+		for j := i; j > 0; j-- {
+			a, b := pairs[j-1], pairs[j]
+			if at[a.From] < at[b.From] || (at[a.From] == at[b.From] && at[a.To] <= at[b.To]) {
+				break
+			}
+			pairs[j-1], pairs[j] = b, a
+		}
+	}
+}
+
+// record counts one delivery of a measured message of the pair, with its end-to-end latency.
+func (ps *pairStats) record(dup, ooo bool, e2eMicros int64) {
+	ps.mu.Lock()
+	if dup {
+		ps.dups++
+	} else {
+		ps.unique++
+		results.RecordMicros(ps.endToEnd, e2eMicros)
+	}
+	if ooo {
+		ps.ooo++
+	}
+	ps.mu.Unlock()
+}
