@@ -305,6 +305,15 @@ var groupFields = []struct{ flat, group string }{
 	{"spec.mqtt.", "mqtt."},
 }
 
+// InGroup names g's own field in err, an error about the flat field a one-group spec would have
+// (spec.qos, spec.mqtt.version …), when g is a device group; err as it is otherwise.
+func InGroup(g *Group, err error) error {
+	if err == nil || g.Fleet == nil {
+		return err
+	}
+	return renameGroupErr(g.Name, err)
+}
+
 // renameGroupErr names group name's own field in an error its view gave.
 func renameGroupErr(name string, err error) error {
 	msg := err.Error()

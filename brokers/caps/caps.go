@@ -55,12 +55,12 @@ type Since struct {
 func Check(t v1alpha1.BrokerType, version string, p *plan.Plan) error {
 	for _, g := range p.Groups {
 		if l, ok := MaxQoS[t]; ok && g.QoS > l.Max {
-			return errors.New(l.Refusal)
+			return plan.InGroup(&g, errors.New(l.Refusal))
 		}
 		mqtt5 := (g.MQTT != nil && g.MQTT.Version == v1alpha1.MQTT5) ||
 			(g.GatewayOptions != nil && g.GatewayOptions.MQTTVersion == v1alpha1.MQTT5)
 		if s, ok := MQTT5Since[t]; ok && mqtt5 && below(version, s.Major, s.Minor) {
-			return fmt.Errorf(s.Refusal, version)
+			return plan.InGroup(&g, fmt.Errorf(s.Refusal, version))
 		}
 	}
 	return nil
