@@ -40,8 +40,9 @@ type MatrixAxis struct {
 	Name string `json:"name,omitempty"`
 
 	// field is a MessagingBenchmark spec field path, as `msgbench run --set` takes it:
-	// "qos", "workload.publishers", "network.profile".
-	// +kubebuilder:validation:Pattern=`^[a-zA-Z][a-zA-Z0-9]*(\.[a-zA-Z][a-zA-Z0-9]*)*$`
+	// "qos", "workload.publishers", "network.profile", "groups[sensors].count" (a device group's
+	// field: the list item named in brackets).
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z][a-zA-Z0-9]*(\[[a-z0-9]([-a-z0-9]*[a-z0-9])?\])?(\.[a-zA-Z][a-zA-Z0-9]*(\[[a-z0-9]([-a-z0-9]*[a-z0-9])?\])?)*$`
 	// +kubebuilder:validation:MaxLength=100
 	// +optional
 	Field string `json:"field,omitempty"`
@@ -50,7 +51,7 @@ type MatrixAxis struct {
 	// "clients" axis over workload.publishers, workload.subscribers and workload.topics.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=8
-	// +kubebuilder:validation:items:Pattern=`^[a-zA-Z][a-zA-Z0-9]*(\.[a-zA-Z][a-zA-Z0-9]*)*$`
+	// +kubebuilder:validation:items:Pattern=`^[a-zA-Z][a-zA-Z0-9]*(\[[a-z0-9]([-a-z0-9]*[a-z0-9])?\])?(\.[a-zA-Z][a-zA-Z0-9]*(\[[a-z0-9]([-a-z0-9]*[a-z0-9])?\])?)*$`
 	// +kubebuilder:validation:items:MaxLength=100
 	// +optional
 	Fields []string `json:"fields,omitempty"`

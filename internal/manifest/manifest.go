@@ -448,13 +448,51 @@ func mapKeyPath(path string) ([]string, string) {
 		if len(cur.Properties) == 0 && cur.AdditionalProperties != nil && cur.AdditionalProperties.Structural != nil {
 			return append(parts[:i:i], strings.Join(parts[i:], ".")), cur.AdditionalProperties.Structural.Type
 		}
-		next, ok := cur.Properties[p]
+		field, _, keyed := listKey(p)
+		next, ok := cur.Properties[field]
 		if !ok {
 			return parts, ""
+		}
+		if keyed {
+			if next.Items == nil {
+				return parts, ""
+			}
+			next = *next.Items
 		}
 		cur = next
 	}
 	return parts, cur.Type
+}
+
+// listKey splits a path segment naming an item of a list keyed by name — groups[sensors], the
+// device group named sensors — into the list's field and the key.
+func listKey(segment string) (field, key string, keyed bool) {
+	f, rest, ok := strings.Cut(segment, "[")
+	if !ok || !strings.HasSuffix(rest, "]") || len(rest) < 2 {
+		return segment, "", false
+	}
+	return f, strings.TrimSuffix(rest, "]"), true
+}
+
+// item is the element named key of the list at cur[field] (a list-map keyed by name, as
+// spec.groups and spec.topics are), created when there is none.
+func item(cur map[string]any, field, key, path string) (map[string]any, error) {
+	var list []any
+	if v, exists := cur[field]; exists && v != nil {
+		l, ok := v.([]any)
+		if !ok {
+			return nil, fmt.Errorf("--set %s: %s is not a list", path, field)
+		}
+		list = l
+	}
+	for _, e := range list {
+		if m, ok := e.(map[string]any); ok && m["name"] == key {
+			return m, nil
+		}
+	}
+	m := map[string]any{"name": key}
+	cur[field] = append(list, m)
+	return m, nil
 }
 
 // SetValue sets the field at path (from the manifest's top: "spec", "workload", "rate") to
@@ -463,6 +501,14 @@ func SetValue(obj map[string]any, parts []string, value any) error {
 	cur := obj
 	path := strings.Join(parts, ".")
 	for i, p := range parts[:len(parts)-1] {
+		if field, key, keyed := listKey(p); keyed {
+			next, err := item(cur, field, key, strings.TrimPrefix(path, "spec."))
+			if err != nil {
+				return err
+			}
+			cur = next
+			continue
+		}
 		next, isMap := cur[p].(map[string]any)
 		if !isMap {
 			if _, exists := cur[p]; exists {
@@ -489,9 +535,16 @@ func fieldType(path string) string {
 	}
 	cur := s.structural.Properties["spec"]
 	for _, p := range strings.Split(path, ".") {
-		next, ok := cur.Properties[p]
+		field, _, keyed := listKey(p)
+		next, ok := cur.Properties[field]
 		if !ok {
 			return ""
+		}
+		if keyed {
+			if next.Items == nil {
+				return ""
+			}
+			next = *next.Items
 		}
 		cur = next
 	}
