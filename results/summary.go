@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/plan"
 )
 
@@ -19,7 +20,11 @@ func WriteSummary(w io.Writer, r *Result) error {
 		fmt.Fprintf(tw, " (%s)", r.Message)
 	}
 	fmt.Fprintln(tw)
-	if r.Spec != nil {
+	if r.Spec != nil && len(r.Spec.Groups) > 0 {
+		for _, l := range r.GroupLines() {
+			row(l.Key, l.Text)
+		}
+	} else if r.Spec != nil {
 		s := r.Spec
 		row("protocol", fmt.Sprintf("%s, QoS %d, %d B payload, %d pub / %d sub on %d topics", protocolSpoken(r), s.QoS,
 			s.Workload.PayloadBytes, s.Workload.Publishers, s.Workload.Subscribers, s.Workload.Topics))
@@ -117,6 +122,22 @@ func WriteSummary(w io.Writer, r *Result) error {
 		}
 	}
 	row("resources", res)
+	// Per device group and per pair of groups: a second column names the group, so that the
+	// figures line up under each other.
+	for i, l := range groupFigureLines(r) {
+		k := ""
+		if i == 0 {
+			k = "groups"
+		}
+		row(k, l.Key+"\t"+l.Text)
+	}
+	for i, l := range pairFigureLines(r) {
+		k := ""
+		if i == 0 {
+			k = "pairs"
+		}
+		row(k, l.Key+"\t"+l.Text)
+	}
 	for i, c := range r.Caveats {
 		k := ""
 		if i == 0 {
@@ -172,12 +193,17 @@ func bytesHuman(v float64) string {
 // protocolSpoken is the protocol as the clients spoke it: "MQTT 5.0", "HTTP/3 + TLS 1.3
 // (X25519MLKEM768)"; from the spec for results that predate Environment.Protocol.
 func protocolSpoken(r *Result) string {
-	e := r.Environment
-	proto := e.Protocol
 	var g *plan.Group
 	if p, err := r.Plan(); err == nil && p != nil {
 		g = &p.Groups[0]
 	}
+	return spokenBy(r, g, r.Environment.Protocol)
+}
+
+// spokenBy is proto (g's own label when "") with the TLS the run negotiated, or the TLS g asked
+// for when the result does not say.
+func spokenBy(r *Result, g *plan.Group, proto string) string {
+	e := r.Environment
 	if proto == "" && g != nil {
 		proto = g.ProtocolLabel()
 	}
@@ -344,3 +370,155 @@ func (r *Result) EnvironmentSummary() string { return environmentSummary(r.Envir
 
 // NetworkSummary is the summary's network row: the emulated link as applied ("" without one).
 func (r *Result) NetworkSummary() string { return networkSummary(r.Network) }
+
+// SummaryLine is one row of a summary: what it is about, and what it says.
+type SummaryLine struct{ Key, Text string }
+
+// GroupLines describe a run's device groups (spec.groups), one line each keyed by the group's
+// name, as the summary's first rows give them: "2000 publishers, MQTT 5.0 QoS 1, 64 B to
+// devices/{device}/telemetry (2000 topics), one every 10s each", "2 subscribers, MQTT 5.0 QoS 1,
+// $share/backend/devices/+/telemetry". Nil for a run without device groups.
+func (r *Result) GroupLines() []SummaryLine {
+	if r.Spec == nil || len(r.Spec.Groups) == 0 {
+		return nil
+	}
+	p, err := r.Plan()
+	if err != nil || p == nil {
+		// A recorded spec compiles; should one not, its groups are still named and counted.
+		var out []SummaryLine
+		for _, dg := range r.Spec.Groups {
+			role := "publisher"
+			if dg.Subscribe != nil {
+				role = "subscriber"
+			}
+			out = append(out, SummaryLine{dg.Name, plural(int64(dg.Count), role)})
+		}
+		return out
+	}
+	var out []SummaryLine
+	for i := range p.Groups {
+		g := &p.Groups[i]
+		f := g.Fleet
+		if f == nil {
+			continue
+		}
+		proto := g.ProtocolLabel()
+		if gr := r.Group(g.Name); gr != nil && gr.Protocol != "" {
+			proto = gr.Protocol
+		}
+		proto = fmt.Sprintf("%s QoS %d", spokenBy(r, g, proto), g.QoS)
+		var text string
+		if g.Publishers > 0 {
+			text = fmt.Sprintf("%s, %s, %d B to %s, %s", plural(int64(g.Publishers), "publisher"), proto, g.PayloadBytes, topicSet(f.Topics, 0), r.groupLoad(g))
+		} else {
+			sub, _ := p.Subscription(g, 0, "")
+			if f.Topics != nil {
+				sub = topicSet(f.Topics, int(g.Subscribers))
+			}
+			text = fmt.Sprintf("%s, %s, %s", plural(int64(g.Subscribers), "subscriber"), proto, sub)
+		}
+		out = append(out, SummaryLine{g.Name, text})
+	}
+	return out
+}
+
+// topicSet is a topic group as a summary names it: its pattern, and how many topics it has
+// ("devices/{device}/telemetry (2000 topics)"), one each when it has as many as devices.
+func topicSet(t *plan.TopicSet, devices int) string {
+	if t == nil {
+		return "?"
+	}
+	switch {
+	case t.Count <= 1:
+		return t.Pattern
+	case t.Count == devices:
+		return fmt.Sprintf("%s (%d topics, one each)", t.Pattern, t.Count)
+	}
+	return fmt.Sprintf("%s (%d topics)", t.Pattern, t.Count)
+}
+
+// groupLoad is a publishing group's load as its spec puts it: "one every 10s each", "200 msg/s
+// in all", closed loop; and "until 1000 sent" with a message count.
+func (r *Result) groupLoad(g *plan.Group) string {
+	var pub *v1alpha1.PublishSpec
+	if i := g.Fleet.Index; i < len(r.Spec.Groups) && r.Spec.Groups[i].Name == g.Name {
+		pub = r.Spec.Groups[i].Publish
+	}
+	var load string
+	switch {
+	case pub != nil && pub.Interval != nil:
+		load = "one every " + pub.Interval.Duration.String() + " each"
+	case g.Load.Rate > 0:
+		load = fmt.Sprintf("%.6g msg/s in all", g.Load.Rate)
+	default:
+		load = "as fast as acknowledged (closed loop)"
+	}
+	if g.Load.Messages > 0 {
+		load += fmt.Sprintf(" until %d sent", g.Load.Messages)
+	}
+	return load
+}
+
+func plural(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// GroupFigureLines are a run's figures per device group, one line each keyed by the group's
+// name: what its publishers sent and their publish-ack p99; what its subscribers received of
+// what was expected, lost, duplicates and their end-to-end p50 and p99; its connect p50 and p99.
+// Nil for a run without device groups.
+func (r *Result) GroupFigureLines() []SummaryLine { return groupFigureLines(r) }
+
+func groupFigureLines(r *Result) []SummaryLine {
+	var out []SummaryLine
+	for _, g := range r.Groups {
+		var f []string
+		if g.Publishers > 0 {
+			sent := fmt.Sprintf("sent %d", g.Sent)
+			if g.Unsent > 0 {
+				sent += fmt.Sprintf(" (%d more unsent)", g.Unsent)
+			}
+			f = append(f, sent)
+			if l := g.Latency.PublishAck; l != nil {
+				f = append(f, "publish ack p99 "+us(l.P99Micros))
+			}
+		}
+		if g.Subscribers > 0 {
+			f = append(f, fmt.Sprintf("received %d of %d expected, lost %s, dup %s", g.Received, g.Expected, opt(g.Lost), opt(g.Duplicates)))
+			if g.OutOfOrder != nil && *g.OutOfOrder > 0 {
+				f = append(f, fmt.Sprintf("out of order %d", *g.OutOfOrder))
+			}
+			if l := g.Latency.EndToEnd; l != nil {
+				f = append(f, fmt.Sprintf("e2e p50 %s p99 %s", us(l.P50Micros), us(l.P99Micros)))
+			}
+		}
+		if l := g.Latency.Connect; l != nil {
+			f = append(f, fmt.Sprintf("connect p50 %s p99 %s", us(l.P50Micros), us(l.P99Micros)))
+		}
+		if g.Errors > 0 {
+			f = append(f, fmt.Sprintf("errors %d", g.Errors))
+		}
+		out = append(out, SummaryLine{g.Name, strings.Join(f, ", ")})
+	}
+	return out
+}
+
+// pairFigureLines are the delivery from each publishing group to each subscribing group: "sensors
+// → backend": "expected 2000, received 2000, lost 0, dup 0, e2e p50 190µs p99 333µs".
+func pairFigureLines(r *Result) []SummaryLine {
+	var out []SummaryLine
+	for _, p := range r.Pairs {
+		text := fmt.Sprintf("expected %d, received %d, lost %d, dup %d", p.Expected, p.Received, p.Lost, p.Duplicates)
+		if p.OutOfOrder > 0 {
+			text += fmt.Sprintf(", out of order %d", p.OutOfOrder)
+		}
+		if l := p.EndToEnd; l != nil {
+			text += fmt.Sprintf(", e2e p50 %s p99 %s", us(l.P50Micros), us(l.P99Micros))
+		}
+		out = append(out, SummaryLine{p.From + " → " + p.To, text})
+	}
+	return out
+}
