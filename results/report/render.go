@@ -215,7 +215,7 @@ func (f *Figure) plot() (*plot.Plot, *plot.Legend, error) {
 	}
 	if f.LogY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = logTicks{}
 	} else {
 		// Counts, rates, bytes and latencies start at zero: a steady 2,000 msg/s must not look
 		// like a spike because the axis spans 1,999 to 2,001. Headroom keeps bars and error
@@ -278,6 +278,31 @@ func (siTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ts []plot.Tick
 	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
 		ts = append(ts, plot.Tick{Value: v, Label: si(v)})
+	}
+	return ts
+}
+
+// logTicks label a log axis at the powers of ten, and at 2 and 5 times them too when it spans
+// less than two decades: a tail within one decade would otherwise carry one label, or none.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || hi/lo >= 100 {
+		return plot.LogTicks{Prec: -1}.Ticks(lo, hi)
+	}
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
+		for m := 1.0; m < 10; m++ {
+			v := m * math.Pow(10, e)
+			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || m == 2 || m == 5 {
+				t.Label = si(roundSig(v, 6))
+			}
+			ts = append(ts, t)
+		}
 	}
 	return ts
 }
