@@ -27,6 +27,7 @@ func RunFigures(r *results.Result) ([]*Figure, error) {
 	if f != nil {
 		out = append(out, f)
 	}
+	out = append(out, groupFigures(r)...)
 	out = append(out, deliveryFigure(r))
 	if f := wireFigure(r); f != nil {
 		out = append(out, f)
@@ -160,8 +161,18 @@ func wireFigure(r *results.Result) *Figure {
 	add("publisher uplink per message", r.Wire.PublishBytesPerMessage)
 	add("connection set-up", r.Wire.ConnectBytes)
 	if p, err := r.Plan(); err == nil && p != nil {
-		payload := float64(p.Groups[0].PayloadBytes)
-		add("payload", &payload)
+		// The payload of the messages published; device groups publishing different sizes
+		// have no one payload to set the bytes against.
+		sizes := map[int32]bool{}
+		for _, g := range p.Groups {
+			if g.Publishers > 0 || g.Fleet == nil {
+				sizes[g.PayloadBytes] = true
+			}
+		}
+		if len(sizes) == 1 {
+			payload := float64(p.Groups[0].PayloadBytes)
+			add("payload", &payload)
+		}
 	}
 	if len(vals) == 0 {
 		return nil

@@ -38,6 +38,10 @@ type Page struct {
 	Comparison                   *Comparison
 	ComparisonRows               []ChangeRow
 	Notes                        []string
+	// Groups and Matrix are a single run's device groups and the deliveries between them, when
+	// it has groups (spec.groups).
+	Groups []GroupRow
+	Matrix *PairMatrix
 }
 
 // SuiteSummary heads a suite's page.
@@ -111,6 +115,7 @@ func writePage(w io.Writer, d *Dataset, figs []*Figure, cmp *Comparison) error {
 	case d.Suite != nil || len(d.Points) != 1 || runs+len(d.Failed) != 1:
 	case runs == 1:
 		page.Single = d.Points[0].Runs[0]
+		page.Groups, page.Matrix = groupRows(page.Single), pairMatrix(page.Single)
 	default: // one run that failed: its summary says why; it has no figures
 		page.Single = d.Failed[0].Result
 	}
@@ -478,6 +483,8 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"
 <dl class="kv">
  <dt>phase</dt><dd{{if ne .Phase "Succeeded"}} class="failed"{{end}}>{{.Phase}}{{if .Message}}: {{.Message}}{{end}}</dd>
  {{with .ProtocolSpoken}}<dt>protocol</dt><dd>{{.}}</dd>{{end}}
+ {{range .GroupLines}}<dt>group {{.Key}}</dt><dd>{{.Text}}</dd>
+ {{end}}
  <dt>broker</dt><dd>{{.Environment.Broker}}{{if .Environment.Gateway}}, {{.Environment.Gateway}}{{end}}</dd>
  {{with .NetworkSummary}}<dt>network</dt><dd>{{.}}</dd>{{end}}
  {{with .EnvironmentSummary}}<dt>environment</dt><dd>{{.}}</dd>{{end}}
@@ -486,6 +493,19 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"
  <dt>throughput</dt><dd>{{if .Throughput.OfferedPerSecond}}{{printf "%.0f" .Throughput.OfferedPerSecond}} msg/s offered, {{printf "%.0f" .Throughput.SentPerSecond}} sent, {{end}}{{printf "%.0f" .Throughput.ReceivedPerSecond}} msg/s received, {{printf "%.0f" .Throughput.ReceivedBytesPerSecond}} payload B/s</dd>
  {{with .Wire.BytesPerMessage}}<dt>wire</dt><dd>{{printf "%.1f" (deref .)}} bytes per message{{with $.Single.Wire.ConnectBytes}}, {{printf "%.0f" (deref .)}} bytes per connection set-up{{end}}</dd>{{end}}
 </dl>
+{{end}}
+{{if .Groups}}<h2>Device groups</h2>
+<p class="meta">Each group's figures over its own clients (docs/fleets.md): what its publishers sent, what its subscribers received of what their subscriptions call for, and their latencies.</p>
+<div class="scroll"><table id="groups">
+<tr><th class="l">group</th><th class="l">clients</th><th class="l">protocol</th><th>sent</th><th>received</th><th>expected</th><th>lost</th><th>duplicates</th><th>e2e p50</th><th>e2e p99</th><th>publish ack p99</th><th>connect p50</th><th>connect p99</th></tr>
+{{range .Groups}}<tr><td class="l">{{.Name}}</td><td class="l">{{.Clients}}</td><td class="l">{{.Protocol}}</td><td>{{.Sent}}</td><td>{{.Received}}</td><td>{{.Expected}}</td><td{{if .Lossy}} class="failed"{{end}}>{{.Lost}}</td><td>{{.Dup}}</td><td>{{.E2EP50}}</td><td>{{.E2EP99}}</td><td>{{.AckP99}}</td><td>{{.ConnP50}}</td><td>{{.ConnP99}}</td></tr>
+{{end}}</table></div>
+{{with .Matrix}}<h2>Delivery between groups</h2>
+<p class="meta">From each publishing group (row) to each subscribing group (column): the messages its subscriptions call for (expected), those received once, lost (expected − received), duplicates and their end-to-end latency. —: no subscription of the column's group takes the row's messages.</p>
+<div class="scroll"><table id="pairs">
+<tr><th class="l">from \ to</th>{{range .To}}<th class="l">{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr><th class="l">{{.From}}</th>{{range .Cells}}<td class="l">{{if .Pair}}expected {{.Expected}}<br>received {{.Received}}<br><span{{if .Lost}} class="failed"{{end}}>lost {{.Lost}}</span>, duplicates {{.Duplicates}}{{if .OutOfOrder}}, out of order {{.OutOfOrder}}{{end}}{{if .P50}}<br>e2e p50 {{.P50}}, p99 {{.P99}}{{end}}{{else}}—{{end}}</td>{{end}}</tr>
+{{end}}</table></div>{{end}}
 {{end}}
 {{with .Comparison}}
 <h2>Against the baseline</h2>
