@@ -25,7 +25,9 @@ type subscriber struct {
 	live     atomic.Pointer[drivers.Session] // sess, for metrics read from another goroutine
 	trackers []tracker                       // one per publisher of the topic (a flat spec)
 	sources  map[uint32]*source              // by publisher id (a run with spec.groups: fleet.go)
-	dial     atomic.Int64
+	// retainedDue is how many retained messages its subscription should bring (fleet.go).
+	retainedDue int64
+	dial        atomic.Int64
 	// arrived counts this run's messages delivered to this subscriber, warm-up ones included:
 	// the drain's sign of progress while a backlog from the warm-up is still coming through.
 	arrived atomic.Int64
@@ -40,6 +42,10 @@ type subscriber struct {
 func (s *subscriber) connect(ctx context.Context) error {
 	if err := s.open(ctx); err != nil {
 		return err
+	}
+	if s.sources != nil {
+		s.retainedDue = s.dueRetained()
+		s.gr.retainedDue.Add(s.retainedDue)
 	}
 	if err := s.sess.Subscribe(ctx); err != nil {
 		return clientErr(drivers.Subscriber, s.plan.Index, err)
@@ -85,6 +91,7 @@ func (s *subscriber) Message(payload []byte) {
 		return
 	}
 	pub, seq, sent := readHeader(payload)
+	rawSeq := seq
 	var t *tracker
 	var src *source
 	if s.sources != nil {
@@ -97,6 +104,11 @@ func (s *subscriber) Message(payload []byte) {
 		if int(pub)%T == s.plan.Topic && k >= 0 && k < len(s.trackers) && r.pubByIndex[int(pub)] != nil && sent <= now {
 			t = &s.trackers[k]
 		}
+	}
+	if t != nil && s.gr.start() > 0 && (!s.gr.joined.Load() || int64(rawSeq) < s.gr.joinK[pub]) {
+		// A group joining late counts the messages sent once every member subscribed.
+		s.gr.beforeJoin.Add(1)
+		return
 	}
 	if t == nil {
 		// Not sent by this run on this topic: another run (or client) publishes to the same
@@ -169,9 +181,13 @@ type publisher struct {
 	// topics are the topics it cycles over, message k to topics[k mod len] (fleet.go); nil when
 	// it keeps to its session's.
 	topics []string
-	shard  *shard
-	sess   drivers.Session
-	live   atomic.Pointer[drivers.Session] // sess, for metrics read from another goroutine
+	// next is the sequence number of the message it is sending or sent last (-1: none yet), and
+	// completed how many of its publishes the broker acknowledged: what a group joining late
+	// counts from, and which retained messages the broker surely holds (fleet.go).
+	next, completed atomic.Int64
+	shard           *shard
+	sess            drivers.Session
+	live            atomic.Pointer[drivers.Session] // sess, for metrics read from another goroutine
 	// phase spreads publishers over one send interval (fraction of it) so that open-loop
 	// publishers do not all fire in the same microsecond.
 	phase          float64
@@ -227,7 +243,7 @@ func (p *publisher) connect(ctx context.Context, connected func()) {
 func (p *publisher) run(ctx context.Context) error {
 	r := p.r
 	g := p.gr.g
-	sch := newSchedule(g.Load.Rate, p.gr.share.TotalPublishers, r.churn.t0, p.phase, p.plan.Quota)
+	sch := newSchedule(g.Load.Rate, p.gr.share.TotalPublishers, r.churn.t0+int64(p.gr.start()), p.phase, p.plan.Quota)
 	openLoop := sch.openLoop
 	window := r.window.Load()
 	if p.sess == nil {
@@ -308,6 +324,7 @@ func (p *publisher) run(ctx context.Context) error {
 		if p.rj.intended != nil {
 			p.rj.intended[k%int64(len(p.rj.intended))] = intended
 		}
+		p.next.Store(k)
 		began := r.now()
 		p.blockedSince.Store(began)
 		var err error
@@ -552,6 +569,7 @@ func (p *publisher) Message([]byte) {}
 func (p *publisher) Completed(sentAt int64, ok bool) {
 	r := p.r
 	p.rj.sessCompleted.Add(1)
+	p.completed.Add(1)
 	if !p.win.counts(sentAt) {
 		return
 	}

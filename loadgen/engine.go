@@ -226,6 +226,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	for _, gr := range r.groups {
 		for _, cp := range gr.share.Publishers {
 			p := &publisher{r: r, gr: gr, plan: cp, shard: r.rec.shard(gr.index, cp.Index), phase: float64(cp.Index) / float64(max(1, gr.share.TotalPublishers))}
+			p.next.Store(-1)
 			p.topics = gr.publisherTopics(r, cp.Index)
 			if r.churn.storm != nil {
 				p.rj.rejoined = make(chan drivers.Session, 1)
@@ -316,9 +317,15 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		go func() {
 			defer wg.Done()
 			var err error
-			if dc != nil { // devices connect at their wakes
+			switch {
+			case dc != nil: // devices connect at their wakes
 				err = p.runDutyCycle(ctx)
-			} else {
+			case p.gr.start() > 0: // a group that joins late connects then
+				if err = sleepUntil(ctx, r.epoch.Add(time.Duration(t0)+p.gr.start())); err == nil {
+					p.connect(ctx, func() {})
+					err = p.run(ctx)
+				}
+			default:
 				err = p.run(ctx)
 			}
 			if err != nil {
@@ -333,8 +340,20 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 			}
 		}()
 	}
-	// Sleeping subscribers and a reconnect storm run beside the publishers.
+	// Sleeping subscribers, groups that join late and a reconnect storm run beside the
+	// publishers.
 	var side sync.WaitGroup
+	for _, gr := range r.groups {
+		if gr.start() > 0 && len(gr.subs) > 0 {
+			side.Add(1)
+			go func() {
+				defer side.Done()
+				if err := r.joinLate(ctx, gr, t0); err != nil {
+					pubErrs <- err
+				}
+			}()
+		}
+	}
 	if dc != nil && dc.Subscribers {
 		for _, s := range r.subs {
 			side.Add(1)
@@ -398,7 +417,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 func (r *run) connectSubscribers(ctx context.Context, ramp *ramp) error {
 	errs := make(chan error, len(r.subs))
 	var wg sync.WaitGroup
-	for i, s := range r.subs {
+	for i, s := range early(r.subs) {
 		if err := ramp.wait(ctx, i); err != nil {
 			return err
 		}
@@ -471,7 +490,7 @@ func (r *run) probeStalls() (stop func() int64) {
 // and ends Failed saying why. Only a cancelled run returns an error.
 func (r *run) connectPublishers(ctx context.Context, ramp *ramp) error {
 	var wg sync.WaitGroup
-	for i, p := range r.pubs {
+	for i, p := range early(r.pubs) {
 		if err := ramp.wait(ctx, i); err != nil {
 			wg.Wait()
 			return err
@@ -686,14 +705,15 @@ func (r *run) expected() (n int64, withHeader bool) {
 }
 
 func (r *run) closeAll() {
-	for _, p := range r.pubs {
-		if p.sess != nil {
-			_ = p.sess.Close()
-		}
-	}
 	for _, s := range r.subs {
 		if s.sess != nil {
 			_ = s.sess.Close()
+		}
+	}
+	for _, p := range r.pubs {
+		if p.sess != nil {
+			p.clearRetained()
+			_ = p.sess.Close()
 		}
 	}
 }

@@ -1,8 +1,11 @@
 package loadgen
 
 import (
+	"context"
 	"math"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -23,6 +26,155 @@ type groupRun struct {
 	base int
 	pubs []*publisher
 	subs []*subscriber
+
+	// A group that joins late (Fleet.Start): joined is set once every subscriber of it
+	// subscribed, and joinK holds, by publisher id, the first sequence number its subscribers
+	// count: every message from then on was sent after all of them had subscribed, so exactly
+	// those are expected. beforeJoin counts the deliveries before that, which are not.
+	joined     atomic.Bool
+	joinK      map[uint32]int64
+	beforeJoin atomic.Int64
+	// retainedDue and retainedGot count the retained messages its subscriptions should bring
+	// and those that came (a retained message is counted apart from the others).
+	retainedDue, retainedGot atomic.Int64
+}
+
+// start is when the group's clients connect, from the run's start (0: before it).
+func (gr *groupRun) start() time.Duration {
+	if gr.g.Fleet == nil {
+		return 0
+	}
+	return gr.g.Fleet.Start
+}
+
+// early are the clients that connect before the run starts: all but those of groups that join
+// late.
+func early[C interface{ group() *groupRun }](clients []C) []C {
+	var out []C
+	for _, c := range clients {
+		if c.group().start() == 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (p *publisher) group() *groupRun  { return p.gr }
+func (s *subscriber) group() *groupRun { return s.gr }
+
+// joinLate connects and subscribes a late group's subscribers at its start, then marks from which
+// message of each publisher they count.
+func (r *run) joinLate(ctx context.Context, gr *groupRun, t0 int64) error {
+	if err := sleepUntil(ctx, r.epoch.Add(time.Duration(t0)+gr.start())); err != nil {
+		return err
+	}
+	slots := make(chan struct{}, concurrentConnects(r.o.Workers, r.compiled.Network.Link.RTT()))
+	errs := make(chan error, len(gr.subs))
+	var wg sync.WaitGroup
+	for _, s := range gr.subs {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			if err := s.connect(ctx); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	// A message whose sequence number is past the one being sent now is sent after this
+	// moment, when every subscription is in place.
+	gr.joinK = make(map[uint32]int64, len(r.pubByIndex))
+	for id, p := range r.pubByIndex {
+		gr.joinK[uint32(id)] = p.next.Load() + 1
+	}
+	gr.joined.Store(true)
+	var all []error
+	for err := range errs {
+		all = append(all, err)
+	}
+	return joinSummarized(all, len(gr.subs))
+}
+
+// settled is how many of the publisher's messages the broker surely has: acknowledged, or at
+// QoS 0 (no acknowledgement) written to the socket.
+func (p *publisher) settled() int64 {
+	if p.gr.g.QoS > 0 {
+		return p.completed.Load()
+	}
+	return p.next.Load() + 1
+}
+
+// dueRetained is how many retained messages the subscriber's subscription, made now, should
+// bring: one per topic it matches to which a retaining publisher's message surely arrived.
+func (s *subscriber) dueRetained() int64 {
+	r := s.r
+	_, filter := r.compiled.Subscription(s.gr.g, s.plan.Index, r.o.RunID)
+	var due int64
+	for _, p := range r.pubs {
+		f := p.gr.g.Fleet
+		if f == nil || !f.Retain {
+			continue
+		}
+		first, step, _ := p.gr.g.PublisherTopics(p.plan.Index)
+		n := int64(p.gr.g.TopicsOf(p.plan.Index))
+		for j := range min(n, p.settled()) {
+			if plan.MatchTopic(filter, r.compiled.TopicName(f.Topics, first+int(j)*step, r.o.RunID)) {
+				due++
+			}
+		}
+	}
+	return due
+}
+
+// Retained implements drivers.RetainedHandler: a retained message a new subscription brought.
+// It is counted apart, never as one of the deliveries the subscriptions call for.
+func (s *subscriber) Retained(payload []byte) {
+	if s.sources == nil || len(payload) < HeaderSize {
+		s.Message(payload) // a flat spec retains nothing: whatever it is, it is not this run's
+		return
+	}
+	pub, seq, _ := readHeader(payload)
+	src := s.sourceOf(pub)
+	if src == nil || int64(seq) > src.pub.next.Load() {
+		// A retained message of another run (or one this run cleared before): not ours.
+		s.shard.mu.Lock()
+		s.shard.errors++
+		s.shard.mu.Unlock()
+		return
+	}
+	s.gr.retainedGot.Add(1)
+	src.pair.mu.Lock()
+	src.pair.retained++
+	src.pair.mu.Unlock()
+}
+
+// clearRetained removes, once the run is over, the retained messages the publisher left on the
+// broker (an empty retained message clears a topic's), so that the next run on a shared broker
+// does not get them.
+func (p *publisher) clearRetained() {
+	f := p.gr.g.Fleet
+	tp, ok := p.sess.(drivers.TopicPublisher)
+	if f == nil || !f.Retain || !ok || p.next.Load() < 0 {
+		return
+	}
+	p.win.measureFrom.Store(1 << 62) // their acknowledgements are not the window's
+	topics := p.topics
+	if topics == nil {
+		first, _, _ := p.gr.g.PublisherTopics(p.plan.Index)
+		topics = []string{p.r.compiled.TopicName(f.Topics, first, p.r.o.RunID)}
+	}
+	for _, t := range topics {
+		if tp.PublishTo(t, nil, false) != nil {
+			return
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = p.sess.Flush()
+	_ = p.sess.Drain(ctx)
 }
 
 // client is the driver's description of the group's client c.
@@ -68,8 +220,8 @@ type fleet struct {
 
 // pairStats is the delivery from one group to another, recorded by the subscribers.
 type pairStats struct {
-	mu                sync.Mutex
-	unique, dups, ooo int64
+	mu                          sync.Mutex
+	unique, dups, ooo, retained int64
 	endToEnd          *hdrhistogram.Histogram
 }
 
@@ -142,30 +294,17 @@ func (s *subscriber) findSource(pub uint32) *source {
 func (r *run) fleetExpected() (total int64, perGroup []int64, perPair map[[2]int]int64) {
 	perGroup = make([]int64, len(r.groups))
 	perPair = map[[2]int]int64{}
-	// sentTo[group][topic name]: the measured messages each publishing group sent to each topic.
-	sentTo := make([]map[string]int64, len(r.groups))
-	for _, gr := range r.groups {
-		if len(gr.pubs) == 0 {
-			continue
-		}
-		m := map[string]int64{}
-		for _, p := range gr.pubs {
-			first, step, _ := gr.g.PublisherTopics(p.plan.Index)
-			n := int64(gr.g.TopicsOf(p.plan.Index))
-			sent := p.win.sent.Load()
-			for j := int64(0); j < n && sent > 0; j++ {
-				// messages k in [firstK, firstK+sent) with k mod n == j
-				c := countResidue(p.win.firstK, sent, n, j)
-				if c > 0 {
-					m[r.compiled.TopicName(gr.g.Fleet.Topics, first+int(j)*step, r.o.RunID)] += c
-				}
-			}
-		}
-		sentTo[gr.index] = m
-	}
+	all := r.sentTo(nil)
 	for _, sg := range r.groups {
 		if len(sg.subs) == 0 {
 			continue
+		}
+		sentTo := all
+		if sg.start() > 0 {
+			if !sg.joined.Load() {
+				continue // it never joined: it expects nothing
+			}
+			sentTo = r.sentTo(sg.joinK)
 		}
 		for _, pg := range r.groups {
 			m := sentTo[pg.index]
@@ -201,6 +340,36 @@ func (r *run) fleetExpected() (total int64, perGroup []int64, perPair map[[2]int
 	return total, perGroup, perPair
 }
 
+// sentTo is, per publishing group and topic name, the measured messages sent to it — those
+// from sequence number from[publisher id] on when from is given (a group that joined late).
+func (r *run) sentTo(from map[uint32]int64) []map[string]int64 {
+	out := make([]map[string]int64, len(r.groups))
+	for _, gr := range r.groups {
+		if len(gr.pubs) == 0 {
+			continue
+		}
+		m := map[string]int64{}
+		for _, p := range gr.pubs {
+			first, step, _ := gr.g.PublisherTopics(p.plan.Index)
+			n := int64(gr.g.TopicsOf(p.plan.Index))
+			k0, sent := p.win.firstK, p.win.sent.Load()
+			if from != nil {
+				if f := from[uint32(gr.base+p.plan.Index)]; f > k0 {
+					sent, k0 = max(0, sent-(f-k0)), f
+				}
+			}
+			for j := int64(0); j < n && sent > 0; j++ {
+				// messages k in [k0, k0+sent) with k mod n == j
+				if c := countResidue(k0, sent, n, j); c > 0 {
+					m[r.compiled.TopicName(gr.g.Fleet.Topics, first+int(j)*step, r.o.RunID)] += c
+				}
+			}
+		}
+		out[gr.index] = m
+	}
+	return out
+}
+
 // countResidue counts the k in [from, from+n) with k mod m == j.
 func countResidue(from, n, m, j int64) int64 {
 	if m == 1 {
@@ -225,12 +394,17 @@ func (r *run) groupResults(res *results.Result, perGroup []int64, perPair map[[2
 		return float64(n) / secs
 	}
 	receivedBytes := make([]float64, len(r.groups))
+	for k, ps := range r.fleet.pairs { // a pair that only brought retained messages
+		if _, ok := perPair[k]; !ok && ps.retained > 0 {
+			perPair[k] = 0
+		}
+	}
 	for k, e := range perPair {
 		from, to := r.groups[k[0]], r.groups[k[1]]
 		pr := results.PairResult{From: from.g.Name, To: to.g.Name, Expected: e}
 		if ps := r.fleet.pairs[k]; ps != nil {
 			ps.mu.Lock()
-			pr.Received, pr.Duplicates, pr.OutOfOrder = ps.unique, ps.dups, ps.ooo
+			pr.Received, pr.Duplicates, pr.OutOfOrder, pr.Retained = ps.unique, ps.dups, ps.ooo, ps.retained
 			pr.EndToEnd = results.Summarize(ps.endToEnd)
 			ps.mu.Unlock()
 		}
@@ -249,6 +423,10 @@ func (r *run) groupResults(res *results.Result, perGroup []int64, perPair map[[2
 		for _, p := range gr.pubs {
 			g.Unsent += p.unsent
 		}
+		if due, got := gr.retainedDue.Load(), gr.retainedGot.Load(); due > 0 || got > 0 {
+			g.Retained = &results.RetainedFigures{Expected: due, Received: got}
+		}
+		g.BeforeJoining = gr.beforeJoin.Load()
 		g.Throughput = results.Throughput{OfferedPerSecond: gr.g.Load.Rate, SentPerSecond: rate(c.sent), ReceivedPerSecond: rate(c.inWindow),
 			SentBytesPerSecond: rate(c.sent) * float64(gr.g.PayloadBytes)}
 		if secs > 0 {

@@ -107,3 +107,72 @@ func TestFleetDeliversExactlyWhatTheSubscriptionsCallFor(t *testing.T) {
 		}
 	}
 }
+
+const lateSpec = `
+apiVersion: msgbench.io/v1alpha1
+kind: MessagingBenchmark
+metadata: {name: late}
+spec:
+  protocol: mqtt
+  qos: 1
+  topics:
+    - {name: notice, pattern: "fleet/notice"}
+    - {name: status, pattern: "fleet/status"}
+  groups:
+    - name: updater
+      count: 1
+      start: 500ms
+      publish: {topics: notice, payloadBytes: 64, messages: 1, retain: true}
+    - name: ticker
+      count: 1
+      publish: {topics: status, payloadBytes: 32, rate: 100}
+    - name: online
+      count: 5
+      subscribe: {filter: "fleet/#"}
+    - name: late
+      count: 4
+      start: 2s
+      subscribe: {filter: "fleet/#"}
+  workload: {warmup: 0s, duration: 3s}
+`
+
+// TestLateGroupGetsTheRetainedMessage: a group that joins after a retained notice went out gets
+// it from its new subscriptions, counted apart (one each, never as a delivery the subscriptions
+// call for), and of the steady flow exactly what was sent once all of its members had
+// subscribed; the devices online all along get the notice as an ordinary delivery.
+func TestLateGroupGetsTheRetainedMessage(t *testing.T) {
+	t.Parallel() // its own broker
+	b := startMosquitto(t, "")
+	mb, err := manifest.Parse([]byte(lateSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for run := range 2 { // the second finds no retained message left by the first
+		res, _ := runAny(t, loadgen.Options{Spec: &mb.Spec, Address: b.Addr})
+		if res.Phase != "Succeeded" || res.Errors != 0 {
+			t.Fatalf("run %d: phase %s, %d errors: %s", run, res.Phase, res.Errors, res.Message)
+		}
+		online, late, ticks := res.Group("online"), res.Group("late"), res.Group("ticker").Sent
+		if res.Group("updater").Sent != 1 || ticks < 250 {
+			t.Fatalf("updater sent %d, ticker %d", res.Group("updater").Sent, ticks)
+		}
+		if online.Expected != 5*(1+ticks) || online.Received != online.Expected || online.Retained != nil {
+			t.Errorf("online: expected %d, received %d, retained %+v; want %d, none retained", online.Expected, online.Received, online.Retained, 5*(1+ticks))
+		}
+		if late.Retained == nil || late.Retained.Expected != 4 || late.Retained.Received != 4 {
+			t.Errorf("late: retained %+v, want 4 of 4", late.Retained)
+		}
+		// It joined 2 s into a 3 s run: about a third of the ticks, each to its four members.
+		if late.Expected <= 0 || late.Expected >= 4*ticks || late.Expected%4 != 0 || late.Received != late.Expected || *late.Lost != 0 {
+			t.Errorf("late: expected %d, received %d, lost %d of %d ticks", late.Expected, late.Received, *late.Lost, ticks)
+		}
+		for _, p := range res.Pairs {
+			if p.Received != p.Expected || p.Lost != 0 {
+				t.Errorf("pair %s → %s: received %d of %d", p.From, p.To, p.Received, p.Expected)
+			}
+			if want := map[bool]int64{true: 4}[p.From == "updater" && p.To == "late"]; p.Retained != want {
+				t.Errorf("pair %s → %s: %d retained, want %d", p.From, p.To, p.Retained, want)
+			}
+		}
+	}
+}

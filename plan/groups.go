@@ -28,6 +28,11 @@ type Fleet struct {
 	// Filter is its subscription's topic filter (wildcards allowed), "" with Topics; Share the
 	// shared subscription's name ("" for none).
 	Filter, Share string
+	// Start is when the group's clients connect, from the run's start (0: before it starts,
+	// with a flat spec's clients).
+	Start time.Duration
+	// Retain: its publishers' messages are retained by the broker.
+	Retain bool
 }
 
 // TopicSet is a topic group (spec.topics[]): topic i is Pattern with {index} replaced by i and
@@ -179,11 +184,17 @@ func compileFleet(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan, target Target)
 				return renameGroupErr(dg.Name, err)
 			}
 		}
+		field := "spec.groups[" + dg.Name + "]"
 		f := &Fleet{Index: i, PublisherBase: base, ClientID: dg.ClientID}
+		if dg.Start != nil {
+			f.Start = dg.Start.Duration
+			if end := p.Timing.Warmup + p.Timing.Duration; p.Timing.Duration > 0 && f.Start >= end {
+				return fmt.Errorf("%s.start: %s is not before the run's end (warmup + duration, %s)", field, f.Start, end)
+			}
+		}
 		if f.ClientID == "" {
 			f.ClientID = DefaultClientID
 		}
-		field := "spec.groups[" + dg.Name + "]"
 		switch {
 		case dg.Publish != nil:
 			ts, ok := sets[dg.Publish.Topics]
@@ -194,6 +205,7 @@ func compileFleet(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan, target Target)
 				return fmt.Errorf("%s.publish.payloadBytes: %d; a device group's messages carry msgbench's %d-byte header, which tells a subscriber of any group whose message it is", field, dg.Publish.PayloadBytes, HeaderBytes)
 			}
 			f.Topics = ts
+			f.Retain = dg.Publish.Retain
 			g.Topics = int32(ts.Count)
 			base += int(g.Publishers)
 			switch {
@@ -250,12 +262,15 @@ func compileFleet(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan, target Target)
 			p.Groups[i].PayloadBytes = largest
 		}
 	}
-	if p.Messages() > 0 {
-		for _, g := range p.Groups {
-			if g.Publishers > 0 && g.Load.Messages == 0 {
-				return fmt.Errorf("spec.groups[%s].publish.messages: another group ends the run after its messages, so every publishing group needs a message count too (or none of them: the run lasts workload.duration)", g.Name)
-			}
+	// The run ends after its messages when every publishing group has a message count; a group
+	// with one in a run of a duration stops after its messages (a broadcast).
+	quota := true
+	for _, g := range p.Groups {
+		if g.Publishers > 0 && g.Load.Messages == 0 {
+			quota = false
 		}
+	}
+	if quota {
 		p.Timing.Duration = 0
 	}
 	return nil

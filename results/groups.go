@@ -22,6 +22,13 @@ type GroupResult struct {
 	Duplicates *int64 `json:"duplicates"`
 	OutOfOrder *int64 `json:"outOfOrder"`
 	Errors     int64  `json:"errors"`
+	// Retained counts the retained messages its subscriptions brought, apart from the others:
+	// expected is one per topic a subscription matched on which this run's retained message had
+	// surely arrived (acknowledged; written, at QoS 0) when it subscribed. Nil when none.
+	Retained *RetainedFigures `json:"retained,omitempty"`
+	// BeforeJoining counts deliveries to a group that joins late (spec.groups[].start) of
+	// messages sent before every member had subscribed: neither expected nor received.
+	BeforeJoining int64 `json:"beforeJoining,omitempty"`
 	// Throughput is over the run's measured window (measuredSeconds); its payload bytes are the
 	// group's payload size.
 	Throughput Throughput `json:"throughput"`
@@ -41,19 +48,29 @@ type GroupWire struct {
 	ConnectBytes *float64 `json:"connectBytes"`
 }
 
+// RetainedFigures are the retained messages a group's new subscriptions should have brought and
+// those that came.
+type RetainedFigures struct {
+	Expected int64 `json:"expected"`
+	Received int64 `json:"received"`
+}
+
 // PairResult is the delivery from one publishing group to one subscribing group: what the
 // subscriptions call for, what arrived once, lost (expected − received once), duplicates,
 // reordering and the end-to-end latency, for the messages of From's publishers at To's
 // subscribers only.
 type PairResult struct {
-	From       string          `json:"from"`
-	To         string          `json:"to"`
-	Expected   int64           `json:"expected"`
-	Received   int64           `json:"received"`
-	Lost       int64           `json:"lost"`
-	Duplicates int64           `json:"duplicates"`
-	OutOfOrder int64           `json:"outOfOrder"`
-	EndToEnd   *LatencySummary `json:"endToEnd"`
+	From       string `json:"from"`
+	To         string `json:"to"`
+	Expected   int64  `json:"expected"`
+	Received   int64  `json:"received"`
+	Lost       int64  `json:"lost"`
+	Duplicates int64  `json:"duplicates"`
+	OutOfOrder int64  `json:"outOfOrder"`
+	// Retained counts the retained messages of From's publishers that To's new subscriptions
+	// brought (not in Received).
+	Retained int64           `json:"retained,omitempty"`
+	EndToEnd *LatencySummary `json:"endToEnd"`
 }
 
 // Group returns the group named name, nil when there is none.

@@ -69,6 +69,14 @@ type DeviceGroupSpec struct {
 	// +optional
 	QoS *int32 `json:"qos,omitempty"`
 
+	// start is when the group's devices connect, counted from the run's start (warm-up
+	// included): a group that joins late, as devices that come online after a firmware notice
+	// went out. Its publishers publish from then on; its subscribers count the messages sent
+	// once all of them have subscribed (docs/fleets.md, "Groups that join late"). Default: they
+	// connect before the run starts, as a flat spec's clients do.
+	// +optional
+	Start *metav1.Duration `json:"start,omitempty"`
+
 	// mqtt holds the group's MQTT session settings; a field left out is spec.mqtt's.
 	// +optional
 	MQTT *GroupMQTTSpec `json:"mqtt,omitempty"`
@@ -138,12 +146,19 @@ type PublishSpec struct {
 	// +optional
 	Rate *int32 `json:"rate,omitempty"`
 
-	// messages is how many messages the group publishes in all, warm-up included; the run then
-	// ends once every group with messages has sent them and they were delivered (and a group
-	// without messages publishes for spec.workload.duration). 0: for the duration.
+	// messages is how many messages the group publishes in all, warm-up included, after which
+	// its devices stop. When every publishing group has messages the run ends once they were
+	// sent and delivered; otherwise it lasts spec.workload.duration. 0: until the run ends.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	Messages int64 `json:"messages,omitempty"`
+
+	// retain asks the broker to keep each topic's last message and give it to every client that
+	// subscribes later (a firmware notice, a device's last known state). Deliveries of retained
+	// messages to a new subscription are counted apart from the others (retained in the
+	// results). msgbench clears the retained messages it left when the run ends.
+	// +optional
+	Retain bool `json:"retain,omitempty"`
 }
 
 // SubscribeSpec is what a device group subscribes to: one subscription per device.

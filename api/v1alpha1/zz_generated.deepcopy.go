@@ -87,6 +87,11 @@ func (in *DeviceGroupSpec) DeepCopyInto(out *DeviceGroupSpec) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.Start != nil {
+		in, out := &in.Start, &out.Start
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.MQTT != nil {
 		in, out := &in.MQTT, &out.MQTT
 		*out = new(GroupMQTTSpec)

@@ -79,6 +79,13 @@ type TopicPublisher interface {
 	PublishTo(topic string, payload []byte, flush bool) error
 }
 
+// RetainedHandler is a Handler that takes the deliveries of retained messages a new
+// subscription brings (MQTT's RETAIN flag on a delivery) apart from the others; a driver that
+// knows the flag calls Retained for them instead of Message.
+type RetainedHandler interface {
+	Retained(payload []byte)
+}
+
 // Handler receives a session's events. It is called on the session's own goroutine(s) and must
 // not block (nor call the session's Close).
 //

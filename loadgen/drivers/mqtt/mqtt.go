@@ -65,6 +65,7 @@ type driver struct {
 	payloadBytes    int
 	version         byte
 	qos             byte
+	retain          bool
 }
 
 // New returns an MQTT driver for cfg.Group (its MQTT options; plan.Compile checked its QoS)
@@ -78,6 +79,7 @@ func New(cfg drivers.Config, transport Transport) (drivers.Driver, error) {
 	if d.o.Version == v1alpha1.MQTT5 {
 		d.version = mqtt.V5
 	}
+	d.retain = g.Fleet != nil && g.Fleet.Retain
 	return d, nil
 }
 
@@ -89,6 +91,7 @@ type session struct {
 	connectBytes int64
 	topic        string
 	qos          byte
+	retain       bool
 }
 
 func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handler) (drivers.Session, error) {
@@ -119,6 +122,15 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 		o.OnComplete = func(_ uint16, sentAt int64, reason byte) { h.Completed(sentAt, reason < 0x80) }
 	} else {
 		o.OnPublish = func(p *mqtt.Publish) { h.Message(p.Payload) }
+		if rh, ok := h.(drivers.RetainedHandler); ok {
+			o.OnPublish = func(p *mqtt.Publish) {
+				if p.Retain {
+					rh.Retained(p.Payload)
+				} else {
+					h.Message(p.Payload)
+				}
+			}
+		}
 	}
 	if wc, ok := nc.(*wire.Conn); ok { // plain TCP: an idle reader need not hold its buffer
 		if sc, ok := wc.Conn.(syscall.Conn); ok {
@@ -138,7 +150,7 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 		d.NoteZeroRTT()
 	}
 	cs := counters()
-	return &session{conn: conn, counters: counters, connectBytes: cs.BytesSent + cs.BytesReceived, topic: c.Topic, qos: d.qos}, nil
+	return &session{conn: conn, counters: counters, connectBytes: cs.BytesSent + cs.BytesReceived, topic: c.Topic, qos: d.qos, retain: d.retain}, nil
 }
 
 func (s *session) Subscribe(ctx context.Context) error {
@@ -173,7 +185,7 @@ func (s *session) Publish(payload []byte, flush bool) error {
 	if s.closed.Load() {
 		return drivers.ErrClosed
 	}
-	_, err := s.conn.Publish(s.topic, payload, s.qos, false, flush)
+	_, err := s.conn.Publish(s.topic, payload, s.qos, s.retain, flush)
 	return s.closedErr(err)
 }
 
@@ -182,7 +194,7 @@ func (s *session) PublishTo(topic string, payload []byte, flush bool) error {
 	if s.closed.Load() {
 		return drivers.ErrClosed
 	}
-	_, err := s.conn.Publish(topic, payload, s.qos, false, flush)
+	_, err := s.conn.Publish(topic, payload, s.qos, s.retain, flush)
 	return s.closedErr(err)
 }
 
