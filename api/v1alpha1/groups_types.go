@@ -134,6 +134,10 @@ type PublishSpec struct {
 	// +optional
 	PayloadBytes int32 `json:"payloadBytes"`
 
+	// payload varies the messages' size and content (default: payloadBytes of random bytes).
+	// +optional
+	Payload *PayloadSpec `json:"payload,omitempty"`
+
 	// interval is each device's period between messages (open loop): 10s is one message per
 	// device every ten seconds.
 	// +optional
