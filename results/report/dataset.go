@@ -63,6 +63,9 @@ type Axis struct {
 	// Declared: one of the suite's matrix axes (always, for loose results); an axis only
 	// include entries make is a set of points, not a quantity.
 	Declared bool
+	// with holds, for an axis of several fields, every field's value at each value of the
+	// first: what a legend names.
+	with map[string]map[string]string
 }
 
 // Name is the axis's label in figures: "clients", "payload (B)", "QoS".
@@ -281,6 +284,15 @@ func axesOf(points []*Point) []*Axis {
 			if v := p.Values[f]; !seen[v] {
 				seen[v] = true
 				a.Values = append(a.Values, v)
+				if len(a.Fields) > 1 {
+					if a.with == nil {
+						a.with = map[string]map[string]string{}
+					}
+					a.with[v] = map[string]string{}
+					for _, g := range a.Fields {
+						a.with[v][g] = p.Values[g]
+					}
+				}
 			}
 		}
 		a.Numeric = true
@@ -370,6 +382,9 @@ func fieldLabel(f string) string {
 
 // valueLabel is one value of an axis in a legend: "QoS 1", "TLS", "no TLS", "mqtt".
 func valueLabel(a *Axis, v string) string {
+	if len(a.Fields) > 1 && !a.Declared { // points include entries made: say in what they differ
+		return describe(a, v)
+	}
 	switch a.Field() {
 	case "qos":
 		return "QoS " + v
@@ -389,8 +404,6 @@ func valueLabel(a *Axis, v string) string {
 		return v + " B payload"
 	case "workload.publishers":
 		switch {
-		case !a.Declared: // a point set an include entry made: say it differs in more
-			return fmt.Sprintf("%s publishers (+%d fields)", v, len(a.Fields)-1)
 		case slices.Contains(a.Fields, "workload.subscribers") && v == "1":
 			return "1 client"
 		case slices.Contains(a.Fields, "workload.subscribers"):
@@ -401,10 +414,112 @@ func valueLabel(a *Axis, v string) string {
 	if v == "" {
 		v = "template"
 	}
-	if len(a.Fields) > 1 && !a.Declared {
-		return fmt.Sprintf("%s=%s (+%d fields)", fieldLabel(a.Field()), v, len(a.Fields)-1)
-	}
 	return fieldLabel(a.Field()) + " " + v
+}
+
+// describe names the points at value v of an axis of several fields, include entries' points
+// set apart from the matrix's, by every field's value in words: "20 publishers, 20
+// subscribers, 10% loss, 5s warm-up".
+func describe(a *Axis, v string) string {
+	vals, ok := a.with[v]
+	if !ok { // an axis built by hand: its first field only
+		return fmt.Sprintf("%s (and %s)", fieldWords(a.Field(), v), strings.Join(a.Fields[1:], ", "))
+	}
+	fields := slices.Clone(a.Fields)
+	sort.SliceStable(fields, func(i, j int) bool { return describeRank(fields[i]) < describeRank(fields[j]) })
+	var words []string
+	for _, f := range fields {
+		words = append(words, fieldWords(f, vals[f]))
+	}
+	return strings.Join(words, ", ")
+}
+
+// describeRank orders a description as a reader takes in a setup: the clients, what they send
+// and how fast, the link, then the timing.
+func describeRank(f string) int {
+	for i, g := range []string{"protocol", "broker.type", "qos", "tls.enabled", "workload.publishers", "workload.subscribers", "workload.topics",
+		"workload.payloadBytes", "workload.rate", "workload.messages", "workload.connectRate"} {
+		if f == g {
+			return i
+		}
+	}
+	switch {
+	case strings.HasPrefix(f, "network."):
+		return 20
+	case f == "workload.duration", f == "workload.warmup":
+		return 40
+	}
+	return 30
+}
+
+// fieldWords is a field's value as a reader says it: "20 publishers", "256 B payload", "10%
+// loss", "no warm-up"; "" is the template's value, or the field's default when it sets none.
+func fieldWords(f, v string) string {
+	none := v == "" || v == "0" || zeroDuration(v)
+	count := func(what string) string {
+		if v == "1" {
+			return "1 " + what
+		}
+		return v + " " + what + "s"
+	}
+	switch f {
+	case "workload.publishers", "workload.subscribers", "workload.topics":
+		if v == "" {
+			return "template's " + fieldLabel(f)
+		}
+		return count(strings.TrimSuffix(strings.TrimPrefix(f, "workload."), "s"))
+	case "workload.rate":
+		if none {
+			return "closed loop"
+		}
+		return v + " msg/s"
+	case "workload.messages":
+		if none {
+			return "for the duration"
+		}
+		return v + " messages"
+	case "workload.duration":
+		if v == "" {
+			return "template's duration"
+		}
+		return "measured " + v
+	case "workload.warmup":
+		if none {
+			return "no warm-up"
+		}
+		return v + " warm-up"
+	case "workload.connectRate":
+		if none {
+			return "connecting all at once"
+		}
+		return v + " connections/s"
+	case "network.delay":
+		if none {
+			return "no delay"
+		}
+		return v + " one-way delay"
+	case "network.jitter":
+		if none {
+			return "no jitter"
+		}
+		return "± " + v + " jitter"
+	}
+	for _, p := range []struct{ field, what string }{{"network.lossPercent", "loss"}, {"network.reorderPercent", "reordered"},
+		{"network.duplicatePercent", "duplicated"}, {"network.corruptPercent", "corrupted"}} {
+		if f == p.field {
+			if none {
+				return "no " + map[string]string{"loss": "loss", "reordered": "reordering", "duplicated": "duplication", "corrupted": "corruption"}[p.what]
+			}
+			return v + "% " + p.what
+		}
+	}
+	return valueLabel(&Axis{Fields: []string{f}, Declared: true}, v)
+}
+
+// zeroDuration: v is a zero duration ("0s", "0ms").
+func zeroDuration(v string) bool {
+	d, err := time.ParseDuration(v)
+	return err == nil && d == 0
 }
 
 // flatten is a spec as field path → value text, the form suite points use.

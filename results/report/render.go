@@ -54,7 +54,37 @@ const (
 	plotWidth  = 6.5 * vg.Inch
 	plotHeight = 3.8 * vg.Inch
 	margin     = 0.2 * vg.Inch
+	// legendTop is the room above the legend: level with the plotting area, below the title.
+	legendTop = 0.35 * vg.Inch
+	// legendLine is the most characters a line of a legend entry takes before it wraps.
+	legendLine = 36
 )
+
+// wrapLabel breaks a legend entry longer than legendLine into lines, after a comma where it can
+// ("mqtt-quic, 20 publishers, 20 subscribers, …"), else at a space.
+func wrapLabel(s string) string {
+	var lines []string
+	for len([]rune(s)) > legendLine {
+		r := []rune(s)
+		cut := -1
+		for i := legendLine; i > legendLine/3 && cut < 0; i-- {
+			if r[i] == ' ' && r[i-1] == ',' {
+				cut = i
+			}
+		}
+		for i := legendLine; i > legendLine/3 && cut < 0; i-- {
+			if r[i] == ' ' {
+				cut = i
+			}
+		}
+		if cut < 0 {
+			break // one long word: left whole
+		}
+		lines = append(lines, string(r[:cut]))
+		s = string(r[cut+1:])
+	}
+	return strings.Join(append(lines, s), "\n")
+}
 
 // Render draws the figure as "svg", "png" or "pdf".
 func (f *Figure) Render(format string) ([]byte, error) {
@@ -62,11 +92,14 @@ func (f *Figure) Render(format string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	legendW := vg.Length(0)
+	legendW, legendH := vg.Length(0), vg.Length(0)
 	if r := legend.Rectangle(draw.Canvas{}); r.Max.X-r.Min.X > 0 {
-		legendW = r.Max.X - r.Min.X + margin
+		// A tenth more than Liberation Sans takes: a browser without it draws the SVG's text in
+		// a wider sans-serif, which must still end inside the figure.
+		legendW, legendH = (r.Max.X-r.Min.X)*1.1+margin, r.Max.Y-r.Min.Y
 	}
-	w, h := plotWidth+legendW+2*margin, plotHeight+2*margin
+	// A legend taller than the plot makes the figure taller, rather than run off its bottom.
+	w, h := plotWidth+legendW+2*margin, max(plotHeight, legendH+legendTop)+2*margin
 	var canvas vg.CanvasWriterTo
 	switch format {
 	case "svg":
@@ -85,7 +118,7 @@ func (f *Figure) Render(format string) ([]byte, error) {
 	// The right margin keeps the last tick label ("max") whole.
 	p.Draw(draw.Crop(dc, margin, -(legendW + margin), margin, -margin))
 	if legendW > 0 {
-		legend.Draw(draw.Crop(dc, w-legendW, -margin, margin, -margin-0.35*vg.Inch))
+		legend.Draw(draw.Crop(dc, w-legendW, -margin, margin, -margin-legendTop))
 	}
 	var b bytes.Buffer
 	if _, err := canvas.WriteTo(&b); err != nil {
@@ -133,7 +166,7 @@ func (f *Figure) plot() (*plot.Plot, *plot.Legend, error) {
 		}
 		if len(f.Series) > 1 {
 			for _, s := range f.Series {
-				legend.Add(s.Label, swatch{colourOf(s.Colour)})
+				legend.Add(wrapLabel(s.Label), swatch{colourOf(s.Colour)})
 			}
 		}
 	} else {
@@ -175,9 +208,9 @@ func (f *Figure) plot() (*plot.Plot, *plot.Legend, error) {
 			}
 			if len(f.Series) > 1 || s.Label != f.YLabel {
 				if points != nil {
-					legend.Add(s.Label, line, points)
+					legend.Add(wrapLabel(s.Label), line, points)
 				} else {
-					legend.Add(s.Label, line)
+					legend.Add(wrapLabel(s.Label), line)
 				}
 			}
 		}
