@@ -30,9 +30,9 @@ import (
 func (r *Reconciler) common(ctx context.Context, st *run) (bool, error) {
 	mb := st.mb
 	st.phase = v1alpha1.PhaseProvisioning
-	// The API checks an objective's shape only: a figure or unit it cannot judge fails the run
-	// before anything starts, not after it measured.
-	if _, err := objectives.ParseAll(mb.Spec.Objectives); err != nil {
+	// The API checks an objective's shape only: a figure, unit or device group it cannot judge
+	// fails the run before anything starts, not after it measured.
+	if _, err := objectives.ParseSpec(&mb.Spec); err != nil {
 		return false, fail("%v", err)
 	}
 	// A broker setting the broker does not know, or one msgbench manages, would stop the broker

@@ -206,10 +206,12 @@ type MessagingBenchmarkSpec struct {
 	// "<figure> <op> <value>" (docs/objectives.md): e.g. "latency.endToEnd.p99 <= 50ms",
 	// "lost == 0", "throughput.receivedPerSecond >= 1000". They do not change the phase (a run
 	// can measure correctly and miss them): the ObjectivesMet condition says whether they were
-	// met, and `msgbench run` exits non-zero when they were not.
+	// met, and `msgbench run` exits non-zero when they were not. A run with spec.groups also has
+	// figures per device group and per pair of groups: "groups.sensors.latency.endToEnd.p99 <= 2s",
+	// "pairs.sensors.backend.lost == 0".
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:MaxLength=200
-	// +kubebuilder:validation:items:Pattern=`^\s*[a-zA-Z][a-zA-Z0-9]*(\.[a-zA-Z0-9]+)*\s*(<=|>=|==|!=|<|>)\s*\S+\s*$`
+	// +kubebuilder:validation:items:Pattern=`^\s*[a-zA-Z][a-zA-Z0-9]*(\.[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?)*\s*(<=|>=|==|!=|<|>)\s*\S+\s*$`
 	// +optional
 	Objectives []string `json:"objectives,omitempty"`
 

@@ -224,9 +224,10 @@ func ParseObject(obj map[string]any, overrides ...string) (*v1alpha1.MessagingBe
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj, &mb, true); err != nil {
 		return nil, err
 	}
-	// The schema checks an objective's shape; its figure and unit only the objectives parser
-	// knows. Refused here, a bad one stops the run before it starts rather than after it measured.
-	if _, err := objectives.ParseAll(mb.Spec.Objectives); err != nil {
+	// The schema checks an objective's shape; its figure, unit and device group only the
+	// objectives parser knows. Refused here, a bad one stops the run before it starts rather than
+	// after it measured.
+	if _, err := objectives.ParseSpec(&mb.Spec); err != nil {
 		return nil, &Error{Problems: []Problem{{Message: err.Error()}}}
 	}
 	return &mb, nil

@@ -14,29 +14,51 @@ const (
 	docPath  = "../../docs/objectives.md"
 	docBegin = "<!-- figures: generated from results/figures by `go test ./results/figures -run TestDocTables -update`; do not edit by hand -->"
 	docEnd   = "<!-- end of figures -->"
+
+	groupDocBegin = "<!-- group figures: generated from results/figures by `go test ./results/figures -run TestDocTables -update`; do not edit by hand -->"
+	groupDocEnd   = "<!-- end of group figures -->"
 )
 
 // docTables writes the registry as docs/objectives.md shows it: one row per figure, except
 // the latency figures, one row per histogram (their statistics share a definition).
 func docTables() string {
+	return table(all, "", func(h string) (string, string) { return latencies[h].def, latencies[h].absent })
+}
+
+// groupDocTables writes the figures of a device group and of a pair of groups.
+func groupDocTables() string {
+	return table(groupFigures, GroupPrefix+"<group>.", func(h string) (string, string) {
+		return latencies[h].def + ", " + groupLatencyOf[h], groupLatencyAbsent[h]
+	}) + "\n" + table(pairFigures, PairPrefix+"<from>.<to>.", nil)
+}
+
+// table writes fs with their names after prefix, a latency histogram's statistics on one row:
+// latency(h) gives its definition and when it is absent (nil: pairFigures' endToEnd, which has
+// no histogram of the result).
+func table(fs []Figure, prefix string, latency func(h string) (def, absent string)) string {
 	var b strings.Builder
 	b.WriteString("| figure | unit | definition | absent when |\n| --- | --- | --- | --- |\n")
 	var stats []string
 	for _, s := range latencyStats {
 		stats = append(stats, s.name)
 	}
+	statList := strings.Join(stats, ",")
 	done := map[string]bool{}
-	for _, f := range all {
-		if f.Histogram == "" {
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", f.Name, f.Kind.Unit(), f.Definition, dash(f.AbsentWhen))
+	for _, f := range fs {
+		if f.Kind != Duration {
+			fmt.Fprintf(&b, "| `%s%s` | %s | %s | %s |\n", prefix, f.Name, f.Kind.Unit(), f.Definition, dash(f.AbsentWhen))
 			continue
 		}
-		if done[f.Histogram] {
+		path := f.Name[:strings.LastIndex(f.Name, ".")] // latency.endToEnd, endToEnd
+		if done[path] {
 			continue
 		}
-		done[f.Histogram] = true
-		l := latencies[f.Histogram]
-		fmt.Fprintf(&b, "| `latency.%s.{%s}` | µs | %s of the %s | %s |\n", f.Histogram, strings.Join(stats, ","), strings.Join(stats, ", "), l.def, dash(l.absent))
+		done[path] = true
+		def, absent := "the end-to-end latency of the pair's messages", f.AbsentWhen
+		if latency != nil {
+			def, absent = latency(strings.TrimPrefix(path, "latency."))
+		}
+		fmt.Fprintf(&b, "| `%s%s.{%s}` | µs | %s of the %s | %s |\n", prefix, path, statList, strings.Join(stats, ", "), strings.TrimPrefix(def, "the "), dash(absent))
 	}
 	return b.String()
 }
@@ -48,19 +70,25 @@ func dash(s string) string {
 	return s
 }
 
-// TestDocTables fails when docs/objectives.md's table of figures is not the registry's;
-// -update rewrites it.
+// TestDocTables fails when docs/objectives.md's tables of figures are not the registry's;
+// -update rewrites them.
 func TestDocTables(t *testing.T) {
 	data, err := os.ReadFile(docPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := string(data)
-	i, j := strings.Index(doc, docBegin), strings.Index(doc, docEnd)
-	if i < 0 || j < i {
-		t.Fatalf("%s: no generated section between %q and %q", docPath, docBegin, docEnd)
+	want := doc
+	for _, s := range []struct{ begin, end, table string }{
+		{docBegin, docEnd, docTables()},
+		{groupDocBegin, groupDocEnd, groupDocTables()},
+	} {
+		i, j := strings.Index(want, s.begin), strings.Index(want, s.end)
+		if i < 0 || j < i {
+			t.Fatalf("%s: no generated section between %q and %q", docPath, s.begin, s.end)
+		}
+		want = want[:i] + s.begin + "\n\n" + s.table + "\n" + want[j:]
 	}
-	want := doc[:i] + docBegin + "\n\n" + docTables() + "\n" + doc[j:]
 	if doc == want {
 		return
 	}

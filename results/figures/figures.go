@@ -1,16 +1,16 @@
 // Package figures names the figures of a result document (results.Result) that objectives and
 // suite statistics can refer to, by the path a user writes: "lost", "throughput.receivedPerSecond",
 // "latency.endToEnd.p99". The names follow result.json's field names, so what a user reads in a
-// result is what they write in an objective.
+// result is what they write in an objective. A run with device groups also has figures per group
+// and per pair of groups, named under them: "groups.sensors.latency.endToEnd.p99",
+// "pairs.sensors.backend.lost" (GroupFigures, PairFigures).
 package figures
 
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
-	"github.com/msgbench/msgbench/internal/similar"
 	"github.com/msgbench/msgbench/results"
 )
 
@@ -71,8 +71,17 @@ type Figure struct {
 	// Quantile is, for latency figures, the percentile (0–100) the figure is: 99.9 for p999,
 	// 0 for min, 100 for max; -1 for the mean, which is no percentile.
 	Quantile float64
+	// Group is, for a figure of one device group (groups.<group>.<figure>), the group's name, and
+	// for one of a pair of groups (pairs.<from>.<to>.<figure>) the publishing group's; empty for
+	// the run's own figures. To is a pair's subscribing group, Base the figure's name within the
+	// group or pair (latency.endToEnd.p99). Such a figure has no Histogram: a result keeps the
+	// run's histograms only.
+	Group, To, Base string
 
 	value func(r *results.Result) (float64, bool)
+	// group and pair are the values of GroupFigures and PairFigures in one group or pair.
+	group groupValue
+	pair  pairValue
 }
 
 // Value returns the figure's value in r, in the unit of its Kind, and false when r has no such
@@ -114,19 +123,7 @@ var latencies = map[string]struct{ def, absent string }{
 // LatencySummary returns r's summary of the named histogram (a key of results.HistogramNames),
 // nil when it was not measured.
 func LatencySummary(r *results.Result, histogram string) *results.LatencySummary {
-	switch histogram {
-	case results.HistEndToEnd:
-		return r.Latency.EndToEnd
-	case results.HistPublishAck:
-		return r.Latency.PublishAck
-	case results.HistPublishDelay:
-		return r.Latency.PublishDelay
-	case results.HistConnect:
-		return r.Latency.Connect
-	case results.HistFirstMessage:
-		return r.Latency.FirstMessage
-	}
-	return nil
+	return latencyOf(&r.Latency, histogram)
 }
 
 // Conditions under which groups of figures are absent.
@@ -323,11 +320,20 @@ var (
 // The slice is a copy.
 func All() []Figure { return append([]Figure(nil), all...) }
 
-// Lookup returns the figure of that name. An unknown name is an error that says what the
-// figures near it are called, so a user can correct an objective from the message alone.
+// Lookup returns the figure of that name: one of All, or of a device group
+// (groups.<group>.<figure>, figure one of GroupFigures) or of a pair of groups
+// (pairs.<from>.<to>.<figure>, figure one of PairFigures), whatever the group names; whether a
+// run has those groups is Figure.Unmatched's to say. An unknown name is an error that says what
+// the figures near it are called, so a user can correct an objective from the message alone.
 func Lookup(name string) (Figure, error) {
 	if f, ok := byName[name]; ok {
 		return f, nil
+	}
+	switch {
+	case strings.HasPrefix(name, GroupPrefix):
+		return lookupGroup(name)
+	case strings.HasPrefix(name, PairPrefix):
+		return lookupPair(name)
 	}
 	return Figure{}, unknown(name)
 }
@@ -363,7 +369,8 @@ func unknown(name string) error {
 	if len(same) > 0 {
 		fmt.Fprintf(&b, "; %s figures are %s", group, strings.Join(same, ", "))
 	} else {
-		top = append(top, "throughput.*", "latency.<histogram>.<statistic>", "wire.*", "resources.*")
+		top = append(top, "throughput.*", "latency.<histogram>.<statistic>", "wire.*", "resources.*",
+			"groups.<group>.<figure>", "pairs.<from>.<to>.<figure>")
 		fmt.Fprintf(&b, "; figures are %s (docs/objectives.md lists them all)", strings.Join(top, ", "))
 	}
 	return errors.New(b.String())
@@ -373,32 +380,9 @@ func unknown(name string) error {
 // (throughput.received), or those within a small edit distance (typos such as p99.9 for p999 or
 // receivd for received).
 func nearest(name string) []string {
-	var prefixed []string
-	for _, f := range all {
-		if strings.EqualFold(f.Name, name) {
-			return []string{f.Name}
-		}
-		if strings.HasPrefix(strings.ToLower(f.Name), strings.ToLower(name)) {
-			prefixed = append(prefixed, f.Name)
-		}
+	names := make([]string, len(all))
+	for i, f := range all {
+		names[i] = f.Name
 	}
-	if len(prefixed) > 0 && len(prefixed) <= 3 {
-		sort.Strings(prefixed)
-		return prefixed
-	}
-	best, bestD := []string(nil), 1+max(2, len(name)/6)
-	for _, f := range all {
-		d := similar.Distance(strings.ToLower(name), strings.ToLower(f.Name))
-		switch {
-		case d < bestD:
-			best, bestD = []string{f.Name}, d
-		case d == bestD:
-			best = append(best, f.Name)
-		}
-	}
-	sort.Strings(best)
-	if len(best) > 3 { // too many equally near: no useful suggestion
-		return nil
-	}
-	return best
+	return nearestIn(name, names)
 }

@@ -1,6 +1,9 @@
 // Package objectives parses and judges objectives: conditions on a result's figures such as
 // "latency.endToEnd.p99 <= 50ms", "lost == 0" or "throughput.receivedPerSecond >= 1k", written
-// in a MessagingBenchmark's or a MessagingBenchmarkSuite's spec.objectives (docs/objectives.md).
+// in a MessagingBenchmark's or a MessagingBenchmarkSuite's spec.objectives (docs/objectives.md);
+// in a run with device groups also on a group's or a pair of groups' figures
+// ("groups.sensors.lost == 0", "pairs.sensors.backend.endToEnd.p99 <= 2s"; a MessagingBenchmark's
+// only: ParseSpec).
 //
 // Judging is separate from where the numbers come from: Judge takes a function from figure
 // name to value, ForResult makes one for a single run's result, and a suite passes its
@@ -16,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/results"
 	"github.com/msgbench/msgbench/results/figures"
 )
@@ -96,8 +100,10 @@ func number(x float64) string {
 	return strconv.FormatFloat(x, 'g', 4, 64)
 }
 
-// form is the CRD's pattern for an objective, with groups for its three parts.
-var form = regexp.MustCompile(`^\s*([a-zA-Z][a-zA-Z0-9]*(?:\.[a-zA-Z0-9]+)*)\s*(<=|>=|==|!=|<|>)\s*(\S+)\s*$`)
+// form is the CRD's pattern for an objective, with groups for its three parts. A part of the
+// figure's path after the first may hold a device group's name, which may have '-' inside
+// (groups.edge-sensors.lost).
+var form = regexp.MustCompile(`^\s*([a-zA-Z][a-zA-Z0-9]*(?:\.[a-zA-Z0-9](?:[-a-zA-Z0-9]*[a-zA-Z0-9])?)*)\s*(<=|>=|==|!=|<|>)\s*(\S+)\s*$`)
 
 // Parse parses "<figure> <op> <value>". The value is written in units that suit the figure's
 // kind: latencies as Go durations (50ms, 1.5s, 200us), counts and rates as numbers with an
@@ -122,13 +128,43 @@ func Parse(expr string) (Objective, error) {
 	return o, nil
 }
 
-// ParseAll parses spec.objectives. It returns the objectives that parsed and, joined, an error
-// for each one that did not, named by its index: "spec.objectives[1]: objective …".
+// ParseAll parses a suite's spec.objectives. It returns the objectives that parsed and, joined,
+// an error for each one that did not, named by its index: "spec.objectives[1]: objective …".
+// A suite judges a point on statistics of the run's own figures (stats.Point), which has none
+// per device group: an objective on a group or pair of groups is refused, saying so, rather
+// than never met. A MessagingBenchmark's objectives are ParseSpec's.
 func ParseAll(exprs []string) ([]Objective, error) {
+	return parseAll(exprs, func(o Objective) error {
+		if o.Figure.Group != "" {
+			return errors.New("a suite judges its points on statistics of the run's own figures, which have none per device group; an objective on a group or pair of groups goes in the template's spec.objectives, judged on each run")
+		}
+		return nil
+	})
+}
+
+// ParseSpec parses a MessagingBenchmark's spec.objectives as ParseAll does a suite's, and
+// takes objectives on device groups: it refuses one naming a group the spec does not have
+// (groups.<group>.<figure>), naming the group and the groups there are, and one on a pair of
+// groups (pairs.<from>.<to>.<figure>) whose first group does not publish or whose second does
+// not subscribe. A spec without spec.groups has no groups to name: its run has the run's own
+// figures only.
+func ParseSpec(spec *v1alpha1.MessagingBenchmarkSpec) ([]Objective, error) {
+	if spec == nil {
+		return nil, nil
+	}
+	return parseAll(spec.Objectives, func(o Objective) error { return checkGroups(o, spec.Groups) })
+}
+
+func parseAll(exprs []string, check func(Objective) error) ([]Objective, error) {
 	var objs []Objective
 	var errs []error
 	for i, e := range exprs {
 		o, err := Parse(e)
+		if err == nil && check != nil {
+			if err = check(o); err != nil {
+				err = fmt.Errorf("objective %q: %w", e, err)
+			}
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("spec.objectives[%d]: %w", i, err))
 			continue
@@ -136,6 +172,36 @@ func ParseAll(exprs []string) ([]Objective, error) {
 		objs = append(objs, o)
 	}
 	return objs, errors.Join(errs...)
+}
+
+// checkGroups checks the groups o's figure names against the spec's groups.
+func checkGroups(o Objective, groups []v1alpha1.DeviceGroupSpec) error {
+	f := o.Figure
+	if f.Group == "" {
+		return nil
+	}
+	var names []string
+	byName := map[string]*v1alpha1.DeviceGroupSpec{}
+	for i := range groups {
+		names = append(names, groups[i].Name)
+		byName[groups[i].Name] = &groups[i]
+	}
+	for _, n := range []string{f.Group, f.To} {
+		if n != "" && byName[n] == nil {
+			return figures.UnknownGroup(n, names)
+		}
+	}
+	if f.To == "" {
+		return nil
+	}
+	const pair = "pairs.<publishing group>.<subscribing group>.<figure>"
+	if byName[f.Group].Publish == nil {
+		return fmt.Errorf("group %s does not publish: a pair of groups is %s", f.Group, pair)
+	}
+	if byName[f.To].Subscribe == nil {
+		return fmt.Errorf("group %s does not subscribe: a pair of groups is %s", f.To, pair)
+	}
+	return nil
 }
 
 // Scales of the suffixes a value may carry, by kind.
@@ -311,6 +377,21 @@ func Summary(outs []Outcome) string {
 	return strings.Join(lines, "\n")
 }
 
+// JudgeResult is Judge on a single run's result r. An objective on a device group or pair of
+// groups that r does not have is not met, its reason naming the group and the groups r has.
+func JudgeResult(objs []Objective, r *results.Result) []Outcome {
+	outs := Judge(objs, ForResult(r))
+	for i := range outs {
+		if !outs[i].Missing {
+			continue
+		}
+		if err := outs[i].Objective.Figure.Unmatched(r); err != nil {
+			outs[i].Reason = "not measured: " + err.Error()
+		}
+	}
+	return outs
+}
+
 // ForResult returns the values of r's figures by name, for Judge on a single run.
 func ForResult(r *results.Result) func(figure string) (float64, bool) {
 	return func(name string) (float64, bool) {
@@ -338,11 +419,11 @@ func Apply(r *results.Result) error {
 	if r.Spec == nil || len(r.Spec.Objectives) == 0 {
 		return nil
 	}
-	objs, err := ParseAll(r.Spec.Objectives)
+	objs, err := parseAll(r.Spec.Objectives, nil)
 	if err != nil {
 		return err
 	}
-	outs := Judge(objs, ForResult(r))
+	outs := JudgeResult(objs, r)
 	r.Objectives = r.Objectives[:0]
 	for _, o := range outs {
 		r.Objectives = append(r.Objectives, o.Record())
