@@ -15,7 +15,9 @@ import (
 )
 
 // MetricLabels identify one worker's series. Every series of a worker carries all of them
-// (empty ones too), so a dashboard can select on any.
+// (empty ones too), so a dashboard can select on any. The series of the figures of its clients
+// are per client group besides (label group): their protocol and qos are that group's, a flat
+// spec's one group being named default (plan).
 type MetricLabels struct {
 	Benchmark, Namespace string
 	Worker               int
@@ -26,7 +28,8 @@ type MetricLabels struct {
 }
 
 // LabelsOf are the labels of worker w of the run p plans: its benchmark's name (p.Benchmark),
-// and its clients' protocol and QoS.
+// and its first group's protocol and QoS (those of every client of a flat spec; a per-group
+// series has its own group's).
 func LabelsOf(p *plan.Plan, w int) MetricLabels {
 	b, g := p.Benchmark, &p.Groups[0]
 	return MetricLabels{
@@ -111,15 +114,26 @@ func NewCollector(m *Monitor, l MetricLabels) prometheus.Collector {
 		MetricConnect:     "Connect latency: dial to the protocol's connection acknowledgement, every client.",
 		MetricFirstMsg:    "Publisher connect start to its first message's delivery.",
 	}
-	for name, h := range help {
-		var vars []string
-		if name == MetricPhase {
-			vars = []string{"phase"}
+	// Every figure of the clients is per client group: the group's name, protocol and QoS are
+	// variable labels, not the worker's constant ones.
+	perGroup := prometheus.Labels{}
+	for k, v := range cl {
+		if k != "protocol" && k != "qos" {
+			perGroup[k] = v
 		}
-		c.descs[name] = prometheus.NewDesc(name, h, vars, cl)
+	}
+	for name, h := range help {
+		if name == MetricPhase {
+			c.descs[name] = prometheus.NewDesc(name, h, []string{"phase"}, cl)
+			continue
+		}
+		c.descs[name] = prometheus.NewDesc(name, h, groupLabels, perGroup)
 	}
 	return c
 }
+
+// groupLabels are the variable labels of a client group's series, in groupFigures.labels' order.
+var groupLabels = []string{"group", "protocol", "qos"}
 
 // Describe implements prometheus.Collector.
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
@@ -148,22 +162,30 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		f = c.scratch.liveFigures(r)
 		c.mu.Unlock()
 	}
-	metric := func(name string, t prometheus.ValueType, v int64) {
-		ch <- prometheus.MustNewConstMetric(c.descs[name], t, float64(v))
+	for i := range f.groups {
+		c.collectGroup(ch, &f.groups[i])
 	}
-	metric(MetricConnections, prometheus.GaugeValue, f.open)
+}
+
+// collectGroup sends one client group's series.
+func (c *collector) collectGroup(ch chan<- prometheus.Metric, g *groupFigures) {
+	labels := g.labels()
+	metric := func(name string, t prometheus.ValueType, v int64) {
+		ch <- prometheus.MustNewConstMetric(c.descs[name], t, float64(v), labels...)
+	}
+	metric(MetricConnections, prometheus.GaugeValue, g.open)
 	for name, v := range map[string]int64{
-		MetricSent: f.sent, MetricAcked: f.acked, MetricReceived: f.received, MetricExpected: f.expected,
-		MetricErrors: f.errors, MetricDuplicates: f.dups, MetricOutOfOrder: f.ooo,
-		MetricWireSent: f.wireSent, MetricWireRecv: f.wireRecv,
+		MetricSent: g.sent, MetricAcked: g.acked, MetricReceived: g.received, MetricExpected: g.expected,
+		MetricErrors: g.errors, MetricDuplicates: g.dups, MetricOutOfOrder: g.ooo,
+		MetricWireSent: g.wireSent, MetricWireRecv: g.wireRecv,
 	} {
 		metric(name, prometheus.CounterValue, v)
 	}
-	if f.lost != nil {
-		metric(MetricLost, prometheus.CounterValue, *f.lost)
+	if g.lost != nil {
+		metric(MetricLost, prometheus.CounterValue, *g.lost)
 	}
 	for i, name := range histogramNames {
-		m, err := promhist.NewMetric(c.descs[name], f.hist[i])
+		m, err := promhist.NewMetric(c.descs[name], g.hist[i], labels...)
 		if err != nil {
 			ch <- prometheus.NewInvalidMetric(c.descs[name], err)
 			continue
@@ -172,14 +194,32 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// figures are what a scrape reports of a worker: counted so far while it runs, its result's own
-// once it has drained.
+// figures are what a scrape reports of a worker, per client group of the plan (a flat spec's
+// one, default, or spec.groups' in the spec's order): counted so far while it runs, its
+// result's own once it has drained.
 type figures struct {
+	groups []groupFigures
+}
+
+// groupFigures are one client group's figures in a worker.
+type groupFigures struct {
+	name, protocol                                     string // labels group and protocol
+	qos                                                int32
 	sent, acked, received, expected, errors, dups, ooo int64
 	wireSent, wireRecv                                 int64
 	open                                               int64  // sessions open now
 	lost                                               *int64 // known once drained
 	hist                                               [4]*dto.Histogram
+}
+
+// labels are g's values of groupLabels.
+func (g *groupFigures) labels() []string {
+	return []string{g.name, g.protocol, strconv.Itoa(int(g.qos))}
+}
+
+// groupOf are the labels of the run's client group gr, its figures still to count.
+func groupOf(gr *groupRun) groupFigures {
+	return groupFigures{name: gr.g.Name, protocol: string(gr.g.Protocol), qos: gr.g.QoS}
 }
 
 // histogramNames are the latency metrics and histogramKeys the result's histograms they come
@@ -192,70 +232,180 @@ var (
 // scratch is four histograms reused by every scrape (each is ~190 KB).
 type scratch [4]*hdrhistogram.Histogram
 
-// liveFigures reads a running worker: the recorder's shards, the expected deliveries, and its
-// clients' sessions.
+// liveFigures reads a running worker, group by group: the recorder's shards of the group, the
+// deliveries its subscriptions expect, and its clients' sessions.
 func (s *scratch) liveFigures(r *run) *figures {
-	tot := r.rec.counts()
-	expected, _ := r.expected()
-	f := &figures{sent: tot.sent, acked: tot.acked, received: tot.received, expected: expected,
-		errors: tot.errors, dups: tot.dups, ooo: tot.ooo}
-	for _, c := range r.pubs {
-		f.addSession(c.live.Load())
-	}
-	for _, c := range r.subs {
-		f.addSession(c.live.Load())
+	expected := make([]int64, len(r.groups)) // by group index
+	if r.fleet != nil {
+		_, perGroup, _ := r.fleetExpected()
+		copy(expected, perGroup)
+	} else if len(expected) > 0 {
+		expected[0], _ = r.expected()
 	}
 	for i := range s {
 		if s[i] == nil {
 			s[i] = results.NewHistogram()
 		}
-		s[i].Reset()
 	}
-	r.rec.mergeInto(s[0], s[1], s[2], s[3])
-	for i := range s {
-		f.hist[i] = promhist.Histogram(s[i])
+	f := &figures{groups: make([]groupFigures, 0, len(r.groups))}
+	for _, gr := range r.groups {
+		g := groupOf(gr)
+		tot := groupCounts(r.rec, gr.index)
+		g.sent, g.acked, g.received, g.errors, g.dups, g.ooo = tot.sent, tot.acked, tot.received, tot.errors, tot.dups, tot.ooo
+		if gr.index < len(expected) {
+			g.expected = expected[gr.index]
+		}
+		for _, c := range gr.pubs {
+			g.addSession(c.live.Load())
+		}
+		for _, c := range gr.subs {
+			g.addSession(c.live.Load())
+		}
+		for i := range s {
+			s[i].Reset()
+		}
+		mergeGroupInto(r.rec, gr.index, s[0], s[1], s[2], s[3])
+		for i := range s {
+			g.hist[i] = promhist.Histogram(s[i])
+		}
+		f.groups = append(f.groups, g)
 	}
 	return f
 }
 
+// groupCounts sums the tallies of group g's shards (recorder.counts of one group).
+func groupCounts(rec *recorder, g int) counts {
+	var tot counts
+	for i := g * rec.per; i < (g+1)*rec.per && i < len(rec.shards); i++ {
+		sh := &rec.shards[i]
+		sh.mu.Lock()
+		tot.add(&sh.counts)
+		sh.mu.Unlock()
+	}
+	return tot
+}
+
+// mergeGroupInto is recorder.mergeInto of group g's figures only: each of its shards is locked
+// only for its own merge.
+func mergeGroupInto(rec *recorder, g int, endToEnd, ack, connect, firstMessage *hdrhistogram.Histogram) {
+	for i := g * rec.per; i < (g+1)*rec.per && i < len(rec.shards); i++ {
+		sh := &rec.shards[i]
+		sh.mu.Lock()
+		endToEnd.Merge(sh.endToEnd)
+		ack.Merge(sh.ack)
+		sh.mu.Unlock()
+	}
+	rec.mu.Lock()
+	if g < len(rec.connect) {
+		connect.Merge(rec.connect[g])
+		firstMessage.Merge(rec.firstMessage[g])
+	}
+	rec.mu.Unlock()
+}
+
 // addSession counts a client's session (nil: not connected yet): its wire bytes, and whether
 // it is still open.
-func (f *figures) addSession(p *drivers.Session) {
+func (g *groupFigures) addSession(p *drivers.Session) {
 	if p == nil {
 		return
 	}
 	sess := *p
 	c := sess.Counters()
-	f.wireSent += c.BytesSent
-	f.wireRecv += c.BytesReceived
+	g.wireSent += c.BytesSent
+	g.wireRecv += c.BytesReceived
 	select {
 	case <-sess.Done():
 	default:
-		f.open++
+		g.open++
 	}
 }
 
 // resultFigures are a finished worker's figures, all from its result: errors include sessions
-// that dropped, lost is known. A few hundred bytes, so a suite's finished runs keep neither their
-// clients nor their results.
-func resultFigures(res *results.Result) *figures {
-	f := &figures{sent: res.Sent, acked: res.Acked, received: res.Received, expected: res.Expected,
-		errors: res.Errors, wireSent: res.Wire.BytesSent, wireRecv: res.Wire.BytesReceived, lost: res.Lost}
-	if res.Duplicates != nil {
-		f.dups = *res.Duplicates
+// that dropped, lost is known. A few hundred bytes per group, so a suite's finished runs keep
+// neither their clients nor their results. A flat spec's one group is the result's totals and
+// histograms; a run with spec.groups has its groups' figures in res.Groups, and its groups'
+// histograms are read from r's recorder, which holds the same samples as the result (nil r:
+// the groups' histograms are empty).
+func resultFigures(res *results.Result, r *run) *figures {
+	if len(res.Groups) == 0 {
+		return &figures{groups: []groupFigures{flatResultFigures(res, r)}}
 	}
-	if res.OutOfOrder != nil {
-		f.ooo = *res.OutOfOrder
-	}
-	hists, _ := res.DecodeHistograms() // the engine encoded them a moment ago
-	for i, key := range histogramKeys {
-		h := hists[key]
-		if h == nil { // a figure with no sample (QoS 0 has no acknowledgements)
-			h = results.NewHistogram()
+	f := &figures{}
+	for i := range res.Groups {
+		rg := &res.Groups[i]
+		g := groupFigures{name: rg.Name, protocol: specProtocol(res), qos: rg.QoS,
+			sent: rg.Sent, acked: rg.Acked, received: rg.Received, expected: rg.Expected, errors: rg.Errors,
+			wireSent: rg.Wire.BytesSent, wireRecv: rg.Wire.BytesReceived, lost: rg.Lost}
+		if rg.Duplicates != nil {
+			g.dups = *rg.Duplicates
 		}
-		f.hist[i] = promhist.Histogram(h)
+		if rg.OutOfOrder != nil {
+			g.ooo = *rg.OutOfOrder
+		}
+		var hists map[string]*hdrhistogram.Histogram
+		if gr := groupNamed(r, rg.Name); gr != nil {
+			g.protocol = string(gr.g.Protocol)
+			hists, _, _ = r.rec.mergedGroup(gr.index)
+		}
+		g.setHistograms(hists)
+		f.groups = append(f.groups, g)
 	}
 	return f
+}
+
+// flatResultFigures is a flat spec's one group, default: the result's totals.
+func flatResultFigures(res *results.Result, r *run) groupFigures {
+	g := groupFigures{name: "default", protocol: specProtocol(res),
+		sent: res.Sent, acked: res.Acked, received: res.Received, expected: res.Expected,
+		errors: res.Errors, wireSent: res.Wire.BytesSent, wireRecv: res.Wire.BytesReceived, lost: res.Lost}
+	switch {
+	case r != nil && len(r.groups) > 0:
+		g.name, g.protocol, g.qos = r.groups[0].g.Name, string(r.groups[0].g.Protocol), r.groups[0].g.QoS
+	case res.Spec != nil:
+		g.qos = res.Spec.QoS
+	}
+	if res.Duplicates != nil {
+		g.dups = *res.Duplicates
+	}
+	if res.OutOfOrder != nil {
+		g.ooo = *res.OutOfOrder
+	}
+	hists, _ := res.DecodeHistograms() // the engine encoded them a moment ago
+	g.setHistograms(hists)
+	return g
+}
+
+// specProtocol is the protocol of res's spec, for a group whose run is gone ("" without spec).
+func specProtocol(res *results.Result) string {
+	if res.Spec == nil {
+		return ""
+	}
+	return string(res.Spec.Protocol)
+}
+
+// groupNamed is r's client group of that name, nil when there is none (or no r).
+func groupNamed(r *run, name string) *groupRun {
+	if r == nil {
+		return nil
+	}
+	for _, gr := range r.groups {
+		if gr.g.Name == name {
+			return gr
+		}
+	}
+	return nil
+}
+
+// setHistograms converts the histograms of histogramKeys; a missing one (QoS 0 has no
+// acknowledgements) is empty.
+func (g *groupFigures) setHistograms(hists map[string]*hdrhistogram.Histogram) {
+	for i, key := range histogramKeys {
+		h := hists[key]
+		if h == nil {
+			h = results.NewHistogram()
+		}
+		g.hist[i] = promhist.Histogram(h)
+	}
 }
 
 // finish puts the result's figures in place of the live ones and lets go of the run.
@@ -263,6 +413,6 @@ func (m *Monitor) finish(res *results.Result) {
 	if m == nil {
 		return
 	}
-	m.final.Store(resultFigures(res))
+	m.final.Store(resultFigures(res, m.run.Load()))
 	m.run.Store(nil)
 }

@@ -26,7 +26,8 @@ func BenchmarkScrape(b *testing.B) {
 		}
 	}
 	m := &Monitor{}
-	m.run.Store(&run{rec: rec, compiled: &plan.Plan{Groups: []plan.Group{{}}}})
+	p := &plan.Plan{Groups: []plan.Group{{Name: "default"}}}
+	m.run.Store(&run{rec: rec, compiled: p, groups: []*groupRun{{g: &p.Groups[0]}}})
 	c := NewCollector(m, MetricLabels{Benchmark: "b"})
 	ch := make(chan prometheus.Metric, 64)
 	b.ReportAllocs()
