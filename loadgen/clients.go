@@ -210,6 +210,9 @@ type publisher struct {
 	// unsent counts messages its open-loop schedule put in the measured window that it could
 	// not send before the window ended.
 	unsent int64
+	// payloadSent is the payload bytes (headers included) of the measured messages it sent:
+	// with a device group's sizes varying (publish.payload), win.sent × PayloadBytes is not.
+	payloadSent atomic.Int64
 
 	// Churn: the wire figures of its ended sessions (duty-cycle wakes, dropped connections).
 	retired retired
@@ -263,9 +266,15 @@ func (p *publisher) run(ctx context.Context) error {
 	defer close(publishing)
 	go p.closeIfStuck(ctx, publishing)
 
-	payload := make([]byte, g.PayloadBytes)
-	fillPayload(payload, p.gr.base+p.plan.Index)
 	id := uint32(p.gr.base + p.plan.Index)
+	var payload []byte
+	var stream *payloadStream // a device group's varied messages (payload_sizes.go)
+	if g.Payload != nil {
+		stream = newPayloadStream(g, id, p.plan.Index, g.ClientID(p.plan.Index, r.o.RunID), r.epoch.UnixNano())
+	} else {
+		payload = make([]byte, g.PayloadBytes)
+		fillPayload(payload, p.gr.base+p.plan.Index)
+	}
 	var timer *time.Timer
 	// Whatever ends the loop, the open-loop schedule's measured messages not sent by then are
 	// unsent: with an error, or when the window closed while the publisher was behind.
@@ -318,6 +327,9 @@ func (p *publisher) run(ctx context.Context) error {
 			// as it is connected: its connect time before the message's own intended time.
 			p.firstFrom.Store(intended - p.connectTook)
 		}
+		if stream != nil {
+			payload = stream.message(k, intended)
+		}
 		if len(payload) >= HeaderSize {
 			putHeader(payload, id, uint32(k), intended)
 		}
@@ -349,6 +361,7 @@ func (p *publisher) run(ctx context.Context) error {
 		}
 		if measured {
 			p.recordSent(intended, actual, window, openLoop)
+			p.payloadSent.Add(int64(len(payload)))
 		}
 	}
 	p.rj.next, p.rj.payload = k, payload

@@ -136,7 +136,7 @@ func (r *run) connect(ctx context.Context, gr *groupRun, c drivers.Client, h dri
 	defer cancel()
 	sess, err := gr.drv.Connect(ctx, c, h)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", r.o.Address, err) // the caller names the client
+		return nil, fmt.Errorf("connect to %s: %w", gr.address, err) // the caller names the client
 	}
 	r.rec.recordConnect(gr.index, (r.now()-start)/1000)
 	return sess, nil

@@ -39,8 +39,12 @@ type Options struct {
 
 	// Address the clients connect to, TLS their TLS configuration (nil: plain), Dial how.
 	Address string
-	TLS     *tls.Config
-	Dial    drivers.DialFunc
+	// Endpoints are the addresses of the groups whose clients connect elsewhere than Address, by
+	// group name: with device groups on several protocols, each reaches its own gateway or the
+	// broker's WebSocket listener.
+	Endpoints map[string]string
+	TLS       *tls.Config
+	Dial      drivers.DialFunc
 
 	// Connect, when set, blocks until the worker may connect its clients (the operator first
 	// puts the network impairment in place, so that connections see the emulated link).
@@ -209,11 +213,15 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	defer r.closeAll()
 	for i := range compiled.Groups {
 		g := &compiled.Groups[i]
-		drv, err := drivers.New(string(g.Protocol), drivers.Config{Group: g, Address: o.Address, TLS: o.TLS, Dial: o.Dial, Now: r.now})
+		address := o.Address
+		if a := o.Endpoints[g.Name]; a != "" {
+			address = a
+		}
+		drv, err := drivers.New(string(g.Protocol), drivers.Config{Group: g, Address: address, TLS: o.TLS, Dial: o.Dial, Now: r.now})
 		if err != nil {
 			return nil, err
 		}
-		gr := &groupRun{index: i, g: g, share: g.Share(o.Worker, o.Workers), drv: drv}
+		gr := &groupRun{index: i, g: g, share: g.Share(o.Worker, o.Workers), drv: drv, address: address}
 		if g.Fleet != nil {
 			gr.base = g.Fleet.PublisherBase
 		}

@@ -22,6 +22,8 @@ type groupRun struct {
 	g     *plan.Group
 	share plan.Share
 	drv   drivers.Driver
+	// address is where its clients connect (Options.Address, or its Endpoints entry).
+	address string
 	// base is the id of the group's publisher 0 in message headers (0 for a flat spec).
 	base int
 	pubs []*publisher
@@ -222,7 +224,7 @@ type fleet struct {
 type pairStats struct {
 	mu                          sync.Mutex
 	unique, dups, ooo, retained int64
-	endToEnd          *hdrhistogram.Histogram
+	endToEnd                    *hdrhistogram.Histogram
 }
 
 func (f *fleet) pair(from, to int) *pairStats {

@@ -42,6 +42,9 @@ func (r *runner) startBroker(ctx context.Context) error {
 	default: // Check refuses these first; never run another broker in a type's place
 		return notLocal(r.spec.Broker.Type)
 	}
+	if r.brokerMQTT == "" {
+		r.brokerMQTT = r.broker
+	}
 	r.address = r.broker // startGateway points the clients at the gateway instead
 	if r.plan.Broker.TLS {
 		cfg, err := devicetls.Client(r.brokerCA, hostOf(r.broker), r.plan.Groups[0].TLSVersion, r.plan.Groups[0].TLS.Offer)
@@ -56,7 +59,7 @@ func (r *runner) startBroker(ctx context.Context) error {
 
 func (r *runner) startMosquitto(ctx context.Context) error {
 	if _, err := mosquitto.Binary(); err != nil {
-		if r.spec.MQTT.WebSocket() {
+		if r.plan.WebSocket() {
 			return fmt.Errorf("spec.mqtt.transport websocket: %w (the embedded broker serves MQTT over TCP only)", err)
 		}
 		if r.o.NoEmbedded {
@@ -87,7 +90,7 @@ func (r *runner) brokerOptions() brokerproc.Options {
 		Listen: func(ctx context.Context, _, address string) (net.Listener, error) {
 			return r.net.listenTCP(ctx, address)
 		},
-		WebSocket: r.spec.MQTT.WebSocket(), WebSocketPath: r.spec.MQTT.WebSocketPathOrDefault(),
+		WebSocket: r.plan.WebSocket(), WebSocketPath: r.spec.MQTT.WebSocketPathOrDefault(),
 	}
 }
 
@@ -106,6 +109,7 @@ func (r *runner) adopt(p localBroker, name, addr, tlsAddr string, ca []byte) {
 	if r.plan.Broker.TLS {
 		r.broker = tlsAddr
 	}
+	r.brokerMQTT = r.broker
 	r.usage, r.brokerPID = p.Usage, p.PID()
 	r.env.Broker = name
 	r.logf("broker: %s on %s (pid %d)", name, r.broker, p.PID())
@@ -114,14 +118,17 @@ func (r *runner) adopt(p localBroker, name, addr, tlsAddr string, ca []byte) {
 // adoptWebSocket points the clients at the broker's MQTT-over-WebSocket listener (wss with TLS)
 // when spec.mqtt.transport is websocket.
 func (r *runner) adoptWebSocket(l brokerproc.Listeners) {
-	if !r.spec.MQTT.WebSocket() {
+	if !r.plan.WebSocket() {
 		return
 	}
-	r.broker = l.WSAddr
+	r.brokerWS = l.WSAddr
 	if r.plan.Broker.TLS {
-		r.broker = l.WSSAddr
+		r.brokerWS = l.WSSAddr
 	}
-	r.logf("broker: MQTT over WebSocket at %s%s", r.broker, l.WebSocketPath)
+	if r.spec.MQTT.WebSocket() {
+		r.broker = r.brokerWS
+	}
+	r.logf("broker: MQTT over WebSocket at %s%s", r.brokerWS, l.WebSocketPath)
 }
 
 // checkPort refuses a pinned --broker-port that is busy before a broker's own bind error races

@@ -3,48 +3,88 @@ package localrun
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/msgbench/msgbench/gateway"
 	"github.com/msgbench/msgbench/internal/devicetls"
 	"github.com/msgbench/msgbench/loadgen"
 )
 
-// startGateway starts the gateway the plan's groups reach the broker through in-process, on the
-// server side of the link, serving the plan's groups of its mode. A local run gives its clients
-// one address, so one gateway: the first group's.
+// startGateway starts, in-process on the server side of the link, the gateway of each mode the
+// plan's groups reach the broker through (one serving all the groups of its mode), and gives each
+// group the address its clients connect to: its gateway's, the broker's WebSocket listener or the
+// broker's own (r.endpoints, where it differs from r.address, the first group's).
 func (r *runner) startGateway(ctx context.Context) error {
-	mode := r.plan.Groups[0].Gateway
-	if mode == "" {
-		return nil
+	modes := r.plan.GatewayModes()
+	at := map[string]string{}
+	var names []string
+	for _, mode := range modes {
+		addr, err := r.startGatewayOf(ctx, mode, len(modes) > 1)
+		if err != nil {
+			return err
+		}
+		at[mode] = addr
+		names = append(names, mode)
 	}
+	if len(modes) > 0 {
+		r.env.Gateway = "msgbench " + strings.Join(names, ", ") + " gateway (in-process)"
+	}
+	for i, g := range r.plan.Groups {
+		addr := r.brokerMQTT
+		switch {
+		case g.Gateway != "":
+			addr = at[g.Gateway]
+		case g.MQTT != nil && g.MQTT.WebSocket && r.brokerWS != "":
+			addr = r.brokerWS
+		}
+		if i == 0 {
+			r.address = addr
+			continue
+		}
+		if addr != r.address {
+			if r.endpoints == nil {
+				r.endpoints = map[string]string{}
+			}
+			r.endpoints[g.Name] = addr
+		}
+	}
+	return nil
+}
+
+// startGatewayOf starts the gateway of mode for the groups of that mode and returns its address.
+// Several gateways' metrics carry their mode in the component (gateway-mqtt-sn).
+func (r *runner) startGatewayOf(ctx context.Context, mode string, several bool) (string, error) {
 	groups := r.plan.GatewayGroups(mode)
 	o := gateway.Options{
-		Listen: hostPort(r.net.serverHost, 0), Broker: r.broker, Groups: groups,
+		Listen: hostPort(r.net.serverHost, 0), Broker: r.brokerMQTT, Groups: groups,
 		ListenTCP: r.net.listenTCP, ListenUDP: r.net.listenUDP, DialBroker: r.net.serverDial, Logf: r.o.Logf,
 	}
 	secure := groups[0].GatewayTLS
 	if secure {
 		cfg, err := r.serverTLS()
 		if err != nil {
-			return err
+			return "", err
 		}
 		o.TLS = cfg
 	}
 	gw, err := gateway.Start(ctx, mode, o)
 	if err != nil {
-		return fmt.Errorf("%s gateway: %w", mode, err)
+		return "", fmt.Errorf("%s gateway: %w", mode, err)
 	}
 	r.onTeardown(func() { _ = gw.Close() })
-	r.register(gateway.NewCollector(gw, loadgen.LabelsOf(r.plan, 0).Component("gateway")), true)
-	r.address = gw.Addr().String()
-	r.env.Gateway = "msgbench " + mode + " gateway (in-process)"
+	component := "gateway"
+	if several {
+		component += "-" + mode
+	}
+	r.register(gateway.NewCollector(gw, loadgen.LabelsOf(r.plan, 0).Component(component)), true)
+	addr := gw.Addr().String()
 	if secure {
-		cfg, err := devicetls.Client(r.bundle.CACert, hostOf(r.address), r.plan.Groups[0].TLSVersion, r.plan.Groups[0].TLS.Offer)
+		cfg, err := devicetls.Client(r.bundle.CACert, hostOf(addr), groups[0].TLSVersion, groups[0].TLS.Offer)
 		if err != nil {
-			return err
+			return "", err
 		}
 		r.clientTLS = cfg
 	}
-	r.logf("gateway: %s on %s, bridging to %s", mode, r.address, r.broker)
-	return nil
+	r.logf("gateway: %s on %s, bridging to %s", mode, addr, r.brokerMQTT)
+	return addr, nil
 }

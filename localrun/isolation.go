@@ -3,6 +3,7 @@ package localrun
 import (
 	"context"
 	"net"
+	"slices"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/netem/emulator"
@@ -14,7 +15,10 @@ import (
 // namespace of its own already.
 func bindsEveryAddress(spec *v1alpha1.MessagingBenchmarkSpec) bool {
 	local := spec.Broker.Type == v1alpha1.BrokerMosquitto || spec.Broker.Type == ""
-	return local && spec.MQTT.WebSocket() && !spec.Impaired()
+	websocket := spec.MQTT.WebSocket() || slices.ContainsFunc(spec.Groups, func(g v1alpha1.DeviceGroupSpec) bool {
+		return g.MQTT != nil && g.MQTT.Transport == v1alpha1.TransportWebSocket
+	})
+	return local && websocket && !spec.Impaired()
 }
 
 // startIsolated runs the whole run, broker and clients, inside one network namespace that has

@@ -99,9 +99,15 @@ type runner struct {
 	bundle   *certs.Bundle
 	broker   string // host:port the gateway or the clients use
 	brokerCA []byte
+	// brokerMQTT is the broker's MQTT over TCP (or TLS) listener, what the gateways bridge to;
+	// brokerWS its MQTT over WebSocket listener ("" without one).
+	brokerMQTT, brokerWS string
 	// client side
 	address   string // host:port the clients connect to
 	clientTLS *tls.Config
+	// endpoints are the addresses of the groups whose clients connect elsewhere than address,
+	// by group name (a run with device groups on several protocols).
+	endpoints map[string]string
 	env       results.Environment
 	usage     func() (proc.Usage, error)
 	brokerPID int // a local broker process's, for worker processes (0: none)
@@ -194,7 +200,7 @@ func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
 			defer wg.Done()
 			parts[i], errs[i] = loadgen.Run(ctx, loadgen.Options{
 				Name: r.mb.Name, Plan: r.plan, Worker: i, Workers: n,
-				Address: r.address, TLS: r.clientTLS, Dial: r.net.dial,
+				Address: r.address, Endpoints: r.endpoints, TLS: r.clientTLS, Dial: r.net.dial,
 				Ready: start.ready, Start: start.wait,
 				BrokerUsage: r.usage, Environment: r.env, Network: r.net.applied(),
 				Monitor: monitors[i],

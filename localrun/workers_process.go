@@ -200,6 +200,11 @@ func (r *runner) workerArgs() ([]string, error) {
 	if r.brokerPID > 0 {
 		argv = append(argv, "--broker-pid", strconv.Itoa(r.brokerPID))
 	}
+	for _, g := range r.plan.Groups {
+		if a, ok := r.endpoints[g.Name]; ok {
+			argv = append(argv, "--endpoint", g.Name+"="+a)
+		}
+	}
 	if ca, serverName := r.workerTrust(); ca != nil {
 		caFile := filepath.Join(dir, "ca.crt")
 		if err := os.WriteFile(caFile, ca, 0o600); err != nil {

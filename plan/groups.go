@@ -2,12 +2,14 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/internal/devicetls"
+	sn "github.com/msgbench/msgbench/internal/mqttsn"
 )
 
 // Fleet is what a run with spec.groups adds to its groups: the topic groups and, per group,
@@ -188,9 +190,6 @@ func compileFleet(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan, target Target)
 		f := &Fleet{Index: i, PublisherBase: base, ClientID: dg.ClientID}
 		if dg.Start != nil {
 			f.Start = dg.Start.Duration
-			if end := p.Timing.Warmup + p.Timing.Duration; p.Timing.Duration > 0 && f.Start >= end {
-				return fmt.Errorf("%s.start: %s is not before the run's end (warmup + duration, %s)", field, f.Start, end)
-			}
 		}
 		if f.ClientID == "" {
 			f.ClientID = DefaultClientID
@@ -203,6 +202,22 @@ func compileFleet(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan, target Target)
 			}
 			if dg.Publish.PayloadBytes < HeaderBytes {
 				return fmt.Errorf("%s.publish.payloadBytes: %d; a device group's messages carry msgbench's %d-byte header, which tells a subscriber of any group whose message it is", field, dg.Publish.PayloadBytes, HeaderBytes)
+			}
+			if g.Protocol != v1alpha1.ProtocolMQTT && ts.Count > int(dg.Count) {
+				return fmt.Errorf("%s.publish.topics: topic group %s has %d topics for %d devices, so each device would cycle over several, which only MQTT clients do; give the group a device per topic", field, ts.Name, ts.Count, dg.Count)
+			}
+			if g.MQTTSN != nil && g.MQTTSN.TopicIDType != sn.TopicNormal {
+				return fmt.Errorf("%s.mqttsn.topicIdType: a device group's MQTT-SN devices register their topics by name (normal); predefined and short topic ids name a flat spec's numbered topics", field)
+			}
+			if dg.Publish.Retain && g.Protocol != v1alpha1.ProtocolMQTT {
+				return fmt.Errorf("%s.publish.retain: retained messages are published by MQTT groups only", field)
+			}
+			pl, err := compilePayload(dg, &g, f.ClientID)
+			if err != nil {
+				return err
+			}
+			if g.Payload = pl; pl != nil {
+				g.PayloadBytes = int32(pl.MaxBytes)
 			}
 			f.Topics = ts
 			f.Retain = dg.Publish.Retain
@@ -222,6 +237,9 @@ func compileFleet(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan, target Target)
 			}
 		case dg.Subscribe != nil:
 			s := dg.Subscribe
+			if g.Protocol != v1alpha1.ProtocolMQTT {
+				return fmt.Errorf("%s.protocol: a subscribing group speaks mqtt (over tcp or websocket); devices on %s publish", field, g.Protocol)
+			}
 			if s.Topics != "" {
 				ts, ok := sets[s.Topics]
 				if !ok {
@@ -272,6 +290,12 @@ func compileFleet(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan, target Target)
 	}
 	if quota {
 		p.Timing.Duration = 0
+		return nil
+	}
+	for _, g := range p.Groups {
+		if end := p.Timing.Warmup + p.Timing.Duration; g.Fleet.Start >= end {
+			return fmt.Errorf("spec.groups[%s].start: %s is not before the run's end (warmup + duration, %s)", g.Name, g.Fleet.Start, end)
+		}
 	}
 	return nil
 }
@@ -285,7 +309,19 @@ func GroupView(spec *v1alpha1.MessagingBenchmarkSpec, dg *v1alpha1.DeviceGroupSp
 	if dg.QoS != nil {
 		v.QoS = *dg.QoS
 	}
+	if dg.Protocol != "" {
+		v.Protocol = dg.Protocol
+	}
+	if dg.MQTTSN != nil {
+		v.MQTTSN = *dg.MQTTSN
+	}
+	if dg.HTTP != nil {
+		v.HTTP = *dg.HTTP
+	}
 	if m := dg.MQTT; m != nil {
+		if m.Transport != "" {
+			v.MQTT.Transport = m.Transport
+		}
 		if m.Version != "" {
 			v.MQTT.Version = m.Version
 		}
@@ -358,8 +394,10 @@ func checkFleetForm(spec *v1alpha1.MessagingBenchmarkSpec) error {
 		return fmt.Errorf("spec.workload: with spec.groups, the clients, their topics, payload and load are each group's (groups[].count, publish, subscribe); leave workload's publishers, subscribers, topics, payloadBytes, rate and messages out (workload keeps the run's warmup, duration and timelineInterval)")
 	case w.DutyCycle != nil || w.ReconnectStorm != nil || w.ConnectRate != 0:
 		return fmt.Errorf("spec.workload: duty cycles, reconnect storms and connectRate apply to the one-group form only; a run with spec.groups has none of them yet")
-	case spec.Protocol != v1alpha1.ProtocolMQTT || spec.Broker.Type == v1alpha1.BrokerKafka:
-		return fmt.Errorf("spec.protocol: device groups run on protocol mqtt for now, every group reaching the broker directly (groups on MQTT-SN, HTTP or QUIC through their gateways come next: docs/fleets.md)")
+	case !slices.Contains([]v1alpha1.Protocol{v1alpha1.ProtocolMQTT, v1alpha1.ProtocolMQTTSN, v1alpha1.ProtocolHTTP}, spec.Protocol) || spec.Broker.Type == v1alpha1.BrokerKafka:
+		return fmt.Errorf("spec.protocol: device groups speak mqtt, mqtt-sn or http to an MQTT broker (docs/fleets.md)")
+	case spec.TLSEnabled() && slices.ContainsFunc(spec.Groups, func(g v1alpha1.DeviceGroupSpec) bool { return g.Protocol != "" && g.Protocol != spec.Protocol }):
+		return fmt.Errorf("spec.tls.enabled: TLS with device groups on several protocols is not supported yet (each group's own TLS comes with its own gateway's certificate); use one protocol, or no TLS")
 	case spec.Workers.Replicas > 1:
 		return fmt.Errorf("spec.workers.replicas: a run with spec.groups runs in one worker for now (a topic's publisher and subscriber in two workers need the workers' clock offset, which msgbench does not measure yet)")
 	}

@@ -107,10 +107,15 @@ func TestBadGroupsAreRefusedNamingTheGroup(t *testing.T) {
 		{[]string{"groups[sensors].publish.topics=nothing"}, "spec.groups: a group publishes to a topic group that spec.topics does not define"},
 		{[]string{"workload.publishers=4"}, "spec.workload: with spec.groups"},
 		{[]string{"workers.replicas=2"}, "spec.workers.replicas: a run with spec.groups runs in one worker"},
-		{[]string{"protocol=mqtt-sn"}, "spec.protocol: device groups run on protocol mqtt"},
+		{[]string{"protocol=kafka"}, "spec.protocol: device groups speak mqtt, mqtt-sn or http"},
+		{[]string{"groups[backend].protocol=mqtt-sn"}, "spec.groups[backend].protocol: a subscribing group speaks mqtt"},
+		{[]string{"groups[sensors].protocol=http", "tls.enabled=true"}, "spec.tls.enabled: TLS with device groups on several protocols"},
+		{[]string{"groups[sensors].protocol=mqtt-sn", "groups[sensors].mqttsn.topicIdType=predefined"}, "spec.groups[sensors].mqttsn.topicIdType"},
+		{[]string{"groups[sensors].protocol=mqtt-sn", "groups[sensors].publish.payloadBytes=70000"}, "spec.groups[sensors].publish.payloadBytes"},
 		{[]string{"groups[backend].qos=3"}, "qos"},
 		{[]string{"topics[telemetry].devices=nobody"}, "devices names a group that spec.groups does not define"},
 		{[]string{"groups[sensors].clientID=sensor"}, "clientID"},
+		{[]string{"groups[sensor].count=5"}, `spec.groups has no item named "sensor" (it has sensors, backend)`},
 	} {
 		mb, err := manifest.ReadFile("../config/samples/fleets/telemetry-fan-in.yaml", c.set...)
 		if err == nil {

@@ -109,8 +109,11 @@ type Group struct {
 	// What every driver reads: the payload size (spec.workload.payloadBytes), the topics' names
 	// (TopicName: spec.workload.topicPrefix) and the clients' TLS settings.
 	PayloadBytes int32
-	TopicPrefix  string
-	TLS          TLSOptions
+	// Payload varies a device group's messages (publish.payload: a size distribution or a JSON
+	// template; payload.go), PayloadBytes then being the largest; nil: PayloadBytes each.
+	Payload     *Payload
+	TopicPrefix string
+	TLS         TLSOptions
 	// The group's protocol options (options.go), defaulted and checked: MQTT for mqtt and
 	// mqtt-quic, MQTTSN, HTTP and Kafka for theirs; QUICTransport when QUIC() holds. The options
 	// of the protocols the group does not speak are nil.

@@ -50,3 +50,21 @@ func (p *Plan) TLSPath(g Group) devicetls.Path {
 		HTTP2: g.Protocol == v1alpha1.ProtocolHTTP && g.HTTPVersion == v1alpha1.HTTP2,
 	}
 }
+
+// WebSocket reports whether some group's clients carry MQTT over WebSocket: the broker must serve
+// a WebSocket listener.
+func (p *Plan) WebSocket() bool {
+	return slices.ContainsFunc(p.Groups, func(g Group) bool { return g.MQTT != nil && g.MQTT.WebSocket })
+}
+
+// GatewayModes are the msgbench gateways the run's groups reach the broker through, one per
+// mode in use ("mqtt-sn", "http", "quic"), in the groups' order.
+func (p *Plan) GatewayModes() []string {
+	var modes []string
+	for _, g := range p.Groups {
+		if g.Gateway != "" && !slices.Contains(modes, g.Gateway) {
+			modes = append(modes, g.Gateway)
+		}
+	}
+	return modes
+}

@@ -99,9 +99,9 @@ type Result struct {
 	// Groups are the figures of each device group of a run with spec.groups, and Pairs the
 	// delivery from each publishing group to each subscribing group that receives from it
 	// (docs/fleets.md); absent for a run without groups.
-	Groups   []GroupResult   `json:"groups,omitempty"`
-	Pairs    []PairResult    `json:"pairs,omitempty"`
-	Workers  []WorkerSummary `json:"workers"`
+	Groups  []GroupResult   `json:"groups,omitempty"`
+	Pairs   []PairResult    `json:"pairs,omitempty"`
+	Workers []WorkerSummary `json:"workers"`
 	// WorkersStart is how closely several workers started together (Merge sets it from
 	// workers[]); nil with one worker.
 	WorkersStart *StartSpread `json:"workersStart,omitempty"`

@@ -63,6 +63,22 @@ type DeviceGroupSpec struct {
 	// +optional
 	ClientID string `json:"clientID,omitempty"`
 
+	// protocol is the group's protocol (default spec.protocol): mqtt (straight to the broker,
+	// over TCP or WebSocket: mqtt.transport), mqtt-sn (through the msgbench MQTT-SN gateway) or
+	// http (through the msgbench HTTP gateway). Groups on MQTT-SN and HTTP publish; a
+	// subscribing group speaks MQTT.
+	// +kubebuilder:validation:Enum=mqtt;mqtt-sn;http
+	// +optional
+	Protocol Protocol `json:"protocol,omitempty"`
+
+	// mqttsn holds the group's MQTT-SN settings (protocol mqtt-sn; default spec.mqttsn).
+	// +optional
+	MQTTSN *MQTTSNSpec `json:"mqttsn,omitempty"`
+
+	// http holds the group's HTTP settings (protocol http; default spec.http).
+	// +optional
+	HTTP *HTTPSpec `json:"http,omitempty"`
+
 	// qos is the group's delivery guarantee (default spec.qos): 0, 1 or 2.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=2
@@ -90,9 +106,13 @@ type DeviceGroupSpec struct {
 	Subscribe *SubscribeSpec `json:"subscribe,omitempty"`
 }
 
-// GroupMQTTSpec is a device group's own MQTT session settings. The transport is the spec's: every
-// group reaches the same broker listener.
+// GroupMQTTSpec is a device group's own MQTT session settings; a field left out is spec.mqtt's.
 type GroupMQTTSpec struct {
+	// transport carries the group's MQTT over tcp or websocket (dashboards in a browser).
+	// +kubebuilder:validation:Enum=tcp;websocket
+	// +optional
+	Transport MQTTTransport `json:"transport,omitempty"`
+
 	// version is the group's MQTT protocol version, "3.1.1" or "5".
 	// +optional
 	Version MQTTVersion `json:"version,omitempty"`
@@ -117,6 +137,7 @@ type GroupMQTTSpec struct {
 // PublishSpec is what a device group publishes.
 // +kubebuilder:validation:XValidation:rule="!has(self.interval) || !has(self.rate)",message="rate: set interval (each device's period) or rate (the group's total), not both",fieldPath=".rate",reason="FieldValueForbidden"
 // +kubebuilder:validation:XValidation:rule="!has(self.interval) || duration(self.interval) >= duration('1ms')",message="interval: at least 1ms",fieldPath=".interval",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.payload) || self.payloadBytes == 256",message="payloadBytes: payload sets the messages' size (payload.size) or content (payload.template); leave payloadBytes out",fieldPath=".payloadBytes",reason="FieldValueForbidden"
 type PublishSpec struct {
 	// topics names the topic group (spec.topics) the devices publish to. Device i publishes to
 	// topic i mod the topic group's count; when the topic group has more topics than the group
@@ -126,15 +147,19 @@ type PublishSpec struct {
 	// +required
 	Topics string `json:"topics"`
 
-	// payloadBytes is each message's size (default 256). Payloads of 16 bytes or more carry
-	// msgbench's header, which counts losses, duplicates and order and measures latency.
+	// payloadBytes is each message's size (default 256), when payload does not vary it. Payloads
+	// of 16 bytes or more carry msgbench's header, which counts losses, duplicates and order and
+	// measures latency.
 	// +kubebuilder:default=256
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=16777216
 	// +optional
 	PayloadBytes int32 `json:"payloadBytes"`
 
-	// payload varies the messages' size and content (default: payloadBytes of random bytes).
+	// payload varies the messages: their size drawn from a distribution (payload.size, random
+	// content) or their content rendered from a JSON template with the device, a counter and a
+	// timestamp (payload.template); payloadBytes is then left out. Default: payloadBytes of
+	// random bytes.
 	// +optional
 	Payload *PayloadSpec `json:"payload,omitempty"`
 

@@ -46,6 +46,11 @@ var KubernetesOnlyRules = []KubernetesOnlyRule{
 		Rule: "!has(self.radio)",
 		Why:  "Chaos Mesh applies one netem queue per pod and keeps no per-device radio states; the local emulator does",
 	},
+	{
+		Path: "",
+		Rule: "!has(self.groups) || self.groups.all(g, (!has(g.protocol) || g.protocol == self.protocol) && (!has(g.mqtt) || !has(g.mqtt.transport) || g.mqtt.transport == self.mqtt.transport))",
+		Why:  "the operator gives its workers one address and runs one gateway per run; msgbench run starts a gateway per protocol and gives each group its own address",
+	},
 }
 
 // IsKubernetesOnly reports whether the rule written at path (as KubernetesOnlyRule.Path) is one

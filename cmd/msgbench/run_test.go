@@ -65,7 +65,7 @@ func runnable(mb *v1alpha1.MessagingBenchmark) (bool, string) {
 // transport guarantee it.
 func TestEverySampleRunsLocally(t *testing.T) {
 	var files []string
-	for _, dir := range []string{repo("config", "samples"), repo("config", "samples", "network")} {
+	for _, dir := range []string{repo("config", "samples"), repo("config", "samples", "network"), repo("config", "samples", "fleets")} {
 		fs, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
 		files = append(files, fs...)
 	}
@@ -153,6 +153,14 @@ func quickArgs(t *testing.T, mb *v1alpha1.MessagingBenchmark) []string {
 	// test's deadline.
 	args := []string{"-q", "--set", "timeout=5m"}
 	w := mb.Spec.Workload
+	if len(mb.Spec.Groups) > 0 {
+		// A fleet's load is its groups': its window shortened, its groups' shape kept (a group
+		// that joins late, a broadcast ending the run, still do).
+		if w.Warmup.Duration > 0 {
+			args = append(args, "--set", "workload.warmup=1s")
+		}
+		return append(args, "--set", "workload.duration=3s")
+	}
 	switch {
 	case w.Messages > 0 && mb.Spec.Impaired():
 		// Study 2 on NB-IoT (60/30 kbit/s): one message a publisher, and its one-a-second connect

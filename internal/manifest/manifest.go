@@ -476,7 +476,7 @@ func listKey(segment string) (field, key string, keyed bool) {
 }
 
 // item is the element named key of the list at cur[field] (a list-map keyed by name, as
-// spec.groups and spec.topics are), created when there is none.
+// spec.groups and spec.topics are); an error naming the items there are when there is none.
 func item(cur map[string]any, field, key, path string) (map[string]any, error) {
 	var list []any
 	if v, exists := cur[field]; exists && v != nil {
@@ -486,14 +486,20 @@ func item(cur map[string]any, field, key, path string) (map[string]any, error) {
 		}
 		list = l
 	}
+	var names []string
 	for _, e := range list {
-		if m, ok := e.(map[string]any); ok && m["name"] == key {
-			return m, nil
+		if m, ok := e.(map[string]any); ok {
+			if m["name"] == key {
+				return m, nil
+			}
+			names = append(names, fmt.Sprint(m["name"]))
 		}
 	}
-	m := map[string]any{"name": key}
-	cur[field] = append(list, m)
-	return m, nil
+	// A misspelt name would otherwise add an item with one field, refused later without its name.
+	if len(names) == 0 {
+		return nil, fmt.Errorf("--set %s: spec.%s has no items; write the %s in the manifest", path, field, field)
+	}
+	return nil, fmt.Errorf("--set %s: spec.%s has no item named %q (it has %s)", path, field, key, strings.Join(names, ", "))
 }
 
 // SetValue sets the field at path (from the manifest's top: "spec", "workload", "rate") to
