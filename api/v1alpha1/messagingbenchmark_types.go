@@ -1269,6 +1269,34 @@ type ResultSummary struct {
 	GatewayCPUMillis *int64 `json:"gatewayCPUMillis,omitempty"`
 	// +optional
 	GatewayMaxRSSBytes *int64 `json:"gatewayMaxRSSBytes,omitempty"`
+	// groups are the headline numbers of each device group of a run with spec.groups, in the
+	// spec's order (result.json's groups[] has them all); absent for a run without groups.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Groups []GroupSummary `json:"groups,omitempty"`
+}
+
+// GroupSummary holds one device group's headline numbers (result.json's groups[]).
+type GroupSummary struct {
+	// name is the group's, spec.groups[].name.
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	Name string `json:"name"`
+	// sent messages of the group's publishers, warm-up excluded.
+	Sent int64 `json:"sent"`
+	// received deliveries to the group's subscribers, warm-up excluded.
+	Received int64 `json:"received"`
+	// lost deliveries: expected at the group's subscribers but never received; absent for a
+	// group that subscribes to nothing.
+	// +optional
+	Lost *int64 `json:"lost,omitempty"`
+	// endToEndP99Micros is the 99th percentile end-to-end latency of the messages the group's
+	// subscribers received, in microseconds; absent when they received none with msgbench's
+	// header.
+	// +optional
+	EndToEndP99Micros *int64 `json:"endToEndP99Micros,omitempty"`
 }
 
 // MessagingBenchmark is one IoT messaging benchmark run: protocol, broker, QoS, payload and

@@ -89,5 +89,28 @@ func Summarize(r *results.Result) *v1alpha1.ResultSummary {
 	}
 	s.BrokerCPUMillis, s.BrokerMaxRSSBytes = millis(r.Resources.BrokerCPUSeconds), r.Resources.BrokerMaxRSSBytes
 	s.GatewayCPUMillis, s.GatewayMaxRSSBytes = millis(r.Resources.GatewayCPUSeconds), r.Resources.GatewayMaxRSSBytes
+	s.Groups = summarizeGroups(r.Groups)
 	return s
+}
+
+// maxGroupSummaries is the most groups the status lists (its schema's MaxItems, spec.groups').
+const maxGroupSummaries = 32
+
+// summarizeGroups are the headline numbers of a run's device groups, in the result's order
+// (the spec's); nil for a run without groups.
+func summarizeGroups(groups []results.GroupResult) []v1alpha1.GroupSummary {
+	var out []v1alpha1.GroupSummary
+	for _, g := range groups[:min(len(groups), maxGroupSummaries)] {
+		gs := v1alpha1.GroupSummary{Name: g.Name, Sent: g.Sent, Received: g.Received}
+		if g.Lost != nil {
+			lost := *g.Lost
+			gs.Lost = &lost
+		}
+		if l := g.Latency.EndToEnd; l != nil {
+			p99 := l.P99Micros
+			gs.EndToEndP99Micros = &p99
+		}
+		out = append(out, gs)
+	}
+	return out
 }
