@@ -56,6 +56,11 @@ func concurrentConnects(workers int, rtt time.Duration) int {
 // newRamp starts the run's ramp (r.ramp) at spec.workload.connectRate.
 func (r *run) newRamp() *ramp {
 	rtt := r.compiled.Network.Link.RTT()
+	for _, g := range r.compiled.Groups { // the slowest of the groups' own links
+		if g.Network != nil {
+			rtt = max(rtt, g.Network.Link.RTT())
+		}
+	}
 	r.ramp = &ramp{rate: r.group().Load.ConnectRate, start: time.Now(), slots: make(chan struct{}, concurrentConnects(r.o.Workers, rtt))}
 	return r.ramp
 }

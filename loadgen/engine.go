@@ -43,6 +43,9 @@ type Options struct {
 	// group name: with device groups on several protocols, each reaches its own gateway or the
 	// broker's WebSocket listener.
 	Endpoints map[string]string
+	// Dials are how the groups whose clients sit behind a link of their own dial (from its
+	// device side), by group name; the others use Dial.
+	Dials map[string]drivers.DialFunc
 	TLS       *tls.Config
 	Dial      drivers.DialFunc
 
@@ -217,7 +220,11 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		if a := o.Endpoints[g.Name]; a != "" {
 			address = a
 		}
-		drv, err := drivers.New(string(g.Protocol), drivers.Config{Group: g, Address: address, TLS: o.TLS, Dial: o.Dial, Now: r.now})
+		dial := o.Dial
+		if d := o.Dials[g.Name]; d != nil {
+			dial = d
+		}
+		drv, err := drivers.New(string(g.Protocol), drivers.Config{Group: g, Address: address, TLS: o.TLS, Dial: dial, Now: r.now})
 		if err != nil {
 			return nil, err
 		}

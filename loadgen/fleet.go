@@ -411,7 +411,7 @@ func (r *run) groupResults(res *results.Result, perGroup []int64, perPair map[[2
 			ps.mu.Unlock()
 		}
 		pr.Lost = max(0, e-pr.Received)
-		receivedBytes[to.index] += float64(pr.Received) * float64(from.g.PayloadBytes)
+		receivedBytes[to.index] += float64(pr.Received) * from.meanPayload()
 		res.Pairs = append(res.Pairs, pr)
 	}
 	sortPairs(res.Pairs, r.groups)
@@ -429,8 +429,11 @@ func (r *run) groupResults(res *results.Result, perGroup []int64, perPair map[[2
 			g.Retained = &results.RetainedFigures{Expected: due, Received: got}
 		}
 		g.BeforeJoining = gr.beforeJoin.Load()
+		if n := gr.g.Network; n != nil {
+			g.Network = n.Describe("msgbench user-space link of the group")
+		}
 		g.Throughput = results.Throughput{OfferedPerSecond: gr.g.Load.Rate, SentPerSecond: rate(c.sent), ReceivedPerSecond: rate(c.inWindow),
-			SentBytesPerSecond: rate(c.sent) * float64(gr.g.PayloadBytes)}
+			SentBytesPerSecond: rate(gr.payloadSent())}
 		if secs > 0 {
 			g.Throughput.ReceivedBytesPerSecond = receivedBytes[gr.index] / secs
 		}
@@ -462,6 +465,27 @@ func (r *run) groupResults(res *results.Result, perGroup []int64, perPair map[[2
 		}
 		res.Groups = append(res.Groups, g)
 	}
+}
+
+// payloadSent is the payload bytes (header included) of the group's measured messages.
+func (gr *groupRun) payloadSent() (n int64) {
+	for _, p := range gr.pubs {
+		n += p.payloadSent.Load()
+	}
+	return n
+}
+
+// meanPayload is the mean size of the group's measured messages (its sizes vary with
+// publish.payload), PayloadBytes when it sent none.
+func (gr *groupRun) meanPayload() float64 {
+	var sent int64
+	for _, p := range gr.pubs {
+		sent += p.win.sent.Load()
+	}
+	if sent == 0 {
+		return float64(gr.g.PayloadBytes)
+	}
+	return float64(gr.payloadSent()) / float64(sent)
 }
 
 // sortPairs orders pairs as the groups are in the spec, publishers first.

@@ -26,6 +26,7 @@ import (
 	"github.com/msgbench/msgbench/internal/proc"
 	"github.com/msgbench/msgbench/internal/version"
 	"github.com/msgbench/msgbench/loadgen"
+	"github.com/msgbench/msgbench/loadgen/drivers"
 	"github.com/msgbench/msgbench/plan"
 	"github.com/msgbench/msgbench/results"
 	"github.com/msgbench/msgbench/results/complete"
@@ -108,6 +109,8 @@ type runner struct {
 	// endpoints are the addresses of the groups whose clients connect elsewhere than address,
 	// by group name (a run with device groups on several protocols).
 	endpoints map[string]string
+	// dials are how the groups with a link of their own dial (from its device namespace).
+	dials map[string]drivers.DialFunc
 	env       results.Environment
 	usage     func() (proc.Usage, error)
 	brokerPID int // a local broker process's, for worker processes (0: none)
@@ -153,6 +156,7 @@ func (r *runner) run(ctx context.Context) (*results.Result, error) {
 		{"certificates", r.makeCertificates},
 		{"broker", r.startBroker},
 		{"gateway", r.startGateway},
+		{"group links", r.startGroupLinks},
 	}
 	for _, s := range steps {
 		if err := s.f(ctx); err != nil {
@@ -200,7 +204,7 @@ func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
 			defer wg.Done()
 			parts[i], errs[i] = loadgen.Run(ctx, loadgen.Options{
 				Name: r.mb.Name, Plan: r.plan, Worker: i, Workers: n,
-				Address: r.address, Endpoints: r.endpoints, TLS: r.clientTLS, Dial: r.net.dial,
+				Address: r.address, Endpoints: r.endpoints, Dials: r.dials, TLS: r.clientTLS, Dial: r.net.dial,
 				Ready: start.ready, Start: start.wait,
 				BrokerUsage: r.usage, Environment: r.env, Network: r.net.applied(),
 				Monitor: monitors[i],

@@ -191,6 +191,16 @@ func compileFleet(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan, target Target)
 		if dg.Start != nil {
 			f.Start = dg.Start.Duration
 		}
+		if dg.Network != nil && view.Impaired() {
+			if len(dg.Network.Timeline) > 0 {
+				return fmt.Errorf("%s.network.timeline: a group's own link has no timeline yet; use spec.network's (for every client)", field)
+			}
+			n, err := compileNetwork(view, target)
+			if err != nil {
+				return renameGroupErr(dg.Name, err)
+			}
+			g.Network = &n
+		}
 		if f.ClientID == "" {
 			f.ClientID = DefaultClientID
 		}
@@ -315,6 +325,9 @@ func GroupView(spec *v1alpha1.MessagingBenchmarkSpec, dg *v1alpha1.DeviceGroupSp
 	if dg.MQTTSN != nil {
 		v.MQTTSN = *dg.MQTTSN
 	}
+	if dg.Network != nil {
+		v.Network = *dg.Network
+	}
 	if dg.HTTP != nil {
 		v.HTTP = *dg.HTTP
 	}
@@ -354,6 +367,7 @@ var groupFields = []struct{ flat, group string }{
 	{"spec.workload.subscribers", "count"},
 	{"spec.qos", "qos"},
 	{"spec.mqtt.", "mqtt."},
+	{"spec.network", "network"},
 }
 
 // InGroup names g's own field in err, an error about the flat field a one-group spec would have
@@ -398,6 +412,8 @@ func checkFleetForm(spec *v1alpha1.MessagingBenchmarkSpec) error {
 		return fmt.Errorf("spec.protocol: device groups speak mqtt, mqtt-sn or http to an MQTT broker (docs/fleets.md)")
 	case spec.TLSEnabled() && slices.ContainsFunc(spec.Groups, func(g v1alpha1.DeviceGroupSpec) bool { return g.Protocol != "" && g.Protocol != spec.Protocol }):
 		return fmt.Errorf("spec.tls.enabled: TLS with device groups on several protocols is not supported yet (each group's own TLS comes with its own gateway's certificate); use one protocol, or no TLS")
+	case spec.Impaired() && slices.ContainsFunc(spec.Groups, func(g v1alpha1.DeviceGroupSpec) bool { return g.Network != nil }):
+		return fmt.Errorf("spec.network: groups with a network of their own (spec.groups[].network) sit behind their own links; the others reach the broker directly, so leave spec.network out")
 	case spec.Workers.Replicas > 1:
 		return fmt.Errorf("spec.workers.replicas: a run with spec.groups runs in one worker for now (a topic's publisher and subscriber in two workers need the workers' clock offset, which msgbench does not measure yet)")
 	}

@@ -127,6 +127,9 @@ type Group struct {
 	// Fleet is the group's place in a run with spec.groups (groups.go): its topic group or
 	// subscription, its client ids and its publishers' ids. nil for a flat spec's one group.
 	Fleet *Fleet
+	// Network is the group's own link (spec.groups[].network), nil when its clients take the
+	// run's (Plan.Network).
+	Network *Network
 }
 
 // QUIC reports whether the group's clients talk over QUIC (UDP), whose handshake needs a
@@ -242,14 +245,24 @@ const tcpMinRTO = 200 * time.Millisecond
 // that cannot carry the rate falls behind by more, window after window; a broker that stalls for
 // longer than this fails the run.
 func (p *Plan) StallAllowance() time.Duration {
-	n := &p.Network
+	allow := p.Network.stallAllowance(p.Groups)
+	for _, g := range p.Groups {
+		if g.Network != nil {
+			allow = max(allow, g.Network.stallAllowance([]Group{g}))
+		}
+	}
+	return allow
+}
+
+// stallAllowance is StallAllowance for the groups behind link n.
+func (n *Network) stallAllowance(groups []Group) time.Duration {
 	if !n.Impaired {
 		return SchedulingStall
 	}
 	rtt := n.SlowestRTT()
 	var retry time.Duration
 	if n.MayLose() {
-		for _, g := range p.Groups {
+		for _, g := range groups {
 			// TCP (and QUIC): a loss, then a loss of the retransmission, backed off twice as long.
 			r := 3 * (tcpMinRTO + rtt)
 			if g.MQTTSN != nil && g.QoS > 0 {

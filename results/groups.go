@@ -36,6 +36,9 @@ type GroupResult struct {
 	// its publishers; connect of its clients.
 	Latency Latencies `json:"latency"`
 	Wire    GroupWire `json:"wire"`
+	// Network describes the group's own link (spec.groups[].network) as resolved; absent when
+	// its clients take the run's.
+	Network map[string]any `json:"network,omitempty"`
 }
 
 // GroupWire is what a group's sockets carried, both ways, over the whole run.

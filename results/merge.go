@@ -68,6 +68,13 @@ func (r *Result) Finalize(hists map[string]*hdrhistogram.Histogram) error {
 		r.Throughput.ReceivedPerSecond = float64(r.ReceivedInWindow) / r.MeasuredSeconds
 		r.Throughput.SentBytesPerSecond = float64(r.Sent) * payload / r.MeasuredSeconds
 		r.Throughput.ReceivedBytesPerSecond = float64(r.ReceivedInWindow) * payload / r.MeasuredSeconds
+		if len(r.Groups) > 0 { // the groups' payloads differ: each group's own bytes
+			r.Throughput.SentBytesPerSecond, r.Throughput.ReceivedBytesPerSecond = 0, 0
+			for _, g := range r.Groups {
+				r.Throughput.SentBytesPerSecond += g.Throughput.SentBytesPerSecond
+				r.Throughput.ReceivedBytesPerSecond += g.Throughput.ReceivedBytesPerSecond
+			}
+		}
 	}
 	w := &r.Wire
 	w.BytesPerMessage, w.ConnectBytes, w.PublishBytesPerMessage = nil, nil, nil

@@ -93,6 +93,13 @@ type DeviceGroupSpec struct {
 	// +optional
 	Start *metav1.Duration `json:"start,omitempty"`
 
+	// network puts the group's devices behind an emulated link of their own (profile, overrides,
+	// radio; as spec.network): NB-IoT sensors beside a backend on the broker's LAN. With a
+	// network on a group, spec.network is left out (a group without one reaches the broker
+	// directly). msgbench run only for now; no timeline on a group's link yet.
+	// +optional
+	Network *NetworkSpec `json:"network,omitempty"`
+
 	// mqtt holds the group's MQTT session settings; a field left out is spec.mqtt's.
 	// +optional
 	MQTT *GroupMQTTSpec `json:"mqtt,omitempty"`

@@ -48,6 +48,21 @@ var KubernetesOnlyRules = []KubernetesOnlyRule{
 	},
 	{
 		Path: "",
+		Rule: "!has(self.groups) || self.groups.all(g, !has(g.network))",
+		Why:  "the operator applies one NetworkChaos to every worker pod; msgbench run puts each group with a network behind its own link",
+	},
+	{
+		Path: "groups.[*].network",
+		Rule: "!(has(self.gilbertElliott) || (has(self.up) && has(self.up.gilbertElliott)) || (has(self.down) && has(self.down.gilbertElliott)) || (has(self.timeline) && self.timeline.exists(s, has(s.gilbertElliott) || (has(s.up) && has(s.up.gilbertElliott)) || (has(s.down) && has(s.down.gilbertElliott)))))",
+		Why:  "Chaos Mesh's NetworkChaos has no Gilbert-Elliott loss; the local emulator applies it",
+	},
+	{
+		Path: "groups.[*].network",
+		Rule: "!has(self.radio)",
+		Why:  "Chaos Mesh applies one netem queue per pod and keeps no per-device radio states; the local emulator does",
+	},
+	{
+		Path: "",
 		Rule: "!has(self.groups) || self.groups.all(g, (!has(g.protocol) || g.protocol == self.protocol) && (!has(g.mqtt) || !has(g.mqtt.transport) || g.mqtt.transport == self.mqtt.transport))",
 		Why:  "the operator gives its workers one address and runs one gateway per run; msgbench run starts a gateway per protocol and gives each group its own address",
 	},

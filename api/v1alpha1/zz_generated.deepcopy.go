@@ -102,6 +102,11 @@ func (in *DeviceGroupSpec) DeepCopyInto(out *DeviceGroupSpec) {
 		*out = new(v1.Duration)
 		**out = **in
 	}
+	if in.Network != nil {
+		in, out := &in.Network, &out.Network
+		*out = new(NetworkSpec)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.MQTT != nil {
 		in, out := &in.MQTT, &out.MQTT
 		*out = new(GroupMQTTSpec)
