@@ -46,8 +46,8 @@ type Options struct {
 	// Dials are how the groups whose clients sit behind a link of their own dial (from its
 	// device side), by group name; the others use Dial.
 	Dials map[string]drivers.DialFunc
-	TLS       *tls.Config
-	Dial      drivers.DialFunc
+	TLS   *tls.Config
+	Dial  drivers.DialFunc
 
 	// Connect, when set, blocks until the worker may connect its clients (the operator first
 	// puts the network impairment in place, so that connections see the emulated link).

@@ -110,7 +110,7 @@ type runner struct {
 	// by group name (a run with device groups on several protocols).
 	endpoints map[string]string
 	// dials are how the groups with a link of their own dial (from its device namespace).
-	dials map[string]drivers.DialFunc
+	dials     map[string]drivers.DialFunc
 	env       results.Environment
 	usage     func() (proc.Usage, error)
 	brokerPID int // a local broker process's, for worker processes (0: none)
