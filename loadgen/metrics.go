@@ -264,7 +264,7 @@ func (s *scratch) liveFigures(r *run) *figures {
 		for i := range s {
 			s[i].Reset()
 		}
-		mergeGroupInto(r.rec, gr.index, s[0], s[1], s[2], s[3])
+		r.rec.mergeGroupInto(gr.index, s[0], s[1], s[2], s[3])
 		for i := range s {
 			g.hist[i] = promhist.Histogram(s[i])
 		}
@@ -283,24 +283,6 @@ func groupCounts(rec *recorder, g int) counts {
 		sh.mu.Unlock()
 	}
 	return tot
-}
-
-// mergeGroupInto is recorder.mergeInto of group g's figures only: each of its shards is locked
-// only for its own merge.
-func mergeGroupInto(rec *recorder, g int, endToEnd, ack, connect, firstMessage *hdrhistogram.Histogram) {
-	for i := g * rec.per; i < (g+1)*rec.per && i < len(rec.shards); i++ {
-		sh := &rec.shards[i]
-		sh.mu.Lock()
-		endToEnd.Merge(sh.endToEnd)
-		ack.Merge(sh.ack)
-		sh.mu.Unlock()
-	}
-	rec.mu.Lock()
-	if g < len(rec.connect) {
-		connect.Merge(rec.connect[g])
-		firstMessage.Merge(rec.firstMessage[g])
-	}
-	rec.mu.Unlock()
 }
 
 // addSession counts a client's session (nil: not connected yet): its wire bytes, and whether

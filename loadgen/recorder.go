@@ -140,10 +140,10 @@ func (c *counts) add(o *counts) {
 	c.lastReceive = max(c.lastReceive, o.lastReceive)
 }
 
-// mergeInto adds the latency figures so far to the given histograms (metrics, at scrape time:
-// each shard is locked only for its own merge).
-func (r *recorder) mergeInto(endToEnd, ack, connect, firstMessage *hdrhistogram.Histogram) {
-	for i := range r.shards {
+// mergeGroupInto adds group g's latency figures so far to the given histograms (metrics, at
+// scrape time: each shard is locked only for its own merge).
+func (r *recorder) mergeGroupInto(g int, endToEnd, ack, connect, firstMessage *hdrhistogram.Histogram) {
+	for i := g * r.per; i < (g+1)*r.per && i < len(r.shards); i++ {
 		s := &r.shards[i]
 		s.mu.Lock()
 		endToEnd.Merge(s.endToEnd)
@@ -151,7 +151,7 @@ func (r *recorder) mergeInto(endToEnd, ack, connect, firstMessage *hdrhistogram.
 		s.mu.Unlock()
 	}
 	r.mu.Lock()
-	for g := range r.connect {
+	if g < len(r.connect) {
 		connect.Merge(r.connect[g])
 		firstMessage.Merge(r.firstMessage[g])
 	}

@@ -87,10 +87,13 @@ func TestPayloadRoundTripsTheWireForm(t *testing.T) {
 	}
 }
 
-// draw draws n sizes from d with a generator seeded by seed, sorted.
-func draw(d *plan.SizeDistribution, seed uint64, n int) []int {
-	r := rand.New(rand.NewPCG(seed, 1))
-	out := make([]int, n)
+// draws is how many sizes draw takes from a distribution.
+const draws = 200000
+
+// draw draws sizes from d with a generator of a fixed seed, sorted.
+func draw(d *plan.SizeDistribution) []int {
+	r := rand.New(rand.NewPCG(7, 1))
+	out := make([]int, draws)
 	for i := range out {
 		out[i] = d.NextSize(r)
 	}
@@ -110,17 +113,17 @@ func meanOf(xs []int) float64 {
 // normal's mean and standard deviation, the log-normal's median and 99th percentile, the
 // weighted list's shares; and the same seed draws the same sizes.
 func TestNextSizeFollowsTheDistribution(t *testing.T) {
-	const n = 200000
+	const n = draws
 	_, g := mixGroups(t, "groups[meters].publish.payload.size={distribution: uniform, min: 100, max: 1100}")
 	u := g["meters"].Payload.Size
-	xs := draw(u, 7, n)
+	xs := draw(u)
 	if xs[0] != 100 || xs[n-1] != 1100 || math.Abs(meanOf(xs)-600) > 3 {
 		t.Errorf("uniform [100, 1100]: from %d to %d, mean %.1f; want 100, 1100 and 600±3", xs[0], xs[n-1], meanOf(xs))
 	}
 
 	_, g = mixGroups(t)
 	nd := g["meters"].Payload.Size
-	xs = draw(nd, 7, n)
+	xs = draw(nd)
 	var v float64
 	m := meanOf(xs)
 	for _, x := range xs {
@@ -131,7 +134,7 @@ func TestNextSizeFollowsTheDistribution(t *testing.T) {
 	}
 
 	ln := g["gateways"].Payload.Size
-	xs = draw(ln, 7, n)
+	xs = draw(ln)
 	// Truncated at 256 KiB (about the 99.97th percentile), so a hair more than half are below
 	// the median and 99% below p99.
 	median, p99 := xs[n/2], xs[n*99/100]
@@ -140,7 +143,7 @@ func TestNextSizeFollowsTheDistribution(t *testing.T) {
 	}
 
 	w := g["trackers"].Payload.Size
-	xs = draw(w, 7, n)
+	xs = draw(w)
 	count := map[int]int{}
 	for _, x := range xs {
 		count[x]++
