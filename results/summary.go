@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -409,7 +410,11 @@ func (r *Result) GroupLines() []SummaryLine {
 		proto = fmt.Sprintf("%s QoS %d", spokenBy(r, g, proto), g.QoS)
 		var text string
 		if g.Publishers > 0 {
-			text = fmt.Sprintf("%s, %s, %d B to %s, %s", plural(int64(g.Publishers), "publisher"), proto, g.PayloadBytes, topicSet(f.Topics, 0), r.groupLoad(g))
+			size := fmt.Sprintf("%d B", g.PayloadBytes)
+			if g.Payload != nil {
+				size = payloadText(g.Payload)
+			}
+			text = fmt.Sprintf("%s, %s, %s to %s, %s", plural(int64(g.Publishers), "publisher"), proto, size, topicSet(f.Topics, 0), r.groupLoad(g))
 		} else {
 			sub, _ := p.Subscription(g, 0, "")
 			if f.Topics != nil {
@@ -417,9 +422,64 @@ func (r *Result) GroupLines() []SummaryLine {
 			}
 			text = fmt.Sprintf("%s, %s, %s", plural(int64(g.Subscribers), "subscriber"), proto, sub)
 		}
+		if n := g.Network; n != nil {
+			profile := string(n.Profile)
+			if profile == "" {
+				profile = "custom"
+			}
+			text += fmt.Sprintf(", behind its own %s link (RTT %g ms)", profile, float64(n.Link.RTT())/float64(time.Millisecond))
+		}
 		out = append(out, SummaryLine{g.Name, text})
 	}
 	return out
+}
+
+// payloadText describes a group's varied payload (publish.payload): "uniform 100–900 B", "normal
+// 300±40 B", "log-normal median 2 KiB, p99 32 KiB", "weighted 3 sizes 64 B–4 KiB", "JSON
+// template ≤ 180 B"; sizes count the header.
+func payloadText(p *plan.Payload) string {
+	if d := p.Size; d != nil {
+		switch d.Kind {
+		case plan.Uniform:
+			return "uniform " + sizeRange(d.Min, d.Max)
+		case plan.Normal:
+			return fmt.Sprintf("normal %g±%g B", d.Mean, d.StdDev)
+		case plan.LogNormal:
+			const z99 = 2.3263478740408408 // the standard normal distribution's 99th percentile
+			return fmt.Sprintf("log-normal median %s, p99 %s", sizeText(int(math.Round(math.Exp(d.Mu)))),
+				sizeText(int(math.Round(math.Exp(d.Mu+z99*d.Sigma)))))
+		case plan.Weighted:
+			return fmt.Sprintf("weighted %s %s", plural(int64(len(d.Sizes)), "size"), sizeRange(d.Min, d.Max))
+		}
+		return fmt.Sprintf("%s %s", d.Kind, sizeRange(d.Min, d.Max))
+	}
+	if p.Template != nil {
+		return "JSON template ≤ " + sizeText(p.MaxBytes)
+	}
+	return "≤ " + sizeText(p.MaxBytes)
+}
+
+// sizeText is a message size: "64 B", "2 KiB" (whole KiB or MiB only), "1500 B".
+func sizeText(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// sizeRange is "100–900 B", "64 B–4 KiB", or one size when lo is hi.
+func sizeRange(lo, hi int) string {
+	a, b := sizeText(lo), sizeText(hi)
+	switch {
+	case lo == hi:
+		return b
+	case strings.HasSuffix(a, " B") && strings.HasSuffix(b, " B"):
+		return strings.TrimSuffix(a, " B") + "–" + b
+	}
+	return a + "–" + b
 }
 
 // topicSet is a topic group as a summary names it: its pattern, and how many topics it has
@@ -468,7 +528,9 @@ func plural(n int64, what string) string {
 
 // GroupFigureLines are a run's figures per device group, one line each keyed by the group's
 // name: what its publishers sent and their publish-ack p99; what its subscribers received of
-// what was expected, lost, duplicates and their end-to-end p50 and p99; its connect p50 and p99.
+// what was expected, lost, duplicates, the retained messages its new subscriptions brought, the
+// deliveries of what was sent before it joined, and their end-to-end p50 and p99; its connect p50
+// and p99.
 // Nil for a run without device groups.
 func (r *Result) GroupFigureLines() []SummaryLine { return groupFigureLines(r) }
 
@@ -490,6 +552,12 @@ func groupFigureLines(r *Result) []SummaryLine {
 			f = append(f, fmt.Sprintf("received %d of %d expected, lost %s, dup %s", g.Received, g.Expected, opt(g.Lost), opt(g.Duplicates)))
 			if g.OutOfOrder != nil && *g.OutOfOrder > 0 {
 				f = append(f, fmt.Sprintf("out of order %d", *g.OutOfOrder))
+			}
+			if rt := g.Retained; rt != nil {
+				f = append(f, fmt.Sprintf("retained %d of %d", rt.Received, rt.Expected))
+			}
+			if g.BeforeJoining > 0 {
+				f = append(f, fmt.Sprintf("%d before it joined", g.BeforeJoining))
 			}
 			if l := g.Latency.EndToEnd; l != nil {
 				f = append(f, fmt.Sprintf("e2e p50 %s p99 %s", us(l.P50Micros), us(l.P99Micros)))
@@ -514,6 +582,9 @@ func pairFigureLines(r *Result) []SummaryLine {
 		text := fmt.Sprintf("expected %d, received %d, lost %d, dup %d", p.Expected, p.Received, p.Lost, p.Duplicates)
 		if p.OutOfOrder > 0 {
 			text += fmt.Sprintf(", out of order %d", p.OutOfOrder)
+		}
+		if p.Retained > 0 {
+			text += fmt.Sprintf(", retained %d", p.Retained)
 		}
 		if l := p.EndToEnd; l != nil {
 			text += fmt.Sprintf(", e2e p50 %s p99 %s", us(l.P50Micros), us(l.P99Micros))

@@ -2,6 +2,7 @@ package results_test
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -124,6 +125,104 @@ func TestSummaryWithoutGroups(t *testing.T) {
 	for _, not := range []string{"\ngroups |", "\npairs |"} {
 		if strings.Contains(out, not) {
 			t.Errorf("a run without groups has a %s row:\n%s", not, out)
+		}
+	}
+}
+
+// fleetSample reads a sample of config/samples/fleets as a result's spec.
+func fleetSample(t *testing.T, name string) *results.Result {
+	t.Helper()
+	mb, err := manifest.ReadFile("../config/samples/fleets/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &results.Result{Name: mb.Name, Phase: "Succeeded", Spec: &mb.Spec, Environment: results.Environment{Protocol: "MQTT 5.0"}}
+}
+
+// TestSummaryGroupPayloads: a group whose messages vary (publish.payload) has its distribution
+// or template described instead of one size.
+func TestSummaryGroupPayloads(t *testing.T) {
+	r := fleetSample(t, "payload-mix.yaml")
+	// The meters on a uniform distribution instead of the sample's normal one.
+	meters := r.Spec.Groups[3].Publish.Payload.Size
+	if r.Spec.Groups[3].Name != "meters" {
+		t.Fatalf("group 3 is %s, not meters", r.Spec.Groups[3].Name)
+	}
+	lo, hi := int32(100), int32(900)
+	uniform := *meters
+	uniform.Distribution, uniform.Mean, uniform.StdDev, uniform.Min, uniform.Max = "uniform", nil, nil, &lo, &hi
+	out := summary(t, r)
+	for _, want := range []string{
+		`\ngateways \| 20 publishers, MQTT 5.0 QoS 1, log-normal median 2 KiB, p99 32 KiB to devices/\{device\}/batch`,
+		`\ntrackers \| 100 publishers, MQTT 5.0 QoS 1, weighted 3 sizes 64 B–4 KiB to devices/\{device\}/position`,
+		`\nmeters \| 50 publishers, MQTT 5.0 QoS 1, normal 300±40 B to devices/\{device\}/reading`,
+		`\nsensors \| 200 publishers, MQTT 5.0 QoS 1, JSON template ≤ \d+ B to devices/\{device\}/telemetry`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("summary lacks %s:\n%s", want, out)
+		}
+	}
+	r.Spec.Groups[3].Publish.Payload.Size = &uniform
+	if out := summary(t, r); !strings.Contains(out, "\nmeters | 50 publishers, MQTT 5.0 QoS 1, uniform 100–900 B to ") {
+		t.Errorf("summary lacks the meters' uniform sizes:\n%s", out)
+	}
+}
+
+// TestSummaryGroupNetworks: a group behind its own link names its profile and round trip; a group
+// reaching the broker directly has no link in its row.
+func TestSummaryGroupNetworks(t *testing.T) {
+	r := fleetSample(t, "mixed-fleet.yaml")
+	p, err := r.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := summary(t, r)
+	for _, g := range p.Groups {
+		row := regexp.MustCompile(`\n` + regexp.QuoteMeta(g.Name) + ` \| [^\n]*`).FindString(out)
+		if row == "" {
+			t.Fatalf("no row for group %s:\n%s", g.Name, out)
+		}
+		if g.Network == nil {
+			if strings.Contains(row, "behind its own") {
+				t.Errorf("group %s without a link of its own: %s", g.Name, row)
+			}
+			continue
+		}
+		want := fmt.Sprintf(", behind its own %s link (RTT %d ms)", g.Network.Profile, g.Network.Link.RTT().Milliseconds())
+		if !strings.HasSuffix(row, want) {
+			t.Errorf("group %s: row %q does not end in %q", g.Name, row, want)
+		}
+	}
+	if !strings.Contains(out, ", behind its own nb-iot link (RTT 600 ms)\n") {
+		t.Errorf("the sensors' NB-IoT link is not named:\n%s", out)
+	}
+}
+
+// TestSummaryGroupRetained: the groups block counts the retained messages a group's new
+// subscriptions brought and the deliveries of what was sent before it joined; the pairs block
+// the retained messages of each pair.
+func TestSummaryGroupRetained(t *testing.T) {
+	r := fleetSample(t, "broadcast-retained.yaml")
+	r.Sent, r.Received, r.Expected = 1, 500, 500
+	r.Groups = []results.GroupResult{
+		{Name: "updater", Protocol: "MQTT 5.0", QoS: 1, Publishers: 1, Sent: 1, Acked: 1},
+		{Name: "online", Protocol: "MQTT 5.0", QoS: 1, Subscribers: 500, Received: 500, Expected: 500, Lost: int64p(0), Duplicates: int64p(0)},
+		{Name: "late", Protocol: "MQTT 5.0", QoS: 1, Subscribers: 100, Lost: int64p(0), Duplicates: int64p(0),
+			Retained: &results.RetainedFigures{Expected: 100, Received: 98}, BeforeJoining: 3},
+	}
+	r.Pairs = []results.PairResult{
+		{From: "updater", To: "online", Expected: 500, Received: 500},
+		{From: "updater", To: "late", Retained: 98},
+	}
+	out := summary(t, r)
+	for _, want := range []string{
+		"\nlate | received 0 of 0 expected, lost 0, dup 0, retained 98 of 100, 3 before it joined\n",
+		"\nonline | received 500 of 500 expected, lost 0, dup 0\n",
+		"\npairs | updater → online | expected 500, received 500, lost 0, dup 0\n",
+		"\nupdater → late | expected 0, received 0, lost 0, dup 0, retained 98\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
 	}
 }

@@ -91,7 +91,21 @@ type GroupRow struct {
 	Name, Clients, Protocol                  string
 	Sent, Received, Expected, Lost, Dup      string
 	E2EP50, E2EP99, AckP99, ConnP50, ConnP99 string
-	Lossy                                    bool
+	// Retained is the retained messages its new subscriptions brought of those expected ("100 of
+	// 100"), "" when none were.
+	Retained string
+	Lossy    bool
+}
+
+// anyRetained reports whether a group of rows has retained figures: the table then has their
+// column.
+func anyRetained(rows []GroupRow) bool {
+	for _, r := range rows {
+		if r.Retained != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // PairMatrix is the deliveries from each publishing group (a row) to each subscribing group (a
@@ -134,6 +148,9 @@ func groupRows(r *results.Result) []GroupRow {
 			row.Lost, row.Dup = optCount(g.Lost), optCount(g.Duplicates)
 			row.Lossy = g.Lost != nil && *g.Lost > 0
 			row.E2EP50, row.E2EP99 = latencyCell(g.Latency.EndToEnd, p50), latencyCell(g.Latency.EndToEnd, p99)
+			if rt := g.Retained; rt != nil {
+				row.Retained = fmt.Sprintf("%d of %d", rt.Received, rt.Expected)
+			}
 		}
 		row.ConnP50, row.ConnP99 = latencyCell(g.Latency.Connect, p50), latencyCell(g.Latency.Connect, p99)
 		out = append(out, row)

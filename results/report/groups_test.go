@@ -116,3 +116,31 @@ func TestReportWithoutGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestReportOfGroupsRetained: the groups table has a retained column when a group's new
+// subscriptions brought retained messages (received of expected), and none otherwise.
+func TestReportOfGroupsRetained(t *testing.T) {
+	r := groupsRun(t)
+	r.Groups[3].Retained = &results.RetainedFigures{Expected: 10, Received: 9}
+	var b strings.Builder
+	if err := report.WriteHTML(&b, report.FromResults([]*results.Result{r}), nil); err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(b.String())
+	for _, want := range []string{
+		`<th>duplicates</th><th>retained</th><th>e2e p50</th>`,
+		`<tr><td class="l">audit</td><td class="l">1 subscriber</td><td class="l">MQTT 5.0 QoS 1</td><td></td><td>6000</td><td>6000</td><td>0</td><td>0</td><td>9 of 10</td><td>0.25 ms</td>`,
+		`<tr><td class="l">backend</td><td class="l">2 subscribers</td><td class="l">MQTT 5.0 QoS 1</td><td></td><td>6098</td><td>6100</td><td class="failed">2</td><td>1</td><td></td><td>0.19 ms</td>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %s", want)
+		}
+	}
+	b.Reset()
+	if err := report.WriteHTML(&b, report.FromResults([]*results.Result{groupsRun(t)}), nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "<th>retained</th>") {
+		t.Error("a report without retained figures has a retained column")
+	}
+}

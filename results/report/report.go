@@ -42,6 +42,9 @@ type Page struct {
 	// it has groups (spec.groups).
 	Groups []GroupRow
 	Matrix *PairMatrix
+	// GroupsRetained says whether a group has retained figures: the groups table's retained
+	// column.
+	GroupsRetained bool
 }
 
 // SuiteSummary heads a suite's page.
@@ -116,6 +119,7 @@ func writePage(w io.Writer, d *Dataset, figs []*Figure, cmp *Comparison) error {
 	case runs == 1:
 		page.Single = d.Points[0].Runs[0]
 		page.Groups, page.Matrix = groupRows(page.Single), pairMatrix(page.Single)
+		page.GroupsRetained = anyRetained(page.Groups)
 	default: // one run that failed: its summary says why; it has no figures
 		page.Single = d.Failed[0].Result
 	}
@@ -497,8 +501,8 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"
 {{if .Groups}}<h2>Device groups</h2>
 <p class="meta">Each group's figures over its own clients (docs/fleets.md): what its publishers sent, what its subscribers received of what their subscriptions call for, and their latencies.</p>
 <div class="scroll"><table id="groups">
-<tr><th class="l">group</th><th class="l">clients</th><th class="l">protocol</th><th>sent</th><th>received</th><th>expected</th><th>lost</th><th>duplicates</th><th>e2e p50</th><th>e2e p99</th><th>publish ack p99</th><th>connect p50</th><th>connect p99</th></tr>
-{{range .Groups}}<tr><td class="l">{{.Name}}</td><td class="l">{{.Clients}}</td><td class="l">{{.Protocol}}</td><td>{{.Sent}}</td><td>{{.Received}}</td><td>{{.Expected}}</td><td{{if .Lossy}} class="failed"{{end}}>{{.Lost}}</td><td>{{.Dup}}</td><td>{{.E2EP50}}</td><td>{{.E2EP99}}</td><td>{{.AckP99}}</td><td>{{.ConnP50}}</td><td>{{.ConnP99}}</td></tr>
+<tr><th class="l">group</th><th class="l">clients</th><th class="l">protocol</th><th>sent</th><th>received</th><th>expected</th><th>lost</th><th>duplicates</th>{{if .GroupsRetained}}<th>retained</th>{{end}}<th>e2e p50</th><th>e2e p99</th><th>publish ack p99</th><th>connect p50</th><th>connect p99</th></tr>
+{{range .Groups}}<tr><td class="l">{{.Name}}</td><td class="l">{{.Clients}}</td><td class="l">{{.Protocol}}</td><td>{{.Sent}}</td><td>{{.Received}}</td><td>{{.Expected}}</td><td{{if .Lossy}} class="failed"{{end}}>{{.Lost}}</td><td>{{.Dup}}</td>{{if $.GroupsRetained}}<td>{{.Retained}}</td>{{end}}<td>{{.E2EP50}}</td><td>{{.E2EP99}}</td><td>{{.AckP99}}</td><td>{{.ConnP50}}</td><td>{{.ConnP99}}</td></tr>
 {{end}}</table></div>
 {{with .Matrix}}<h2>Delivery between groups</h2>
 <p class="meta">From each publishing group (row) to each subscribing group (column): the messages its subscriptions call for (expected), those received once, lost (expected − received), duplicates and their end-to-end latency. —: no subscription of the column's group takes the row's messages.</p>
