@@ -147,6 +147,9 @@ func ConfigFromGroups(groups []plan.Group) (Config, error) {
 	named := map[uint16]string{} // id → the group that named it
 	for i := range groups {
 		g := &groups[i]
+		if g.Fleet != nil {
+			continue // a device group's devices register their topics by name (plan)
+		}
 		n := min(int(g.Topics), 0xFFFE)
 		for t := range n {
 			id, name := uint16(t+1), g.TopicName(t)
