@@ -112,7 +112,7 @@ func TestBadGroupsAreRefusedNamingTheGroup(t *testing.T) {
 		{[]string{"groups[sensors].protocol=http", "tls.enabled=true"}, "spec.tls.enabled: TLS with device groups on several protocols"},
 		{[]string{"groups[sensors].protocol=mqtt-sn", "groups[sensors].mqttsn.topicIdType=predefined"}, "spec.groups[sensors].mqttsn.topicIdType"},
 		{[]string{"groups[sensors].protocol=mqtt-sn", "groups[sensors].publish.payloadBytes=70000"}, "spec.groups[sensors].publish.payloadBytes"},
-		{[]string{"groups[backend].qos=3"}, "qos"},
+		{[]string{"groups[backend].qos=3"}, "spec.groups[backend].qos: Invalid value: 3"},
 		{[]string{"topics[telemetry].devices=nobody"}, "devices names a group that spec.groups does not define"},
 		{[]string{"groups[sensors].clientID=sensor"}, "clientID"},
 		{[]string{"groups[sensor].count=5"}, `spec.groups has no item named "sensor" (it has sensors, backend)`},

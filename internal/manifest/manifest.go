@@ -394,11 +394,29 @@ func admit(obj map[string]any, kind string, overrides []string) error {
 		e := &Error{}
 		for _, fe := range errs {
 			own, with := blame(fe.Field, overrides, false)
-			e.Problems = append(e.Problems, Problem{Override: own, With: with, Message: fe.Error()})
+			e.Problems = append(e.Problems, Problem{Override: own, With: with, Message: itemsByName(fe.Error(), obj)})
 		}
 		return e
 	}
 	return nil
+}
+
+// itemsByName names the items of the spec's lists keyed by name in msg by their names, as the
+// rest of msgbench does: spec.groups[0].qos becomes spec.groups[sensors].qos (the schema's
+// validators number them).
+func itemsByName(msg string, obj map[string]any) string {
+	spec, _ := obj["spec"].(map[string]any)
+	for _, field := range []string{"groups", "topics"} {
+		list, _ := spec[field].([]any)
+		for i, item := range list {
+			if m, ok := item.(map[string]any); ok {
+				if name, ok := m["name"].(string); ok && name != "" {
+					msg = strings.ReplaceAll(msg, fmt.Sprintf("spec.%s[%d]", field, i), fmt.Sprintf("spec.%s[%s]", field, name))
+				}
+			}
+		}
+	}
+	return msg
 }
 
 // Set applies one "path=value" override to a manifest's spec.
