@@ -242,6 +242,8 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		for _, cp := range gr.share.Publishers {
 			p := &publisher{r: r, gr: gr, plan: cp, shard: r.rec.shard(gr.index, cp.Index), phase: float64(cp.Index) / float64(max(1, gr.share.TotalPublishers))}
 			p.next.Store(-1)
+			p.tracked = r.fleet != nil
+			p.countAcks = gr.g.Fleet != nil && gr.g.Fleet.Retain
 			p.topics = gr.publisherTopics(r, cp.Index)
 			if r.churn.storm != nil {
 				p.rj.rejoined = make(chan drivers.Session, 1)

@@ -470,7 +470,11 @@ func (r *run) groupResults(res *results.Result, perGroup []int64, perPair map[[2
 // payloadSent is the payload bytes (header included) of the group's measured messages.
 func (gr *groupRun) payloadSent() (n int64) {
 	for _, p := range gr.pubs {
-		n += p.payloadSent.Load()
+		if gr.g.Payload == nil { // one size: publisher.run counts only varied ones
+			n += p.win.sent.Load() * int64(gr.g.PayloadBytes)
+		} else {
+			n += p.payloadSent.Load()
+		}
 	}
 	return n
 }
