@@ -189,9 +189,9 @@ type publisher struct {
 	// retains). A flat run's publish and acknowledgement paths pay for neither (two atomic
 	// writes per message cost QoS 1 an eighth of its throughput).
 	tracked, countAcks bool
-	shard           *shard
-	sess            drivers.Session
-	live            atomic.Pointer[drivers.Session] // sess, for metrics read from another goroutine
+	shard              *shard
+	sess               drivers.Session
+	live               atomic.Pointer[drivers.Session] // sess, for metrics read from another goroutine
 	// phase spreads publishers over one send interval (fraction of it) so that open-loop
 	// publishers do not all fire in the same microsecond.
 	phase          float64
