@@ -190,7 +190,7 @@ func (r *Reconciler) start(ctx context.Context, st *run) (bool, error) {
 			return fail("worker %d failed: %s", w.Index, s.Error)
 		}
 		sent.Add(1)
-		_, _, err = c.Start(ctx, w.Addr, at)
+		_, _, err = c.Start(ctx, w.Addr, at, nil)
 		return err
 	})
 	if err := firstFailure(errs); err != nil {

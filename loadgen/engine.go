@@ -57,6 +57,16 @@ type Options struct {
 	// Start, when set, blocks until the run may begin and returns the agreed wall-clock start
 	// time; the worker starts publishing then. Unset starts at once.
 	Start func(ctx context.Context) (time.Time, error)
+	// Groups are the device groups this worker runs, by name (nil: every group of the plan). A
+	// run's groups can be spread over several workers (on Kubernetes, one pod per link): each
+	// worker counts the deliveries its subscribers see and the messages its publishers sent to
+	// every group, and results.Merge adds them up (docs/fleets.md).
+	Groups []string
+	// Clocks, when set, is called once Start returned: the offset of each worker's clock from
+	// the coordinator's, with the groups it runs. A message from another worker's publisher is
+	// put on this worker's clock with the difference of the two offsets before its latency is
+	// taken; the pair's result states the correction and its uncertainty.
+	Clocks func() []PeerClock
 
 	// BrokerUsage and GatewayUsage, when set, report the broker's and the gateway's CPU and
 	// peak RSS (a local broker's /proc; on Kubernetes, the pods' usage endpoints).
@@ -72,6 +82,14 @@ type Options struct {
 	// AckWait is how long the end of the run waits for acknowledgements still due, before
 	// twice the slowest acknowledgement seen is added (default 60 s).
 	AckWait time.Duration
+}
+
+// PeerClock is one worker's clock as the coordinator measured it (control.Client.ClockOffset):
+// its offset from the coordinator's clock, bounded by ± half the round trip.
+type PeerClock struct {
+	Groups       []string `json:"groups"`
+	OffsetMicros int64    `json:"offsetMicros"`
+	RTTMicros    int64    `json:"rttMicros"`
 }
 
 // Resolve compiles Spec into Plan when no plan was given.

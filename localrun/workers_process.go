@@ -104,7 +104,7 @@ func (r *runner) runWorkerProcesses(ctx context.Context) (*results.Result, error
 	at := time.Now().Add(100*time.Millisecond + time.Duration(n)*10*time.Millisecond)
 	marks, stopTimeline := r.startTimeline(ctx, releasedGate(at))
 	err = eachWorker(ws, func(w *workerProc) error {
-		_, _, err := c.Start(ctx, w.addr, at)
+		_, _, err := c.Start(ctx, w.addr, at, nil)
 		return err
 	})
 	if err == nil {

@@ -31,6 +31,7 @@ type loadgenFlags struct {
 	in                                     planInput
 	broker, out, caFile, serverName, runID string
 	endpoints                              map[string]string
+	groups                                 []string
 	cpuProfile, control                    string
 	metrics, brokerUsage, gatewayUsage     string
 	metricsWait                            time.Duration
@@ -53,6 +54,7 @@ The operator's worker pods and 'msgbench run' use this; run it by hand against y
 	fl := cmd.Flags()
 	f.in.flags(fl, "whose workload to run")
 	fl.StringVar(&f.broker, "broker", "", "host:port the clients connect to (broker or gateway)")
+	fl.StringSliceVar(&f.groups, "groups", nil, "GROUP,...: run only these device groups (a run's groups spread over several workers, as on Kubernetes: one pod per link); default every group")
 	fl.StringToStringVar(&f.endpoints, "endpoint", nil, "GROUP=HOST:PORT: where the clients of device group GROUP connect instead of --broker (its gateway, the broker's WebSocket listener); repeatable")
 	fl.StringVar(&f.out, "out", "", "write the result JSON to this file")
 	fl.IntVar(&f.worker, "worker-index", envInt("JOB_COMPLETION_INDEX", 0), "this worker's index (an Indexed Job sets JOB_COMPLETION_INDEX)")
@@ -152,7 +154,7 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 	o := loadgen.Options{
 		BrokerUsage: brokerUsage, GatewayUsage: gatewayUsage, Monitor: monitor,
 		Name: p.Benchmark.Name, Plan: p, Worker: f.worker, Workers: f.workers, RunID: f.runID,
-		Address: f.broker, Endpoints: f.endpoints, TLS: tlsCfg,
+		Address: f.broker, Endpoints: f.endpoints, Groups: f.groups, TLS: tlsCfg,
 		Environment: results.Environment{Mode: "local", MsgbenchVersion: version.Version, Broker: "at " + f.broker},
 		Logf:        func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) },
 	}

@@ -7,7 +7,8 @@
 //	POST /connect  the worker connects its clients (after the network impairment is in place)
 //	GET  /readyz   200 once every subscriber is connected and subscribed (the pod's readiness probe)
 //	GET  /status   {"state": …, "startAt": …, "error": …, "now": …}
-//	POST /start    {"at": RFC 3339 time} → 200 {"now": the worker's clock when it answered}
+//	POST /start    {"at": RFC 3339 time, "clocks": [every worker's clock offset, with its groups]}
+//	               → 200 {"now": the worker's clock when it answered}
 //	GET  /result   the worker's full result document once the run is over (409 before)
 //	POST /exit     the worker exits (0 if its run succeeded) once the operator has its result
 //	GET  /metrics  the worker's live metrics, length-delimited protobuf (metrics.go)
@@ -69,6 +70,11 @@ type Progress struct {
 // StartRequest is the body of POST /start.
 type StartRequest struct {
 	At time.Time `json:"at"`
+	// Clocks are the offsets of every worker's clock from the coordinator's, each with the
+	// device groups it runs, when a run's groups are spread over several workers: a subscriber
+	// puts a message from another worker's publisher on its own clock before it takes the
+	// latency (loadgen.PeerClock).
+	Clocks []loadgen.PeerClock `json:"clocks,omitempty"`
 }
 
 // StartResponse is the answer to POST /start.
@@ -83,6 +89,7 @@ type Server struct {
 	mu       sync.Mutex
 	state    string
 	startAt  time.Time
+	clocks   []loadgen.PeerClock
 	errText  string
 	waiting  string
 	result   []byte
@@ -137,6 +144,13 @@ func (s *Server) WaitStart(ctx context.Context) (time.Time, error) {
 	case <-ctx.Done():
 		return time.Time{}, ctx.Err()
 	}
+}
+
+// Clocks are the workers' clock offsets the start request brought; use as loadgen.Options.Clocks.
+func (s *Server) Clocks() []loadgen.PeerClock {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clocks
 }
 
 // Finish records the run's outcome: its result, or why there is none.
@@ -197,7 +211,7 @@ func (s *Server) Handler() http.Handler {
 	}))
 	mux.HandleFunc("POST /start", s.auth(func(w http.ResponseWriter, r *http.Request) {
 		var req StartRequest
-		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil || req.At.IsZero() {
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil || req.At.IsZero() {
 			http.Error(w, "body must be {\"at\": RFC 3339 time}", http.StatusBadRequest)
 			return
 		}
@@ -208,7 +222,7 @@ func (s *Server) Handler() http.Handler {
 			http.Error(w, "not ready: clients not connected yet", http.StatusConflict)
 			return
 		case s.startAt.IsZero():
-			s.startAt = req.At
+			s.startAt, s.clocks = req.At, req.Clocks
 			if s.state == StateReady {
 				s.state = StateStarted
 			}
@@ -282,10 +296,12 @@ func (c *Client) Status(ctx context.Context, addr string) (st Status, offset tim
 // Start tells a worker when to start. It returns the estimated offset of the worker's clock
 // from ours (NTP-style, from the request's midpoint) and the round trip, which bounds the
 // estimate's error to ±rtt/2.
-func (c *Client) Start(ctx context.Context, addr string, at time.Time) (offset, rtt time.Duration, err error) {
+// clocks, when the run's groups are spread over several workers, are every worker's offset
+// (ClockOffset) with the groups it runs.
+func (c *Client) Start(ctx context.Context, addr string, at time.Time, clocks []loadgen.PeerClock) (offset, rtt time.Duration, err error) {
 	sent := time.Now()
 	var resp StartResponse
-	if err := c.do(ctx, http.MethodPost, addr, "/start", StartRequest{At: at}, &resp); err != nil {
+	if err := c.do(ctx, http.MethodPost, addr, "/start", StartRequest{At: at, Clocks: clocks}, &resp); err != nil {
 		return 0, 0, err
 	}
 	received := time.Now()

@@ -29,7 +29,7 @@ const DefaultConnectRetry = 15 * time.Minute
 // up after 60 s of dial timeouts to its broker's Service failed a run that would have worked. Any
 // other failure, or one after the clients were connected, ends it at once.
 func (s *Server) Run(ctx context.Context, o loadgen.Options, logf func(string, ...any)) (*results.Result, error) {
-	o.Connect, o.Start = s.WaitConnect, s.WaitStart
+	o.Connect, o.Start, o.Clocks = s.WaitConnect, s.WaitStart, s.Clocks
 	if o.Monitor == nil {
 		o.Monitor = &loadgen.Monitor{}
 	}
