@@ -84,6 +84,7 @@ func (s *subscriber) Message(payload []byte) {
 		s.shard.received++
 		if inWindow {
 			s.shard.inWindow++
+			s.shard.inWindowBytes += int64(len(payload))
 		}
 		s.shard.lastReceive = now
 		s.shard.bucketLocked(r.rec.interval, window, now).received++
@@ -91,12 +92,19 @@ func (s *subscriber) Message(payload []byte) {
 		return
 	}
 	pub, seq, sent := readHeader(payload)
+	sent -= r.wallBase
+	// measured: sent in the window, as its publisher decided it (on the publisher's clock: a
+	// message of another worker's publisher is put on this worker's for its latency only).
+	measured := sent >= window
 	rawSeq := seq
 	var t *tracker
 	var src *source
 	if s.sources != nil {
-		if src = s.sourceOf(pub); src != nil && sent <= now {
-			t, seq = &src.t, seq/src.div
+		if src = s.sourceOf(pub); src != nil {
+			sent += src.shift // on this worker's clock
+			if sent <= now {
+				t, seq = &src.t, seq/src.div
+			}
 		}
 	} else {
 		T := s.gr.share.TotalTopics
@@ -129,10 +137,11 @@ func (s *subscriber) Message(payload []byte) {
 			r.rec.recordFirstMessage(p.gr.index, (now-from)/1000)
 		}
 	}
-	if sent < window { // warm-up: no figure, but it crossed in the window if it arrived there
+	if !measured { // warm-up: no figure, but it crossed in the window if it arrived there
 		if inWindow {
 			s.shard.mu.Lock()
 			s.shard.inWindow++
+			s.shard.inWindowBytes += int64(len(payload))
 			s.shard.mu.Unlock()
 		}
 		return
@@ -142,6 +151,7 @@ func (s *subscriber) Message(payload []byte) {
 	s.shard.received++
 	if inWindow {
 		s.shard.inWindow++
+		s.shard.inWindowBytes += int64(len(payload))
 	} else {
 		s.shard.drained++
 	}
@@ -335,7 +345,7 @@ func (p *publisher) run(ctx context.Context) error {
 			payload = stream.message(k, intended)
 		}
 		if len(payload) >= HeaderSize {
-			putHeader(payload, id, uint32(k), intended)
+			putHeader(payload, id, uint32(k), intended+r.wallBase)
 		}
 		if p.rj.intended != nil {
 			p.rj.intended[k%int64(len(p.rj.intended))] = intended

@@ -10,6 +10,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -79,6 +80,9 @@ type Options struct {
 	Monitor *Monitor
 	// Logf receives progress lines (nil: silent).
 	Logf func(format string, args ...any)
+	// wallSkew is added to the wall clock the headers carry when split (tests: a worker on
+	// another machine, whose clock is off).
+	wallSkew time.Duration
 	// AckWait is how long the end of the run waits for acknowledgements still due, before
 	// twice the slowest acknowledgement seen is added (default 60 s).
 	AckWait time.Duration
@@ -168,11 +172,20 @@ type run struct {
 	share  plan.Share
 	drv    drivers.Driver
 	// fleet tracks deliveries across groups in a run with spec.groups; nil otherwise.
-	fleet  *fleet
-	rec    *recorder
-	epoch  time.Time
-	window atomic.Int64 // engine time the measured window starts (read by client goroutines)
-	end    int64        // engine time publishing ends (0: run until quotas are sent)
+	fleet *fleet
+	// split is set when other workers run some of the plan's groups (Options.Groups): the
+	// counts of this worker are its share, results.Merge adds them up.
+	split  bool
+	clocks atomic.Pointer[clocks] // the workers' clock offsets, when split
+	// wallBase is added to the send times in message headers, and taken off again where they
+	// are read: 0 in one worker, whose engine time they are; the wall-clock time of the epoch
+	// when split, so that a header's time is on the publisher's wall clock and means the same
+	// in every worker (up to the workers' clock offsets, which clockOf corrects).
+	wallBase int64
+	rec      *recorder
+	epoch    time.Time
+	window   atomic.Int64 // engine time the measured window starts (read by client goroutines)
+	end      int64        // engine time publishing ends (0: run until quotas are sent)
 	// windowEnd is end for the subscribers' goroutines, which run before it is set.
 	windowEnd atomic.Int64
 	// publishers of this worker by the id their messages carry (their group's base + index)
@@ -232,8 +245,21 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	}
 	o.Monitor.setPhase(PhaseConnecting)
 	defer r.closeAll()
+	held, herr := heldGroups(compiled, o.Groups)
+	if herr != nil {
+		return nil, herr
+	}
 	for i := range compiled.Groups {
 		g := &compiled.Groups[i]
+		if !held[i] {
+			// Another worker runs it: its clients are not here, but its subscriptions and
+			// publishers are still the plan's, for the messages its publishers send here and
+			// those this worker's publishers send it.
+			gr := &groupRun{index: i, g: g, remote: true, base: g.Fleet.PublisherBase}
+			r.split = true
+			r.groups = append(r.groups, gr)
+			continue
+		}
 		address := o.Address
 		if a := o.Endpoints[g.Name]; a != "" {
 			address = a
@@ -253,6 +279,12 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		r.groups = append(r.groups, gr)
 	}
 	r.share, r.drv = r.groups[0].share, r.groups[0].drv
+	if err := r.checkSplit(); err != nil {
+		return nil, err
+	}
+	if r.split {
+		r.wallBase = r.epoch.UnixNano() + int64(o.wallSkew)
+	}
 
 	// Publishers exist (unconnected) before any subscriber can receive: subscribers look them
 	// up by id, and the table is read-only from here on.
@@ -297,7 +329,9 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 
 	// 1. Subscribers connect and subscribe before anyone publishes.
 	for _, gr := range r.groups {
-		r.logf("worker %d/%d: group %s: %d topics, %d publishers, %d subscribers", o.Worker, o.Workers, gr.g.Name, len(gr.share.Topics), len(gr.pubs), len(gr.subs))
+		if !gr.remote {
+			r.logf("worker %d/%d: group %s: %d topics, %d publishers, %d subscribers", o.Worker, o.Workers, gr.g.Name, len(gr.share.Topics), len(gr.pubs), len(gr.subs))
+		}
 	}
 	ramp := r.newRamp()
 	if err := r.connectSubscribers(ctx, ramp); err != nil {
@@ -324,6 +358,16 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		if startWall, err = o.Start(ctx); err != nil {
 			return nil, fmt.Errorf("waiting for the start signal: %w", err)
 		}
+		r.readClocks()
+		if r.split {
+			// The window is the agreed one on this worker's clock, not from when it woke, and
+			// set now, before any worker starts: a message is measured when its header's
+			// wall-clock time is in it, which the subscribers of every worker read alike (a
+			// worker that woke a little later would otherwise count a message its publisher
+			// counted as the warm-up's).
+			r.window.Store(startWall.UnixNano() - r.wallBase + int64(timing.Warmup))
+		}
+		startWall = startWall.Add(-o.wallSkew) // a clock that reads ahead gets there sooner
 		if err := sleepUntil(ctx, startWall); err != nil {
 			return nil, err
 		}
@@ -331,7 +375,9 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	skew := time.Since(startWall)
 	t0 := r.now()
 	r.churn.t0 = t0
-	r.window.Store(t0 + int64(timing.Warmup))
+	if !r.split || o.Start == nil {
+		r.window.Store(t0 + int64(timing.Warmup))
+	}
 	if timing.Duration > 0 {
 		r.end = r.window.Load() + int64(timing.Duration)
 		r.windowEnd.Store(r.end)
@@ -680,6 +726,11 @@ func (r *run) drain(ctx context.Context) []error {
 	}
 	cancel()
 	expected, withHeader := r.expected()
+	if r.split {
+		// This worker's subscribers also wait for other workers' publishers, whose counts it
+		// does not know: only the quiet period ends the drain.
+		expected = math.MaxInt64
+	}
 	// Quiet period: a lossy QoS 0 run never reaches expected, so stop when nothing arrived for
 	// twice the worst latency seen (at least 2 s, at most 60 s). Any of the run's messages counts
 	// as arriving, warm-up ones too: a closed loop at QoS 0 fills every buffer on the way, and with
@@ -914,11 +965,18 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 		r.groupResults(res, perGroup, perPair)
 	}
 	res.Workers = []results.WorkerSummary{{Index: r.o.Worker, Sent: tot.sent, Received: tot.received, StartSkewMicros: skew.Microseconds(), Phase: res.Phase}}
+	if r.split {
+		for _, gr := range r.groups {
+			if !gr.remote {
+				res.Workers[0].Groups = append(res.Workers[0].Groups, gr.g.Name)
+			}
+		}
+	}
 	r.environment(&res.Environment)
 	r.tlsCounts(&res.Wire)
 	res.Churn = r.churnResult(hists, res.Lost)
 	_ = res.Finalize(hists)
-	if r.o.Workers == 1 { // a run's only worker judges it; several are judged once merged
+	if r.o.Workers == 1 && !r.split { // a run's only worker judges it; several are judged once merged
 		results.Judge(res).Apply(res)
 	}
 	return res

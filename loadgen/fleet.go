@@ -20,8 +20,13 @@ import (
 type groupRun struct {
 	index int
 	g     *plan.Group
-	share plan.Share
-	drv   drivers.Driver
+	// remote: another worker runs the group (Options.Groups); it has no clients here.
+	remote bool
+	// memberIdx are its subscribers' indices (members).
+	membersOnce sync.Once
+	memberIdx   []int
+	share       plan.Share
+	drv         drivers.Driver
 	// address is where its clients connect (Options.Address, or its Endpoints entry).
 	address string
 	// base is the id of the group's publisher 0 in message headers (0 for a flat spec).
@@ -140,7 +145,7 @@ func (s *subscriber) Retained(payload []byte) {
 	}
 	pub, seq, _ := readHeader(payload)
 	src := s.sourceOf(pub)
-	if src == nil || int64(seq) > src.pub.next.Load() {
+	if src == nil || (src.pub != nil && int64(seq) > src.pub.next.Load()) {
 		// A retained message of another run (or one this run cleared before): not ours.
 		s.shard.mu.Lock()
 		s.shard.errors++
@@ -225,6 +230,9 @@ type pairStats struct {
 	mu                          sync.Mutex
 	unique, dups, ooo, retained int64
 	endToEnd                    *hdrhistogram.Histogram
+	// clock is how the latency of a publishing group another worker runs was put on this
+	// worker's clock (nil: one worker, one clock).
+	clock *results.PairClock
 }
 
 func (f *fleet) pair(from, to int) *pairStats {
@@ -247,6 +255,9 @@ type source struct {
 	// div topics, of which the subscriber holds one, sends it every div-th message.
 	div  uint32
 	pair *pairStats
+	// shift puts the send time of a publisher another worker runs on this worker's clock
+	// (nanoseconds; clockOf).
+	shift int64
 }
 
 // sourceOf finds the publisher with id pub among the run's fleet and checks that this
@@ -264,27 +275,35 @@ func (s *subscriber) sourceOf(pub uint32) *source {
 
 func (s *subscriber) findSource(pub uint32) *source {
 	r := s.r
-	p := r.pubByIndex[int(pub)]
-	if p == nil {
+	pg, index := r.publisherOf(pub)
+	if pg == nil || pg.g.Fleet.Topics == nil {
 		return nil
 	}
-	g := p.gr.g
+	g := pg.g
 	_, filter := r.compiled.Subscription(s.gr.g, s.plan.Index, r.o.RunID)
-	first, step, n := g.PublisherTopics(p.plan.Index)
-	topics := g.TopicsOf(p.plan.Index)
+	first, step, _ := g.PublisherTopics(index)
+	topics := g.TopicsOf(index)
 	matched := 0
 	for j := range topics {
 		if plan.MatchTopic(filter, r.compiled.TopicName(g.Fleet.Topics, first+j*step, r.o.RunID)) {
 			matched++
 		}
 	}
-	_ = n
 	if matched == 0 {
 		return nil
 	}
-	src := &source{pub: p, div: 1, pair: r.fleet.pair(p.gr.index, s.gr.index)}
+	src := &source{pub: r.pubByIndex[int(pub)], div: 1, pair: r.fleet.pair(pg.index, s.gr.index)}
 	if matched == 1 && topics > 1 {
 		src.div = uint32(topics)
+	}
+	if pg.remote {
+		var pc *results.PairClock
+		src.shift, pc = r.clockOf(pg)
+		src.pair.mu.Lock()
+		if src.pair.clock == nil || pc.Uncorrected {
+			src.pair.clock = pc
+		}
+		src.pair.mu.Unlock()
 	}
 	return src
 }
@@ -292,13 +311,15 @@ func (s *subscriber) findSource(pub uint32) *source {
 // fleetExpected is what the subscription graph calls for: every subscriber whose subscription
 // matches a topic expects each measured message published to it, a shared subscription once for
 // all its members. It returns the total, the expected per subscribing group and per pair of
-// groups.
+// groups. A worker that runs some of the groups (split) counts what its own publishers sent,
+// at every subscribing group; results.Merge adds the workers' counts up. A late group's worker
+// counts for it, from its join (its publishers run there: checkSplit).
 func (r *run) fleetExpected() (total int64, perGroup []int64, perPair map[[2]int]int64) {
 	perGroup = make([]int64, len(r.groups))
 	perPair = map[[2]int]int64{}
 	all := r.sentTo(nil)
 	for _, sg := range r.groups {
-		if len(sg.subs) == 0 {
+		if sg.g.Subscribers == 0 || (sg.remote && sg.start() > 0) {
 			continue
 		}
 		sentTo := all
@@ -315,8 +336,8 @@ func (r *run) fleetExpected() (total int64, perGroup []int64, perPair map[[2]int
 			}
 			var e int64
 			if sg.g.Fleet.Topics != nil {
-				for _, s := range sg.subs {
-					name, _ := r.compiled.Subscription(sg.g, s.plan.Index, r.o.RunID)
+				for _, i := range sg.members() {
+					name, _ := r.compiled.Subscription(sg.g, i, r.o.RunID)
 					e += m[name]
 				}
 			} else {
@@ -329,7 +350,7 @@ func (r *run) fleetExpected() (total int64, perGroup []int64, perPair map[[2]int
 				if sg.g.Fleet.Share != "" {
 					e = each // one member of the shared subscription gets each message
 				} else {
-					e = each * int64(len(sg.subs))
+					e = each * int64(sg.g.Subscribers)
 				}
 			}
 			if e > 0 {
@@ -340,6 +361,16 @@ func (r *run) fleetExpected() (total int64, perGroup []int64, perPair map[[2]int
 		}
 	}
 	return total, perGroup, perPair
+}
+
+// members are the indices of the group's subscribers, wherever they run.
+func (gr *groupRun) members() []int {
+	gr.membersOnce.Do(func() {
+		for _, c := range gr.g.Share(0, 1).Subscribers {
+			gr.memberIdx = append(gr.memberIdx, c.Index)
+		}
+	})
+	return gr.memberIdx
 }
 
 // sentTo is, per publishing group and topic name, the measured messages sent to it — those
@@ -395,9 +426,9 @@ func (r *run) groupResults(res *results.Result, perGroup []int64, perPair map[[2
 		}
 		return float64(n) / secs
 	}
-	receivedBytes := make([]float64, len(r.groups))
-	for k, ps := range r.fleet.pairs { // a pair that only brought retained messages
-		if _, ok := perPair[k]; !ok && ps.retained > 0 {
+	for k, ps := range r.fleet.pairs { // a pair that only brought retained messages, or whose
+		// publishers another worker runs (which counts the pair's expected)
+		if _, ok := perPair[k]; !ok && (ps.retained > 0 || r.groups[k[0]].remote) {
 			perPair[k] = 0
 		}
 	}
@@ -408,14 +439,17 @@ func (r *run) groupResults(res *results.Result, perGroup []int64, perPair map[[2
 			ps.mu.Lock()
 			pr.Received, pr.Duplicates, pr.OutOfOrder, pr.Retained = ps.unique, ps.dups, ps.ooo, ps.retained
 			pr.EndToEnd = results.Summarize(ps.endToEnd)
+			pr.Clock = ps.clock
 			ps.mu.Unlock()
 		}
 		pr.Lost = max(0, e-pr.Received)
-		receivedBytes[to.index] += float64(pr.Received) * from.meanPayload()
 		res.Pairs = append(res.Pairs, pr)
 	}
 	sortPairs(res.Pairs, r.groups)
 	for _, gr := range r.groups {
+		if gr.remote {
+			continue // its worker reports it
+		}
 		h, _, c := r.rec.mergedGroup(gr.index)
 		g := results.GroupResult{Name: gr.g.Name, Protocol: gr.g.ProtocolLabel(), QoS: gr.g.QoS, Publishers: len(gr.pubs), Subscribers: len(gr.subs),
 			Sent: c.sent, Acked: c.acked, Received: c.received, Expected: perGroup[gr.index], Errors: c.errors}
@@ -435,7 +469,7 @@ func (r *run) groupResults(res *results.Result, perGroup []int64, perPair map[[2
 		g.Throughput = results.Throughput{OfferedPerSecond: gr.g.Load.Rate, SentPerSecond: rate(c.sent), ReceivedPerSecond: rate(c.inWindow),
 			SentBytesPerSecond: rate(gr.payloadSent())}
 		if secs > 0 {
-			g.Throughput.ReceivedBytesPerSecond = receivedBytes[gr.index] / secs
+			g.Throughput.ReceivedBytesPerSecond = float64(c.inWindowBytes) / secs
 		}
 		g.Latency = results.Latencies{EndToEnd: results.Summarize(h[results.HistEndToEnd]), PublishAck: results.Summarize(h[results.HistPublishAck]),
 			PublishDelay: results.Summarize(h[results.HistPublishDelay]), Connect: results.Summarize(h[results.HistConnect]),
@@ -477,19 +511,6 @@ func (gr *groupRun) payloadSent() (n int64) {
 		}
 	}
 	return n
-}
-
-// meanPayload is the mean size of the group's measured messages (its sizes vary with
-// publish.payload), PayloadBytes when it sent none.
-func (gr *groupRun) meanPayload() float64 {
-	var sent int64
-	for _, p := range gr.pubs {
-		sent += p.win.sent.Load()
-	}
-	if sent == 0 {
-		return float64(gr.g.PayloadBytes)
-	}
-	return float64(gr.payloadSent()) / float64(sent)
 }
 
 // sortPairs orders pairs as the groups are in the spec, publishers first.

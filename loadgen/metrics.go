@@ -249,6 +249,9 @@ func (s *scratch) liveFigures(r *run) *figures {
 	}
 	f := &figures{groups: make([]groupFigures, 0, len(r.groups))}
 	for _, gr := range r.groups {
+		if gr.remote {
+			continue // another worker's
+		}
 		g := groupOf(gr)
 		tot := groupCounts(r.rec, gr.index)
 		g.sent, g.acked, g.received, g.errors, g.dups, g.ooo = tot.sent, tot.acked, tot.received, tot.errors, tot.dups, tot.ooo

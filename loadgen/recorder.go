@@ -43,6 +43,8 @@ type counts struct {
 	// (the warm-up's too): what crossed in the window, the received rate's numerator. drained
 	// counts deliveries of measured messages that arrived after the window, in the drain.
 	inWindow, drained int64
+	// inWindowBytes are the payload bytes of the deliveries counted in inWindow.
+	inWindowBytes int64
 }
 
 // bucket is one timeline interval: sends and deliveries by the time they happened, and the sum
@@ -136,6 +138,7 @@ func (c *counts) add(o *counts) {
 	c.ooo += o.ooo
 	c.errors += o.errors
 	c.inWindow += o.inWindow
+	c.inWindowBytes += o.inWindowBytes
 	c.drained += o.drained
 	c.lastReceive = max(c.lastReceive, o.lastReceive)
 }

@@ -185,3 +185,49 @@ func ChaosName(benchmark, suffix string) string {
 	keep := maxNameLength - len(tail) - len(hash) - 1
 	return strings.TrimRight(benchmark[:keep], "-.") + "-" + hash + tail
 }
+
+// GroupNetworkChaos builds the NetworkChaos objects of device group group's own link
+// (spec.groups[].network), as NetworkChaos does for spec.network: the uplink on the egress of
+// the group's worker pods (label msgbench.io/group) toward server, the pods its clients reach
+// (its gateway's, or the broker's), the downlink on theirs toward the group's pods. external is
+// the host of an external broker the group's clients reach straight ("" otherwise), which only
+// the uplink can impair. Names and labels carry the group, so each group's link is its own.
+func GroupNetworkChaos(mb *v1alpha1.MessagingBenchmark, group string, link Link, server map[string]string, external string) ([]*unstructured.Unstructured, error) {
+	field := "spec.groups[" + group + "].network"
+	if external != "" && !link.Down.IsZero() {
+		return nil, fmt.Errorf("%s.direction: the broker is external, so Chaos Mesh cannot shape its egress toward the workers; set direction: to to impair only the uplink", field)
+	}
+	if link.Up.GilbertElliott.Enabled() || link.Down.GilbertElliott.Enabled() {
+		return nil, fmt.Errorf("%s.gilbertElliott: Chaos Mesh's NetworkChaos has no Gilbert-Elliott loss (tc netem's gemodel); use lossPercent with correlation on Kubernetes, or run the manifest with msgbench run", field)
+	}
+	workers := workerSelector(mb)
+	workers["labelSelectors"].(map[string]any)[v1alpha1.LabelGroup] = group
+	servers := map[string]any{}
+	for k, v := range server {
+		servers[k] = v
+	}
+	target := map[string]any{"namespaces": []any{mb.Namespace}, "labelSelectors": servers}
+	var objs []*unstructured.Unstructured
+	if !link.Up.IsZero() {
+		objs = append(objs, networkChaos(mb, groupSuffix(group, "up"), link.Up, workers, target, external))
+	}
+	if !link.Down.IsZero() {
+		objs = append(objs, networkChaos(mb, groupSuffix(group, "down"), link.Down, target, workers, ""))
+	}
+	for _, o := range objs {
+		labels := o.GetLabels()
+		labels[v1alpha1.LabelGroup] = group
+		o.SetLabels(labels)
+	}
+	return objs, nil
+}
+
+// groupSuffix names a group's NetworkChaos of direction: "g-<group>-<direction>", the group's
+// name hashed when the whole would not fit ChaosName's 63 characters.
+func groupSuffix(group, direction string) string {
+	if len(group) > 24 {
+		sum := sha256.Sum256([]byte(group))
+		group = group[:15] + "-" + hex.EncodeToString(sum[:4])
+	}
+	return "g-" + group + "-" + direction
+}

@@ -1,5 +1,10 @@
 package results
 
+import (
+	"fmt"
+	"sort"
+)
+
 // GroupResult is one device group's figures in a run with spec.groups (docs/fleets.md): what
 // its publishers sent, what its subscribers received of what the subscriptions call for, their
 // latencies and their sockets' bytes. Definitions as the run's own (docs/results.md), over the
@@ -74,6 +79,22 @@ type PairResult struct {
 	// brought (not in Received).
 	Retained int64           `json:"retained,omitempty"`
 	EndToEnd *LatencySummary `json:"endToEnd"`
+	// Clock says how From's send times were put on To's clock when the two groups ran in
+	// different workers (processes or pods, each with its own clock); nil when one worker ran
+	// both, and one clock took both times.
+	Clock *PairClock `json:"clock,omitempty"`
+}
+
+// PairClock is the clock correction of a pair of groups run by different workers: the
+// subscribing worker added CorrectionMicros (the difference of the two workers' measured clock
+// offsets from the coordinator's) to each send time before it took the latency. Each offset is
+// right to ± half the round trip it was measured over, so the pair's latencies are right to
+// ± UncertaintyMicros (docs/measurement.md). Uncorrected: the offsets were not known, and the
+// latencies mix two clocks.
+type PairClock struct {
+	CorrectionMicros  int64 `json:"correctionMicros"`
+	UncertaintyMicros int64 `json:"uncertaintyMicros"`
+	Uncorrected       bool  `json:"uncorrected,omitempty"`
 }
 
 // Group returns the group named name, nil when there is none.
@@ -84,4 +105,83 @@ func (r *Result) Group(name string) *GroupResult {
 		}
 	}
 	return nil
+}
+
+// mergeGroups adds up the device-group figures of workers that each ran some of a run's groups
+// (a group runs in one worker; loadgen.Options.Groups): a group's figures are its worker's, a
+// pair's are the sum of the publishing worker's Expected and the subscribing worker's deliveries
+// (and latency, clock and retained counts, which only it has). A subscribing group's Expected
+// and Lost follow from its pairs. Nil, nil when no part has groups.
+func mergeGroups(parts []*Result) ([]GroupResult, []PairResult, error) {
+	var groups []GroupResult
+	seen := map[string]int{}
+	type key struct{ from, to string }
+	pairs := map[key]*PairResult{}
+	var order []key
+	for i, p := range parts {
+		for _, g := range p.Groups {
+			if j, ok := seen[g.Name]; ok {
+				return nil, nil, fmt.Errorf("merge: device group %s is in worker parts %d and %d: a group runs in one worker", g.Name, j, i)
+			}
+			seen[g.Name] = i
+			groups = append(groups, g)
+		}
+		for _, pr := range p.Pairs {
+			k := key{pr.From, pr.To}
+			acc := pairs[k]
+			if acc == nil {
+				acc = &PairResult{From: pr.From, To: pr.To}
+				pairs[k] = acc
+				order = append(order, k)
+			}
+			acc.Expected += pr.Expected
+			acc.Received += pr.Received
+			acc.Duplicates += pr.Duplicates
+			acc.OutOfOrder += pr.OutOfOrder
+			acc.Retained += pr.Retained
+			if pr.EndToEnd != nil && pr.EndToEnd.Count > 0 {
+				acc.EndToEnd = pr.EndToEnd
+			} else if acc.EndToEnd == nil {
+				acc.EndToEnd = pr.EndToEnd
+			}
+			if pr.Clock != nil {
+				acc.Clock = pr.Clock
+			}
+		}
+	}
+	if len(groups) == 0 && len(pairs) == 0 {
+		return nil, nil, nil
+	}
+	// In the spec's order: the order of the parts' groups, which each keep it.
+	if spec := parts[0].Spec; spec != nil && len(spec.Groups) > 0 {
+		at := map[string]int{}
+		for i, g := range spec.Groups {
+			at[g.Name] = i
+		}
+		sort.SliceStable(groups, func(a, b int) bool { return at[groups[a].Name] < at[groups[b].Name] })
+		sort.SliceStable(order, func(a, b int) bool {
+			if at[order[a].from] != at[order[b].from] {
+				return at[order[a].from] < at[order[b].from]
+			}
+			return at[order[a].to] < at[order[b].to]
+		})
+	}
+	var out []PairResult
+	expected, got := map[string]int64{}, map[string]int64{}
+	for _, k := range order {
+		pr := pairs[k]
+		pr.Lost = max(0, pr.Expected-pr.Received)
+		expected[pr.To] += pr.Expected
+		got[pr.To] += pr.Received
+		out = append(out, *pr)
+	}
+	for i := range groups {
+		g := &groups[i]
+		if g.Subscribers == 0 {
+			continue
+		}
+		g.Expected = expected[g.Name]
+		g.Lost = Int64(max(0, g.Expected-got[g.Name]))
+	}
+	return groups, out, nil
 }

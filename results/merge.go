@@ -108,8 +108,6 @@ func Merge(parts []*Result) (*Result, error) {
 		EndTime:     first.EndTime,
 	}
 	if len(parts) == 1 {
-		// Device groups run in one worker (plan: a run with spec.groups has one), so their
-		// figures are that worker's.
 		m.Groups, m.Pairs = first.Groups, first.Pairs
 	}
 	hists := map[string]*hdrhistogram.Histogram{}
@@ -206,6 +204,21 @@ func Merge(parts []*Result) (*Result, error) {
 		}
 	}
 	m.Lost = Int64(lost)
+	if len(parts) > 1 {
+		var err error
+		if m.Groups, m.Pairs, err = mergeGroups(parts); err != nil {
+			return nil, err
+		}
+		if m.Pairs != nil {
+			// Each worker counted what its publishers sent (Expected) and what its subscribers
+			// got (the pairs' Received): the run lost what the sum of one is short of the other.
+			var got int64
+			for _, pr := range m.Pairs {
+				got += pr.Received
+			}
+			m.Lost = Int64(max(0, m.Expected-got))
+		}
+	}
 	if dupKnown {
 		m.Duplicates = Int64(dups)
 	}

@@ -385,6 +385,9 @@ type WorkerSummary struct {
 	ControlRTTMicros  int64  `json:"controlRTTMicros,omitempty"`
 	Phase             string `json:"phase,omitempty"`
 	Message           string `json:"message,omitempty"`
+	// Groups are the device groups the worker ran, when a run's groups were spread over
+	// several workers (each with its own clock; docs/fleets.md).
+	Groups []string `json:"groups,omitempty"`
 }
 
 // Histogram names, the keys of Result.Histograms.

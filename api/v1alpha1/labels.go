@@ -20,6 +20,12 @@ const (
 	AnnotationRepetition = "msgbench.io/repetition"
 	// LabelStudy groups the samples of one reference study.
 	LabelStudy = "msgbench.io/study"
+	// LabelGroup, on the worker pods of a device group behind a link of its own and on that
+	// link's NetworkChaos, holds the group's name: its NetworkChaos selects its pods alone.
+	LabelGroup = "msgbench.io/group"
+	// LabelGateway, on a gateway's pods in a run with gateways of several protocols, holds the
+	// gateway's mode (mqtt-sn, http): its Service and a group's NetworkChaos select them alone.
+	LabelGateway = "msgbench.io/gateway"
 )
 
 // Values of LabelComponent.

@@ -158,12 +158,13 @@ func BrokerUsageURL(mb *v1alpha1.MessagingBenchmark) string {
 }
 
 // GatewayUsageURL is where the workers read the gateway's CPU and memory ("" without a gateway,
-// or with several replicas, whose Service would answer for one of them at random).
+// or with several replicas, whose Service would answer for one of them at random). With
+// gateways of several protocols it is the first one's (the result has one gateway usage).
 func GatewayUsageURL(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) string {
 	if p.Gateway() == "" || mb.Spec.Gateway.Replicas != 1 {
 		return ""
 	}
-	return fmt.Sprintf("http://%s.%s.svc:%d/usage", NamesOf(mb).Gateway, mb.Namespace, MetricsPort)
+	return fmt.Sprintf("http://%s.%s.svc:%d/usage", GatewayName(mb, p, p.Gateway()), mb.Namespace, MetricsPort)
 }
 
 // TLSEnabled reports whether the clients of mb encrypt.
@@ -177,9 +178,15 @@ func TLSSecretName(mb *v1alpha1.MessagingBenchmark) string {
 	return NamesOf(mb).TLS
 }
 
-// BrokerAddress is the host:port the MQTT (or Kafka) clients, or the gateway, connect to. For
-// broker type kafka it is the bootstrap Service Strimzi creates (KafkaBootstrapAddress).
+// BrokerAddress is the host:port the MQTT (or Kafka) clients connect to: the WebSocket listener
+// for spec.mqtt.transport websocket. For broker type kafka it is the bootstrap Service Strimzi
+// creates (KafkaBootstrapAddress).
 func BrokerAddress(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) string {
+	return brokerAddress(mb, p, mb.Spec.MQTT.WebSocket() && mb.Spec.Broker.Type.MQTTBroker())
+}
+
+// brokerAddress is the broker's address, its WebSocket listener's when ws.
+func brokerAddress(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, ws bool) string {
 	if mb.Spec.Broker.Type == v1alpha1.BrokerExternal && mb.Spec.Broker.External != nil {
 		return mb.Spec.Broker.External.Address
 	}
@@ -193,7 +200,7 @@ func BrokerAddress(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) string {
 	case p.Broker.TLS:
 		port = MQTTSPort
 	}
-	if brokerWebSocket(mb) {
+	if ws {
 		port = int(wsPort(mb))
 		if p.Broker.TLS {
 			port = int(wssPort(mb))

@@ -20,12 +20,38 @@ var gatewayPorts = map[string][]corev1.ServicePort{
 	"quic":    {{Name: "mqtt-quic", Port: 14567, Protocol: corev1.ProtocolUDP}},
 }
 
-// GatewayDeployment runs the protocol gateway (`msgbench gateway`) in front of the broker.
-func GatewayDeployment(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, cfg Config) *appsv1.Deployment {
-	mode := p.Gateway()
+// GatewayName is the name of the Deployment and Service of the gateway of mode: the run's one
+// gateway keeps <benchmark>-gateway; with gateways of several protocols each is
+// <benchmark>-gateway-<mode>.
+func GatewayName(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, mode string) string {
+	if len(p.GatewayModes()) <= 1 {
+		return NamesOf(mb).Gateway
+	}
+	return shortName(mb.Name, "-gateway-"+mode)
+}
+
+// GatewaySelector selects the pods of the gateway of mode (of the run's only gateway: all the
+// benchmark's gateway pods).
+func GatewaySelector(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, mode string) map[string]string {
+	s := Selector(mb, v1alpha1.ComponentGateway)
+	if len(p.GatewayModes()) > 1 {
+		s[v1alpha1.LabelGateway] = mode
+	}
+	return s
+}
+
+// gatewayAddress is where clients reach the gateway of mode: its Service.
+func gatewayAddress(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, mode string) string {
+	return fmt.Sprintf("%s.%s.svc:%d", GatewayName(mb, p, mode), mb.Namespace, gatewayPorts[mode][0].Port)
+}
+
+// GatewayDeployment runs the protocol gateway of mode (`msgbench gateway`, one of
+// p.GatewayModes()) in front of the broker; it serves every group of its mode.
+func GatewayDeployment(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, mode string, cfg Config) *appsv1.Deployment {
 	names := NamesOf(mb)
 	ports := gatewayPorts[mode]
-	args := []string{"gateway", "--mode", mode, "--listen", fmt.Sprintf(":%d", ports[0].Port), "--broker", BrokerAddress(mb, p),
+	// The broker's MQTT listener, not its WebSocket one: a gateway speaks MQTT over TCP.
+	args := []string{"gateway", "--mode", mode, "--listen", fmt.Sprintf(":%d", ports[0].Port), "--broker", brokerAddress(mb, p, false),
 		"--plan", PlanPath, "--metrics", fmt.Sprintf(":%d", MetricsPort)}
 	mounts := []corev1.VolumeMount{{Name: "spec", MountPath: "/etc/msgbench", ReadOnly: true}}
 	volumes := []corev1.Volume{{Name: "spec", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
@@ -64,28 +90,32 @@ func GatewayDeployment(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, cfg Config
 		Volumes: volumes,
 	}
 	pod.SecurityContext.FSGroup = ptr.To[int64](msgbenchUID)
+	labels := Labels(mb, v1alpha1.ComponentGateway)
+	if len(p.GatewayModes()) > 1 {
+		labels[v1alpha1.LabelGateway] = mode
+	}
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: meta(mb, names.Gateway, v1alpha1.ComponentGateway),
+		ObjectMeta: meta(mb, GatewayName(mb, p, mode), v1alpha1.ComponentGateway),
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(mb.Spec.Gateway.Replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: Selector(mb, v1alpha1.ComponentGateway)},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: Labels(mb, v1alpha1.ComponentGateway)}, Spec: pod},
+			Selector: &metav1.LabelSelector{MatchLabels: GatewaySelector(mb, p, mode)},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod},
 		},
 	}
 }
 
-// GatewayService exposes the gateway to the workers.
-func GatewayService(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) *corev1.Service {
+// GatewayService exposes the gateway of mode to the workers.
+func GatewayService(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, mode string) *corev1.Service {
 	var ports []corev1.ServicePort
-	for _, port := range gatewayPorts[p.Gateway()] {
+	for _, port := range gatewayPorts[mode] {
 		port.TargetPort = intstr.FromString(port.Name)
 		ports = append(ports, port)
 	}
 	ports = append(ports, metricsServicePort())
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: meta(mb, NamesOf(mb).Gateway, v1alpha1.ComponentGateway),
-		Spec:       corev1.ServiceSpec{Selector: Selector(mb, v1alpha1.ComponentGateway), Ports: ports},
+		ObjectMeta: meta(mb, GatewayName(mb, p, mode), v1alpha1.ComponentGateway),
+		Spec:       corev1.ServiceSpec{Selector: GatewaySelector(mb, p, mode), Ports: ports},
 	}
 }

@@ -38,15 +38,21 @@ func Render(mb *v1alpha1.MessagingBenchmark, cfg Config) ([]client.Object, error
 		}
 		objs = append(objs, kafka...)
 	}
-	if p.Gateway() != "" {
-		objs = append(objs, GatewayDeployment(mb, p, cfg), GatewayService(mb, p))
+	for _, mode := range p.GatewayModes() {
+		objs = append(objs, GatewayDeployment(mb, p, mode, cfg), GatewayService(mb, p, mode))
 	}
-	objs = append(objs, WorkersJob(mb, p, cfg))
+	for _, j := range WorkersJobs(mb, p, cfg) {
+		objs = append(objs, j)
+	}
 	chaos, err := netem.NetworkChaos(mb, p.Network.Link, p.DirectToBroker())
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range chaos {
+	groups, err := GroupNetworkChaos(mb, p)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range append(chaos, groups...) {
 		c.SetOwnerReferences(OwnerReferences(mb))
 		objs = append(objs, c)
 	}

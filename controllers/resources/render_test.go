@@ -20,7 +20,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files")
 
 // goldenSamples cover every kind of object the builders make.
-var goldenSamples = []string{"network/profile-nb-iot", "mqtt-qos1", "mqtts-tls12", "mqtts-device-tls", "mqtt-websocket", "mqtt-sn-qos1", "http-3", "mqtt-quic", "mqtt-external-broker", "mqtt-two-workers-objectstore",
+var goldenSamples = []string{"network/profile-nb-iot", "fleets/mixed-fleet", "mqtt-qos1", "mqtts-tls12", "mqtts-device-tls", "mqtt-websocket", "mqtt-sn-qos1", "http-3", "mqtt-quic", "mqtt-external-broker", "mqtt-two-workers-objectstore",
 	"broker-rabbitmq", "broker-artemis", "broker-emqx-quic", "broker-nanomq", "broker-hivemq-ce", "broker-vernemq"}
 
 func render(t *testing.T, sample string) []byte {

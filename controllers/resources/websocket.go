@@ -2,6 +2,7 @@ package resources
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 )
@@ -19,11 +20,17 @@ var webSocketPorts = map[v1alpha1.BrokerType][2]int32{
 	v1alpha1.BrokerVerneMQ:   {8080, 8081},
 }
 
-// brokerWebSocket reports whether the clients reach the broker msgbench runs over WebSocket. The
-// broker then serves plain ws always (the usage sidecar's readiness probe goes through it, as
-// plain MQTT does for TCP clients) and wss with broker TLS.
+// brokerWebSocket reports whether clients reach the broker msgbench runs over WebSocket: all of
+// them (spec.mqtt.transport) or a device group's (groups[].mqtt.transport). The broker then
+// serves plain ws always (the usage sidecar's readiness probe goes through it, as plain MQTT
+// does for TCP clients) and wss with broker TLS, beside its MQTT listener.
 func brokerWebSocket(mb *v1alpha1.MessagingBenchmark) bool {
-	return mb.Spec.MQTT.WebSocket() && mb.Spec.Broker.Type.MQTTBroker()
+	if !mb.Spec.Broker.Type.MQTTBroker() {
+		return false
+	}
+	return mb.Spec.MQTT.WebSocket() || slices.ContainsFunc(mb.Spec.Groups, func(g v1alpha1.DeviceGroupSpec) bool {
+		return g.MQTT != nil && g.MQTT.Transport == v1alpha1.TransportWebSocket
+	})
 }
 
 // wsPort and wssPort are mb's broker's WebSocket ports.

@@ -2,6 +2,7 @@ package resources
 
 import (
 	"fmt"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,15 +25,54 @@ func WorkerClientAddress(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) string {
 	return BrokerAddress(mb, p)
 }
 
-// WorkersJob runs spec.workers.replicas load-generator pods as an Indexed Job. Each pod runs
-// `msgbench loadgen --control`: it connects its share of the clients, reports ready, waits for
-// the operator's start signal and keeps its result until the operator collected it. A failed
-// worker is not retried (backoffLimit 0): its share of the measurement is lost, so the run
-// fails instead of mixing two attempts.
+// GroupAddress is where the clients of group g connect: its gateway's Service, the broker's
+// WebSocket listener for MQTT over WebSocket, or the broker's MQTT listener.
+func GroupAddress(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, g plan.Group) string {
+	switch {
+	case g.Gateway != "":
+		return gatewayAddress(mb, p, g.Gateway)
+	case g.Fleet == nil:
+		return WorkerClientAddress(mb, p)
+	}
+	return brokerAddress(mb, p, g.MQTT != nil && g.MQTT.WebSocket && mb.Spec.Broker.Type.MQTTBroker())
+}
+
+// WorkersJobName is the name of the Job of worker set s: <benchmark>-workers for the shared set
+// (a flat run's), <benchmark>-workers-<group> for a group's own.
+func WorkersJobName(mb *v1alpha1.MessagingBenchmark, s plan.WorkerSet) string {
+	if !s.Own() {
+		return NamesOf(mb).Workers
+	}
+	return shortName(mb.Name, "-workers-"+s.Name)
+}
+
+// WorkersJobs are the run's worker Jobs, one per worker set of p.Placement(), in its order.
+func WorkersJobs(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, cfg Config) []*batchv1.Job {
+	var jobs []*batchv1.Job
+	for _, s := range p.Placement() {
+		jobs = append(jobs, workersJob(mb, p, s, cfg))
+	}
+	return jobs
+}
+
+// WorkersJob is the Job of the run's first worker set: a flat run's only one.
 func WorkersJob(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, cfg Config) *batchv1.Job {
+	return workersJob(mb, p, p.Placement()[0], cfg)
+}
+
+// workersJob runs a worker set's load-generator pods as an Indexed Job. Each pod runs
+// `msgbench loadgen --control`: it connects its share of the clients (of the set's groups),
+// reports ready, waits for the operator's start signal and keeps its result until the operator
+// collected it. A failed worker is not retried (backoffLimit 0): its share of the measurement is
+// lost, so the run fails instead of mixing two attempts.
+func workersJob(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, set plan.WorkerSet, cfg Config) *batchv1.Job {
 	names := NamesOf(mb)
 	w := mb.Spec.Workers
-	args := []string{"loadgen", "--plan", PlanPath, "--broker", WorkerClientAddress(mb, p),
+	// --broker is where the set's first group connects; the others that connect elsewhere
+	// (another gateway, the WebSocket listener) get an --endpoint each.
+	groups := p.SetGroups(set)
+	broker := GroupAddress(mb, p, groups[0])
+	args := []string{"loadgen", "--plan", PlanPath, "--broker", broker,
 		"--control", fmt.Sprintf(":%d", cfg.ControlPort), "--run-id", RunID(mb),
 		// live metrics, and a scraper's chance to read the final values once the operator has
 		// collected the result
@@ -42,6 +82,14 @@ func WorkersJob(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, cfg Config) *batc
 	}
 	if u := GatewayUsageURL(mb, p); u != "" {
 		args = append(args, "--gateway-usage", u)
+	}
+	if set.Groups != nil {
+		args = append(args, "--groups", strings.Join(set.Groups, ","))
+	}
+	for _, g := range groups {
+		if a := GroupAddress(mb, p, g); a != broker {
+			args = append(args, "--endpoint", g.Name+"="+a)
+		}
 	}
 	mounts := []corev1.VolumeMount{{Name: "spec", MountPath: "/etc/msgbench", ReadOnly: true}}
 	volumes := []corev1.Volume{{Name: "spec", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
@@ -54,6 +102,9 @@ func WorkersJob(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, cfg Config) *batc
 			SecretName: TLSSecretName(mb), Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}}})
 	}
 	labels := Labels(mb, v1alpha1.ComponentWorker)
+	if set.Own() {
+		labels[v1alpha1.LabelGroup] = set.Name
+	}
 	pod := corev1.PodSpec{
 		RestartPolicy:                corev1.RestartPolicyNever,
 		ServiceAccountName:           names.WorkerServiceAccount,
@@ -95,10 +146,10 @@ func WorkersJob(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, cfg Config) *batc
 	}
 	return &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
-		ObjectMeta: meta(mb, names.Workers, v1alpha1.ComponentWorker),
+		ObjectMeta: meta(mb, WorkersJobName(mb, set), v1alpha1.ComponentWorker),
 		Spec: batchv1.JobSpec{
-			Completions:           ptr.To(w.Replicas),
-			Parallelism:           ptr.To(w.Replicas),
+			Completions:           ptr.To(int32(set.Replicas)),
+			Parallelism:           ptr.To(int32(set.Replicas)),
 			CompletionMode:        ptr.To(batchv1.IndexedCompletion),
 			BackoffLimit:          ptr.To[int32](0),
 			ActiveDeadlineSeconds: ptr.To(deadline),
