@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/controllers/resources"
 )
 
 // finish cleans up after a finished run as spec.cleanup says, and deletes the benchmark
@@ -61,18 +63,31 @@ func (r *Reconciler) cleanup(ctx context.Context, st *run) error {
 			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: n.Broker, Namespace: ns}},
 			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: n.BrokerConfig, Namespace: ns}})
 	}
-	// The plan says whether a gateway ran; a spec that no longer compiles (nothing was created for
-	// it, or an older operator created it) gets the request anyway.
-	if st.plan == nil || st.plan.Gateway() != "" {
+	// The plan says which gateways ran; a spec that no longer compiles (nothing was created for
+	// it, or an older operator created it) gets the request for the one gateway anyway.
+	gateways := []string{n.Gateway}
+	if st.plan != nil {
+		gateways = gateways[:0]
+		for _, mode := range st.plan.GatewayModes() {
+			gateways = append(gateways, resources.GatewayName(st.mb, st.plan, mode))
+		}
+		// Each group behind its own link had a Job of its own.
+		for _, s := range st.plan.Placement() {
+			if s.Own() {
+				objs = append(objs, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: resources.WorkersJobName(st.mb, s), Namespace: ns}})
+			}
+		}
+	}
+	for _, g := range gateways {
 		objs = append(objs,
-			&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: n.Gateway, Namespace: ns}},
-			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: n.Gateway, Namespace: ns}})
+			&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: g, Namespace: ns}},
+			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: g, Namespace: ns}})
 	}
 	if st.plan == nil || st.plan.NeedsCertificate() {
 		objs = append(objs, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: n.TLS, Namespace: ns}})
 	}
 	objs = append(objs, r.thirdPartyObjects(st)...)
-	if spec.Impaired() {
+	if spec.Impaired() || slices.ContainsFunc(spec.Groups, func(g v1alpha1.DeviceGroupSpec) bool { return g.Network != nil }) {
 		if err := r.deleteNetworkChaos(ctx, st); err != nil {
 			return err
 		}

@@ -33,6 +33,11 @@ func (r *Reconciler) applyNetworkChaos(ctx context.Context, st *run) (bool, erro
 	if err != nil {
 		return false, fail("spec.network: %v", err)
 	}
+	groups, err := resources.GroupNetworkChaos(mb, st.plan)
+	if err != nil {
+		return false, fail("%v", err)
+	}
+	objs = append(objs, groups...)
 	if len(objs) == 0 {
 		r.setCondition(st, v1alpha1.ConditionNetworkImpaired, metav1.ConditionFalse, "NoImpairment", "the resolved link impairs neither direction")
 		return true, nil
@@ -71,14 +76,37 @@ func (r *Reconciler) applyNetworkChaos(ctx context.Context, st *run) (bool, erro
 		st.waiting = "waiting for Chaos Mesh to inject the network impairment: " + msg
 		return false, nil
 	}
+	what := fmt.Sprintf("profile %s", st.plan.Network.Profile)
+	if len(groups) > 0 {
+		var links []string
+		for _, s := range st.plan.Placement() {
+			if s.Own() {
+				links = append(links, fmt.Sprintf("%s %s", s.Name, s.Network.Profile))
+			}
+		}
+		what = "the groups' own links: " + strings.Join(links, ", ")
+	}
 	r.setCondition(st, v1alpha1.ConditionNetworkImpaired, metav1.ConditionTrue, "Injected",
-		fmt.Sprintf("Chaos Mesh injected %d NetworkChaos (profile %s)", len(objs), st.plan.Network.Profile))
+		fmt.Sprintf("Chaos Mesh injected %d NetworkChaos (%s)", len(objs), what))
 	return true, nil
 }
 
-// deleteNetworkChaos removes the benchmark's NetworkChaos objects: spec.network's and every
-// timeline step's.
+// deleteNetworkChaos removes the benchmark's NetworkChaos objects: spec.network's, every
+// timeline step's and every device group's own.
 func (r *Reconciler) deleteNetworkChaos(ctx context.Context, st *run) error {
+	// The groups' by their label: whatever links the spec had, none stays behind.
+	var list unstructured.UnstructuredList
+	list.SetGroupVersionKind(netem.NetworkChaosGVK)
+	err := r.List(ctx, &list, client.InNamespace(st.mb.Namespace), client.HasLabels{v1alpha1.LabelGroup},
+		client.MatchingLabels{v1alpha1.LabelBenchmark: v1alpha1.LabelValue(st.mb.Name), v1alpha1.LabelComponent: v1alpha1.ComponentNetwork})
+	if err != nil && !isNoKind(err) {
+		return err
+	}
+	for i := range list.Items {
+		if err := r.Delete(ctx, &list.Items[i]); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
 	names := []string{"up", "down"}
 	if st.plan != nil {
 		for k := range st.plan.Network.Steps {
@@ -150,7 +178,7 @@ func (r *Reconciler) networkTimeline(ctx context.Context, st *run) (bool, error)
 	}
 	for i := range list.Items {
 		o := &list.Items[i]
-		if keep[o.GetName()] || o.GetDeletionTimestamp() != nil {
+		if keep[o.GetName()] || o.GetDeletionTimestamp() != nil || o.GetLabels()[v1alpha1.LabelGroup] != "" {
 			continue
 		}
 		if err := r.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {

@@ -197,26 +197,35 @@ func (r *Reconciler) externalBroker(ctx context.Context, st *run) (bool, error) 
 	return false, nil
 }
 
-// gateway runs the protocol gateway, when the protocol needs one.
+// gateway runs the protocol gateways the groups need, one per mode (mqtt-sn, http, quic), and
+// waits for each.
 func (r *Reconciler) gateway(ctx context.Context, st *run) (bool, error) {
 	mb := st.mb
-	mode := st.plan.Gateway()
-	if mode == "" {
+	modes := st.plan.GatewayModes()
+	if len(modes) == 0 {
 		r.setCondition(st, v1alpha1.ConditionGatewayReady, metav1.ConditionTrue, "NotRequired", protocols(st.plan)+" clients talk to the broker directly")
 		return true, nil
 	}
-	for _, obj := range []client.Object{resources.GatewayDeployment(mb, st.plan, r.Config), resources.GatewayService(mb, st.plan)} {
-		if err := r.apply(ctx, obj); err != nil {
+	for _, mode := range modes {
+		for _, obj := range []client.Object{resources.GatewayDeployment(mb, st.plan, mode, r.Config), resources.GatewayService(mb, st.plan, mode)} {
+			if err := r.apply(ctx, obj); err != nil {
+				return false, err
+			}
+		}
+	}
+	for _, mode := range modes {
+		ready, _, why, err := r.deploymentReady(ctx, mb.Namespace, resources.GatewayName(mb, st.plan, mode))
+		if err != nil || !ready {
+			r.setCondition(st, v1alpha1.ConditionGatewayReady, metav1.ConditionFalse, "Starting", why)
+			st.waiting = "waiting for the " + mode + " gateway: " + why
 			return false, err
 		}
 	}
-	ready, _, why, err := r.deploymentReady(ctx, mb.Namespace, st.names.Gateway)
-	if err != nil || !ready {
-		r.setCondition(st, v1alpha1.ConditionGatewayReady, metav1.ConditionFalse, "Starting", why)
-		st.waiting = "waiting for the " + mode + " gateway: " + why
-		return false, err
+	msg := "gateway " + modes[0] + " is serving"
+	if len(modes) > 1 {
+		msg = "gateways " + strings.Join(modes, ", ") + " are serving"
 	}
-	r.setCondition(st, v1alpha1.ConditionGatewayReady, metav1.ConditionTrue, "Available", "gateway "+mode+" is serving")
+	r.setCondition(st, v1alpha1.ConditionGatewayReady, metav1.ConditionTrue, "Available", msg)
 	return true, nil
 }
 

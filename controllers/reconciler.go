@@ -305,6 +305,9 @@ func (r *Reconciler) report(ctx context.Context, st *run, before *v1alpha1.Messa
 	s := &mb.Status
 	s.ObservedGeneration = mb.Generation
 	s.Workers.Desired = mb.Spec.Workers.Replicas
+	if st.plan != nil { // with groups behind links of their own, a worker per link
+		s.Workers.Desired = int32(workerCount(st))
+	}
 	if st.phase != v1alpha1.PhaseFailed && st.waiting != "" {
 		s.Message = st.waiting
 	}

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,6 +12,7 @@ import (
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/netem"
+	"github.com/msgbench/msgbench/plan"
 )
 
 // Third-party kinds the operator drives, declared where their objects are built.
@@ -31,7 +33,8 @@ func (r *Reconciler) installed(gvk schema.GroupVersionKind) (bool, error) {
 // network applies spec.network through Chaos Mesh.
 func (r *Reconciler) network(ctx context.Context, st *run) (bool, error) {
 	n := &st.plan.Network
-	if !n.Impaired {
+	own := slices.ContainsFunc(st.plan.Placement(), func(s plan.WorkerSet) bool { return s.Own() })
+	if !n.Impaired && !own {
 		r.setCondition(st, v1alpha1.ConditionNetworkImpaired, metav1.ConditionFalse, "NotRequested", "spec.network.profile is none")
 		return true, nil
 	}
@@ -43,6 +46,9 @@ func (r *Reconciler) network(ctx context.Context, st *run) (bool, error) {
 		what, instead := "spec.network.profile "+string(n.Profile), "set spec.network.profile to none"
 		if len(n.Steps) > 0 {
 			what, instead = "spec.network.timeline", "remove spec.network.timeline and set spec.network.profile to none"
+		}
+		if own {
+			what, instead = "spec.groups[].network", "remove the groups' network, or run the manifest with msgbench run"
 		}
 		msg := fmt.Sprintf("%s asks for network impairment, but Chaos Mesh is not installed "+
 			"(no chaos-mesh.org/v1alpha1 NetworkChaos CRD): install Chaos Mesh, or %s", what, instead)

@@ -20,26 +20,38 @@ import (
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/controllers/policy"
 	"github.com/msgbench/msgbench/controllers/resources"
+	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/loadgen/control"
 )
 
-// workerPods lists the workers' pods by completion index; a missing index has a nil pod.
+// workerPods lists the workers' pods across the run's worker sets (Jobs), by a global index: the
+// sets in placement order, the completion index inside each. A missing index has a nil pod.
 func (r *Reconciler) workerPods(ctx context.Context, st *run) ([]policy.Worker, error) {
 	mb := st.mb
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(mb.Namespace), client.MatchingLabels(resources.Selector(mb, v1alpha1.ComponentWorker))); err != nil {
 		return nil, err
 	}
-	ws := make([]policy.Worker, mb.Spec.Workers.Replicas)
+	sets := st.plan.Placement()
+	first := map[string]int{} // a set's first global index, by its name ("" the shared set)
+	size := map[string]int{}
+	n := 0
+	for _, s := range sets {
+		first[s.Name], size[s.Name] = n, s.Replicas
+		n += s.Replicas
+	}
+	ws := make([]policy.Worker, n)
 	for i := range ws {
 		ws[i].Index = i
 	}
 	for i := range pods.Items {
 		p := &pods.Items[i]
+		set := p.Labels[v1alpha1.LabelGroup]
 		idx, err := strconv.Atoi(p.Annotations[batchv1.JobCompletionIndexAnnotation])
-		if err != nil || idx < 0 || idx >= len(ws) {
+		if _, ok := first[set]; !ok || err != nil || idx < 0 || idx >= size[set] {
 			continue
 		}
+		idx += first[set]
 		// A replacement pod of the same index is newer; the newest one is the worker now.
 		if cur := ws[idx].Pod; cur == nil || p.CreationTimestamp.After(cur.CreationTimestamp.Time) {
 			ws[idx].Pod = p
@@ -52,31 +64,42 @@ func (r *Reconciler) workerPods(ctx context.Context, st *run) ([]policy.Worker, 
 	return ws, nil
 }
 
-// workers runs the load-generator Job and waits until every worker pod runs (its control
-// endpoint up, no client connected yet).
+// workerCount is how many workers the run has over all its worker sets.
+func workerCount(st *run) int {
+	n := 0
+	for _, s := range st.plan.Placement() {
+		n += s.Replicas
+	}
+	return n
+}
+
+// workers runs the load-generator Jobs (one per worker set) and waits until every worker pod
+// runs (its control endpoint up, no client connected yet).
 func (r *Reconciler) workers(ctx context.Context, st *run) (bool, error) {
 	mb := st.mb
 	st.phase = v1alpha1.PhaseStarting
-	if err := r.apply(ctx, resources.WorkersJob(mb, st.plan, r.Config)); err != nil {
-		return false, err
-	}
-	var job batchv1.Job
-	if err := r.Get(ctx, client.ObjectKey{Namespace: mb.Namespace, Name: st.names.Workers}, &job); err != nil {
-		return false, err
-	}
-	// A failed Job says little (BackoffLimitExceeded): the pods below say which worker and why,
-	// and the Job's condition is the message only when they do not.
 	jobFailed := ""
-	for _, c := range job.Status.Conditions {
-		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
-			jobFailed = fmt.Sprintf("worker Job %s failed: %s: %s", job.Name, c.Reason, c.Message)
+	for _, j := range resources.WorkersJobs(mb, st.plan, r.Config) {
+		if err := r.apply(ctx, j); err != nil {
+			return false, err
+		}
+		var job batchv1.Job
+		if err := r.Get(ctx, client.ObjectKeyFromObject(j), &job); err != nil {
+			return false, err
+		}
+		// A failed Job says little (BackoffLimitExceeded): the pods below say which worker and
+		// why, and the Job's condition is the message only when they do not.
+		for _, c := range job.Status.Conditions {
+			if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue && jobFailed == "" {
+				jobFailed = fmt.Sprintf("worker Job %s failed: %s: %s", job.Name, c.Reason, c.Message)
+			}
 		}
 	}
 	ws, err := r.workerPods(ctx, st)
 	if err != nil {
 		return false, err
 	}
-	counts, failure, notRunning := policy.JudgeWorkers(ws, jobFailed, mb.Spec.Workers.Replicas, mb.Status.Workers.Succeeded)
+	counts, failure, notRunning := policy.JudgeWorkers(ws, jobFailed, int32(len(ws)), mb.Status.Workers.Succeeded)
 	mb.Status.Workers = counts
 	if failure != "" {
 		return false, fail("%s", failure)
@@ -162,7 +185,7 @@ func (r *Reconciler) start(ctx context.Context, st *run) (bool, error) {
 	mb := st.mb
 	if mb.Status.StartTime == nil {
 		// Far enough ahead for every wave of control calls to reach its workers before it.
-		mb.Status.StartTime = &metav1.Time{Time: policy.StartAt(r.Now(), r.StartDelay, int(mb.Spec.Workers.Replicas))}
+		mb.Status.StartTime = &metav1.Time{Time: policy.StartAt(r.Now(), r.StartDelay, workerCount(st))}
 		st.requeue = true
 		st.waiting = "starting every worker at " + mb.Status.StartTime.UTC().Format("15:04:05.000")
 		return false, nil
@@ -173,6 +196,10 @@ func (r *Reconciler) start(ctx context.Context, st *run) (bool, error) {
 	}
 	c := r.controlClient(st)
 	at := mb.Status.StartTime.Time
+	clocks, err := r.clocks(ctx, st, c, ws)
+	if err != nil {
+		return false, err
+	}
 	began := time.Now()
 	var sent atomic.Int32
 	errs := forEachWorker(ws, func(w policy.Worker) error {
@@ -190,7 +217,7 @@ func (r *Reconciler) start(ctx context.Context, st *run) (bool, error) {
 			return fail("worker %d failed: %s", w.Index, s.Error)
 		}
 		sent.Add(1)
-		_, _, err = c.Start(ctx, w.Addr, at, nil)
+		_, _, err = c.Start(ctx, w.Addr, at, clocks)
 		return err
 	})
 	if err := firstFailure(errs); err != nil {
@@ -205,6 +232,36 @@ func (r *Reconciler) start(ctx context.Context, st *run) (bool, error) {
 		log.FromContext(ctx).Info("start sent", "workers", n, "took", time.Since(began).String(), "marginLeft", time.Until(at).String())
 	}
 	return true, nil
+}
+
+// clocks measures, when the run's groups are spread over several worker sets, every worker's
+// clock offset from the operator's, each in a pass of its own before any start is sent (a
+// measurement among other calls takes their delays), with the groups the worker runs: a
+// subscriber puts another worker's messages on its own clock with them. nil for a run in one
+// set, whose every worker runs every group.
+func (r *Reconciler) clocks(ctx context.Context, st *run, c *control.Client, ws []policy.Worker) ([]loadgen.PeerClock, error) {
+	sets := st.plan.Placement()
+	if len(sets) < 2 {
+		return nil, nil
+	}
+	var groups [][]string
+	for _, s := range sets {
+		for range s.Replicas {
+			groups = append(groups, s.Groups)
+		}
+	}
+	clocks := make([]loadgen.PeerClock, len(ws))
+	for _, w := range ws {
+		if w.Addr == "" {
+			return nil, fmt.Errorf("worker %d has no pod IP", w.Index)
+		}
+		offset, rtt, err := c.ClockOffset(ctx, w.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("worker %d: measuring its clock: %w", w.Index, err)
+		}
+		clocks[w.Index] = loadgen.PeerClock{Groups: groups[w.Index], OffsetMicros: offset.Microseconds(), RTTMicros: max(rtt.Microseconds(), 1)}
+	}
+	return clocks, nil
 }
 
 // wait follows the run until every worker finished.
