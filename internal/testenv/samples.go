@@ -10,8 +10,6 @@ import "path/filepath"
 var LocalOnlySamples = map[string]string{
 	// Chaos Mesh cannot keep per-device radio states; the local emulator does.
 	"network-radio-nb-iot.yaml": "spec.network.radio",
-	// The operator runs one gateway, one worker address and one NetworkChaos per run for now.
-	"mixed-fleet.yaml": "spec.groups",
 }
 
 // LocalOnly returns the field a local-only sample's refusal names ("" for any other sample).
