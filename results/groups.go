@@ -34,6 +34,8 @@ type GroupResult struct {
 	// BeforeJoining counts deliveries to a group that joins late (spec.groups[].start) of
 	// messages sent before every member had subscribed: neither expected nor received.
 	BeforeJoining int64 `json:"beforeJoining,omitempty"`
+	// Requests are the answers to the group's requests (publish.replyTo); nil when it asks none.
+	Requests *RequestFigures `json:"requests,omitempty"`
 	// Throughput is over the run's measured window (measuredSeconds); its payload bytes are the
 	// group's payload size.
 	Throughput Throughput `json:"throughput"`
@@ -61,6 +63,19 @@ type GroupWire struct {
 type RetainedFigures struct {
 	Expected int64 `json:"expected"`
 	Received int64 `json:"received"`
+}
+
+// RequestFigures are the answers to a requesting group's messages (publish.replyTo, MQTT 5
+// request/response): Expected is one per delivery of a measured request to a responding group's
+// subscription, Answered the answers that came (once each), Lost the difference. RoundTrip is
+// request sent → answer received, both on the requester's clock.
+type RequestFigures struct {
+	Expected   int64           `json:"expected"`
+	Answered   int64           `json:"answered"`
+	Lost       int64           `json:"lost"`
+	Duplicates int64           `json:"duplicates"`
+	Errors     int64           `json:"errors,omitempty"`
+	RoundTrip  *LatencySummary `json:"roundTrip"`
 }
 
 // PairResult is the delivery from one publishing group to one subscribing group: what the

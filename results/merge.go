@@ -209,6 +209,15 @@ func Merge(parts []*Result) (*Result, error) {
 		if m.Groups, m.Pairs, err = mergeGroups(parts); err != nil {
 			return nil, err
 		}
+		var mixed []string
+		for _, pr := range m.Pairs {
+			if pr.Clock != nil && pr.Clock.Uncorrected {
+				mixed = append(mixed, pr.From+" → "+pr.To)
+			}
+		}
+		if len(mixed) > 0 {
+			m.AddCaveat(Caveat{Type: CaveatClocksUncorrected, Message: fmt.Sprintf("the end-to-end latencies of %s mix two workers' clocks: their offsets were not measured (a coordinator's start gives them; docs/measurement.md)", strings.Join(mixed, ", "))})
+		}
 		if m.Pairs != nil {
 			// Each worker counted what its publishers sent (Expected) and what its subscribers
 			// got (the pairs' Received): the run lost what the sum of one is short of the other.

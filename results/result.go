@@ -230,6 +230,9 @@ const (
 	// CaveatConcurrentRuns: the run belongs to a suite whose spec.concurrency let other runs
 	// measure at the same time, possibly on the same nodes.
 	CaveatConcurrentRuns = "ConcurrentRuns"
+	// CaveatClocksUncorrected: a pair of device groups ran in two workers whose clock offsets
+	// were not known, so its latencies mix two clocks.
+	CaveatClocksUncorrected = "ClocksUncorrected"
 )
 
 // Environment says where and with what the run happened: what a reader needs to judge and

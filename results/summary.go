@@ -547,6 +547,13 @@ func groupFigureLines(r *Result) []SummaryLine {
 			if l := g.Latency.PublishAck; l != nil {
 				f = append(f, "publish ack p99 "+us(l.P99Micros))
 			}
+			if q := g.Requests; q != nil {
+				a := fmt.Sprintf("answered %d of %d, lost %d", q.Answered, q.Expected, q.Lost)
+				if l := q.RoundTrip; l != nil {
+					a += fmt.Sprintf(", round trip p50 %s p99 %s", us(l.P50Micros), us(l.P99Micros))
+				}
+				f = append(f, a)
+			}
 		}
 		if g.Subscribers > 0 {
 			f = append(f, fmt.Sprintf("received %d of %d expected, lost %s, dup %s", g.Received, g.Expected, opt(g.Lost), opt(g.Duplicates)))
@@ -588,6 +595,13 @@ func pairFigureLines(r *Result) []SummaryLine {
 		}
 		if l := p.EndToEnd; l != nil {
 			text += fmt.Sprintf(", e2e p50 %s p99 %s", us(l.P50Micros), us(l.P99Micros))
+		}
+		if c := p.Clock; c != nil {
+			if c.Uncorrected {
+				text += " (two workers' clocks, uncorrected)"
+			} else {
+				text += fmt.Sprintf(" (across workers: clocks ±%s)", us(c.UncertaintyMicros))
+			}
 		}
 		out = append(out, SummaryLine{p.From + " → " + p.To, text})
 	}

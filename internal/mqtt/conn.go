@@ -279,17 +279,26 @@ func (c *Conn) Window() int { return cap(c.window) }
 // and a full window then waits until half of it is free again: a closed-loop publisher so
 // writes bursts of window/2 packets per system call instead of one packet per acknowledgement.
 func (c *Conn) Publish(topic string, payload []byte, qos byte, retain, flush bool) (uint16, error) {
-	return c.publish(topic, payload, qos, retain, flush, 0, true)
+	return c.publish(topic, payload, qos, retain, flush, 0, true, nil)
+}
+
+// PublishWithProperties is Publish with MQTT 5 properties (AppendRequestProperties), which
+// must be encoded properties without their length; a 3.1.1 connection has none to send.
+func (c *Conn) PublishWithProperties(topic string, payload []byte, qos byte, retain, flush bool, props []byte) (uint16, error) {
+	if c.version != V5 && len(props) > 0 {
+		return 0, fmt.Errorf("PUBLISH properties need MQTT 5, the connection speaks 3.1.1")
+	}
+	return c.publish(topic, payload, qos, retain, flush, 0, true, props)
 }
 
 // PublishStamped is Publish with a caller's stamp instead of the clock: OnComplete hands it
 // back, so a gateway can tell which of its clients' messages completed without a map from
 // packet ids.
 func (c *Conn) PublishStamped(topic string, payload []byte, qos byte, retain, flush bool, stamp int64) (uint16, error) {
-	return c.publish(topic, payload, qos, retain, flush, stamp, false)
+	return c.publish(topic, payload, qos, retain, flush, stamp, false, nil)
 }
 
-func (c *Conn) publish(topic string, payload []byte, qos byte, retain, flush bool, stamp int64, useClock bool) (uint16, error) {
+func (c *Conn) publish(topic string, payload []byte, qos byte, retain, flush bool, stamp int64, useClock bool, props []byte) (uint16, error) {
 	if qos > 0 {
 		select {
 		case c.window <- struct{}{}:
@@ -330,7 +339,7 @@ func (c *Conn) publish(topic string, payload []byte, qos byte, retain, flush boo
 		c.unfinished.Add(1)
 		c.inflight.Add(1)
 	}
-	err := c.writePublishLocked(topic, payload, qos, id, retain)
+	err := c.writePublishLocked(topic, payload, qos, id, retain, props)
 	if err == nil && flush {
 		err = c.bw.Flush()
 	}
@@ -356,20 +365,21 @@ func (c *Conn) growWriterLocked() error {
 	return nil
 }
 
-func (c *Conn) writePublishLocked(topic string, payload []byte, qos byte, id uint16, retain bool) error {
+func (c *Conn) writePublishLocked(topic string, payload []byte, qos byte, id uint16, retain bool, props []byte) error {
 	flags := qos << 1
 	if retain {
 		flags |= 0x01
 	}
 	h := c.hdr[:0]
 	h = append(h, PUBLISH<<4|flags)
-	h = appendVarint(h, publishRemaining(c.version, len(topic), len(payload), qos))
+	h = appendVarint(h, publishRemainingProps(c.version, len(topic), len(payload), qos, len(props)))
 	h = appendString(h, topic)
 	if qos > 0 {
 		h = binary.BigEndian.AppendUint16(h, id)
 	}
 	if c.version == V5 {
-		h = append(h, 0)
+		h = appendVarint(h, len(props))
+		h = append(h, props...)
 	}
 	c.hdr = h
 	c.wrote.Store(true)

@@ -145,12 +145,17 @@ func PublishSize(version byte, topicLen, payloadLen int, qos byte) int {
 }
 
 func publishRemaining(version byte, topicLen, payloadLen int, qos byte) int {
+	return publishRemainingProps(version, topicLen, payloadLen, qos, 0)
+}
+
+// publishRemainingProps is publishRemaining with propsLen bytes of MQTT 5 properties.
+func publishRemainingProps(version byte, topicLen, payloadLen int, qos byte, propsLen int) int {
 	rl := 2 + topicLen + payloadLen
 	if qos > 0 {
 		rl += 2
 	}
 	if version == V5 {
-		rl++
+		rl += varintLen(propsLen) + propsLen
 	}
 	return rl
 }
@@ -324,6 +329,22 @@ type Publish struct {
 	Dup      bool
 	Retain   bool
 	PacketID uint16
+	// ResponseTopic and CorrelationData are MQTT 5's request/response properties (nil when
+	// absent; they alias the read buffer too).
+	ResponseTopic, CorrelationData []byte
+}
+
+// AppendRequestProperties appends the properties of an MQTT 5 request (§4.10): the Response
+// Topic the answer should go to and the Correlation Data it should carry back.
+func AppendRequestProperties(b []byte, responseTopic string, correlation []byte) []byte {
+	if responseTopic != "" {
+		b = appendString(append(b, 0x08), responseTopic)
+	}
+	if correlation != nil {
+		b = binary.BigEndian.AppendUint16(append(b, 0x09), uint16(len(correlation)))
+		b = append(b, correlation...)
+	}
+	return b
 }
 
 // DecodePublish decodes the body of a PUBLISH (after the fixed header).
@@ -350,14 +371,48 @@ func DecodePublish(version, flags byte, body []byte, p *Publish) error {
 		}
 		rest = rest[2:]
 	}
+	p.ResponseTopic, p.CorrelationData = nil, nil
 	if version == V5 {
 		plen, n, err := readVarint(rest)
 		if err != nil || n+plen > len(rest) {
 			return malformed(PUBLISH, "property length")
 		}
+		if plen > 0 {
+			if err := decodePublishProperties(rest[n:n+plen], p); err != nil {
+				return err
+			}
+		}
 		rest = rest[n+plen:]
 	}
 	p.Payload = rest
+	return nil
+}
+
+// decodePublishProperties reads the request/response properties and skips the others.
+func decodePublishProperties(props []byte, p *Publish) error {
+	for len(props) > 0 {
+		id := props[0]
+		props = props[1:]
+		switch id {
+		case 0x08, 0x09: // Response Topic, Correlation Data
+			v, rest, err := readBytes(props)
+			if err != nil {
+				return malformed(PUBLISH, "property 0x%02x: %v", id, err)
+			}
+			if id == 0x08 {
+				p.ResponseTopic = v
+			} else {
+				p.CorrelationData = v
+			}
+			props = rest
+		default:
+			rest, err := skipProperty(id, props)
+			if err != nil {
+				return malformed(PUBLISH, "property 0x%02x: %v", id, err)
+			}
+			props = rest
+		}
+	}
 	return nil
 }
 

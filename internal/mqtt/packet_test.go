@@ -1,6 +1,7 @@
 package mqtt
 
 import (
+	"bufio"
 	"bytes"
 	"testing"
 
@@ -198,4 +199,46 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRequestPropertiesMatchMochi: an MQTT 5 request's Response Topic and Correlation Data, as
+// Conn writes them, read by a broker's codec; and as a broker's encoder writes them (beside a
+// property we skip), read by ours.
+func TestRequestPropertiesMatchMochi(t *testing.T) {
+	corr := []byte{0, 1, 2, 3, 0xff}
+	props := AppendRequestProperties(nil, "clients/7/reply", corr)
+	var buf bytes.Buffer
+	c := &Conn{version: V5}
+	c.bw = bufio.NewWriter(&buf)
+	if err := c.writePublishLocked("svc/requests", []byte("ping"), 1, 9, false, props); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.bw.Flush()
+	pk := decodeWithMochi(t, V5, buf.Bytes())
+	if pk.TopicName != "svc/requests" || string(pk.Payload) != "ping" || pk.PacketID != 9 ||
+		pk.Properties.ResponseTopic != "clients/7/reply" || !bytes.Equal(pk.Properties.CorrelationData, corr) {
+		t.Errorf("mochi read %+v", pk)
+	}
+
+	var out bytes.Buffer
+	src := mochi.Packet{FixedHeader: mochi.FixedHeader{Type: mochi.Publish, Qos: 1}, TopicName: "clients/7/reply", Payload: []byte("pong"),
+		PacketID: 4, ProtocolVersion: V5, Mods: mochi.Mods{AllowResponseInfo: true}}
+	src.Properties.ContentType = "text/plain"
+	src.Properties.CorrelationData = corr
+	src.Properties.ResponseTopic = "a/b"
+	if err := src.PublishEncode(&out); err != nil {
+		t.Fatal(err)
+	}
+	b := out.Bytes()
+	rl, n, _ := readVarint(b[1:])
+	var p Publish
+	if err := DecodePublish(V5, b[0]&0x0f, b[1+n:1+n+rl], &p); err != nil {
+		t.Fatal(err)
+	}
+	if string(p.Payload) != "pong" || string(p.ResponseTopic) != "a/b" || !bytes.Equal(p.CorrelationData, corr) {
+		t.Errorf("we read %+v", p)
+	}
+	if err := DecodePublish(V5, 0x02, []byte{0, 1, 'x', 0, 4, 3, 0x09, 0, 5}, &p); err == nil {
+		t.Error("correlation data longer than its properties: no error")
+	}
 }

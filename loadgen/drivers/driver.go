@@ -86,6 +86,31 @@ type RetainedHandler interface {
 	Retained(payload []byte)
 }
 
+// Requester is a Session that asks and is answered, with MQTT 5's request/response (§4.10): a
+// request carries the Response Topic its answer goes to and Correlation Data the answer
+// carries back. The MQTT driver implements it for MQTT 5 sessions.
+type Requester interface {
+	// PublishRequest publishes payload to topic as a request answered on responseTopic.
+	PublishRequest(topic string, payload []byte, responseTopic string, correlation []byte, flush bool) error
+	// SubscribeTo subscribes the session to filter (where its answers come).
+	SubscribeTo(ctx context.Context, filter string) error
+	// Respond publishes payload to topic as the answer to the request that carried correlation.
+	Respond(topic string, payload, correlation []byte) error
+}
+
+// RequestHandler is a Handler that answers requests: a driver that knows a delivery's Response
+// Topic calls Request for the deliveries that carry one instead of Message. It runs on the
+// session's reader and must not block.
+type RequestHandler interface {
+	Request(payload, responseTopic, correlation []byte)
+}
+
+// ResponseHandler is a publisher's Handler that takes the answers to its requests (the
+// deliveries its SubscribeTo brings), with the Correlation Data each carries.
+type ResponseHandler interface {
+	Response(payload, correlation []byte)
+}
+
 // Handler receives a session's events. It is called on the session's own goroutine(s) and must
 // not block (nor call the session's Close).
 //

@@ -62,6 +62,9 @@ func subscribing(v func(g *results.GroupResult) float64) groupValue {
 	return func(_ *results.Result, g *results.GroupResult) (float64, bool) { return v(g), g.Subscribers > 0 }
 }
 
+// noRequests is when a group has no request figures.
+const noRequests = "the group asks nothing (its publish has no replyTo)"
+
 // noRetained is when a group has no retained figures.
 const noRetained = "no retained message of the run (publish.retain) was due to or reached the group's subscriptions"
 
@@ -158,6 +161,37 @@ func buildGroup() []Figure {
 				},
 			})
 		}
+	}
+	asked := func(v func(q *results.RequestFigures) int64) groupValue {
+		return func(_ *results.Result, g *results.GroupResult) (float64, bool) {
+			if g.Requests == nil {
+				return 0, false
+			}
+			return f64(v(g.Requests)), true
+		}
+	}
+	fs = append(fs, []Figure{
+		{Name: "requests.expected", Kind: Count, Definition: "answers the group's requests call for: one per delivery of a measured request to a responding group's subscription", AbsentWhen: noRequests,
+			group: asked(func(q *results.RequestFigures) int64 { return q.Expected })},
+		{Name: "requests.answered", Kind: Count, Definition: "answers the group's devices got (once each)", AbsentWhen: noRequests,
+			group: asked(func(q *results.RequestFigures) int64 { return q.Answered })},
+		{Name: "requests.lost", Kind: Count, Definition: "requests.expected − requests.answered: the request or its answer was lost", AbsentWhen: noRequests,
+			group: asked(func(q *results.RequestFigures) int64 { return q.Lost })},
+		{Name: "requests.duplicates", Kind: Count, Definition: "answers a device already had", AbsentWhen: noRequests,
+			group: asked(func(q *results.RequestFigures) int64 { return q.Duplicates })},
+	}...)
+	for _, st := range latencyStats {
+		get := st.get
+		fs = append(fs, Figure{
+			Name: "requests.roundTrip." + st.name, Kind: Duration, Definition: st.what + " of the round trip: a request's intended send time → its answer at the device, on the device's clock",
+			AbsentWhen: noRequests + ", or no answer came", Quantile: st.quantile,
+			group: func(_ *results.Result, g *results.GroupResult) (float64, bool) {
+				if g.Requests == nil || g.Requests.RoundTrip == nil {
+					return 0, false
+				}
+				return get(g.Requests.RoundTrip), true
+			},
+		})
 	}
 	return append(fs, []Figure{
 		{Name: "wire.bytesSent", Kind: Bytes, Definition: "bytes the group's sockets sent, set-up included",

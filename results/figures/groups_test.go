@@ -20,7 +20,8 @@ func fleetResult() *results.Result {
 			{Name: "sensors", Publishers: 2000, Sent: 1000, Acked: 999, Unsent: 3, Errors: 1,
 				Throughput: results.Throughput{OfferedPerSecond: 200, SentPerSecond: 200, SentBytesPerSecond: 12800},
 				Latency:    results.Latencies{PublishAck: lat(10), PublishDelay: lat(20), Connect: lat(30), FirstMessage: lat(40)},
-				Wire:       results.GroupWire{BytesSent: 169780, BytesReceived: 26800, Connections: 2000, ConnectBytes: results.Float64(36.4)}},
+				Wire:       results.GroupWire{BytesSent: 169780, BytesReceived: 26800, Connections: 2000, ConnectBytes: results.Float64(36.4)},
+				Requests:   &results.RequestFigures{Expected: 1000, Answered: 990, Lost: 10, Duplicates: 1, RoundTrip: lat(200)}},
 			{Name: "edge-backend", Subscribers: 2, Received: 990, Expected: 1000, Lost: results.Int64(12), Duplicates: results.Int64(2), OutOfOrder: results.Int64(1),
 				Retained: &results.RetainedFigures{Expected: 2, Received: 1}, BeforeJoining: 4,
 				Throughput: results.Throughput{ReceivedPerSecond: 198, ReceivedBytesPerSecond: 12672},
@@ -34,6 +35,8 @@ func fleetResult() *results.Result {
 func TestGroupFigures(t *testing.T) {
 	r := fleetResult()
 	want := map[string]float64{
+		"groups.sensors.requests.answered": 990, "groups.sensors.requests.lost": 10, "groups.sensors.requests.roundTrip.p99": 1000,
+		"groups.edge-backend.requests.expected": absent, "groups.edge-backend.requests.roundTrip.p50": absent,
 		"groups.sensors.sent": 1000, "groups.sensors.acked": 999, "groups.sensors.unsent": 3, "groups.sensors.errors": 1,
 		"groups.sensors.received": absent, "groups.sensors.expected": absent, "groups.sensors.lost": absent, "groups.sensors.lostPercent": absent,
 		"groups.sensors.throughput.offeredPerSecond": 200, "groups.sensors.throughput.sentPerSecond": 200, "groups.sensors.throughput.sentBytesPerSecond": 12800,
@@ -116,7 +119,14 @@ func TestGroupFigures(t *testing.T) {
 }
 
 // groupOnly are the figures a group has and the run not.
-var groupOnly = map[string]bool{"retained.expected": true, "retained.received": true, "beforeJoining": true}
+var groupOnly = map[string]bool{"retained.expected": true, "retained.received": true, "beforeJoining": true,
+	"requests.expected": true, "requests.answered": true, "requests.lost": true, "requests.duplicates": true}
+
+func init() {
+	for _, st := range latencyStats {
+		groupOnly["requests.roundTrip."+st.name] = true
+	}
+}
 
 func TestGroupLookupErrors(t *testing.T) {
 	for _, c := range []struct{ name, has string }{

@@ -92,6 +92,7 @@ type session struct {
 	topic        string
 	qos          byte
 	retain       bool
+	props        []byte // a request's or an answer's properties, reused
 }
 
 func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handler) (drivers.Session, error) {
@@ -120,6 +121,10 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 		// It reads only acknowledgements (4 bytes each, a window's worth at a time).
 		o.ReadBufferSize = 512
 		o.OnComplete = func(_ uint16, sentAt int64, reason byte) { h.Completed(sentAt, reason < 0x80) }
+		if rh, ok := h.(drivers.ResponseHandler); ok { // a requester: it reads its answers too
+			o.ReadBufferSize = 0
+			o.OnPublish = func(p *mqtt.Publish) { rh.Response(p.Payload, p.CorrelationData) }
+		}
 	} else {
 		o.OnPublish = func(p *mqtt.Publish) { h.Message(p.Payload) }
 		if rh, ok := h.(drivers.RetainedHandler); ok {
@@ -128,6 +133,16 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 					rh.Retained(p.Payload)
 				} else {
 					h.Message(p.Payload)
+				}
+			}
+		}
+		if rq, ok := h.(drivers.RequestHandler); ok && d.version == mqtt.V5 {
+			next := o.OnPublish
+			o.OnPublish = func(p *mqtt.Publish) {
+				if p.ResponseTopic != nil && !p.Retain {
+					rq.Request(p.Payload, p.ResponseTopic, p.CorrelationData)
+				} else {
+					next(p)
 				}
 			}
 		}
@@ -153,21 +168,23 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 	return &session{conn: conn, counters: counters, connectBytes: cs.BytesSent + cs.BytesReceived, topic: c.Topic, qos: d.qos, retain: d.retain}, nil
 }
 
-func (s *session) Subscribe(ctx context.Context) error {
+func (s *session) Subscribe(ctx context.Context) error { return s.subscribe(ctx, s.topic) }
+
+func (s *session) subscribe(ctx context.Context, filter string) error {
 	if s.closed.Load() {
 		return drivers.ErrClosed
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	codes, err := s.conn.Subscribe(ctx, mqtt.Subscription{Filter: s.topic, QoS: s.qos})
+	codes, err := s.conn.Subscribe(ctx, mqtt.Subscription{Filter: filter, QoS: s.qos})
 	if err != nil {
-		return fmt.Errorf("subscribe %s: %w", s.topic, s.closedErr(err))
+		return fmt.Errorf("subscribe %s: %w", filter, s.closedErr(err))
 	}
 	if len(codes) != 1 || codes[0] >= 0x80 {
-		return fmt.Errorf("subscribe %s: broker refused (SUBACK %v)", s.topic, codes)
+		return fmt.Errorf("subscribe %s: broker refused (SUBACK %v)", filter, codes)
 	}
 	if codes[0] < s.qos {
-		return fmt.Errorf("subscribe %s: broker granted QoS %d, the benchmark asks for %d", s.topic, codes[0], s.qos)
+		return fmt.Errorf("subscribe %s: broker granted QoS %d, the benchmark asks for %d", filter, codes[0], s.qos)
 	}
 	return nil
 }
@@ -195,6 +212,32 @@ func (s *session) PublishTo(topic string, payload []byte, flush bool) error {
 		return drivers.ErrClosed
 	}
 	_, err := s.conn.Publish(topic, payload, s.qos, s.retain, flush)
+	return s.closedErr(err)
+}
+
+// PublishRequest implements drivers.Requester.
+func (s *session) PublishRequest(topic string, payload []byte, responseTopic string, correlation []byte, flush bool) error {
+	if s.closed.Load() {
+		return drivers.ErrClosed
+	}
+	s.props = mqtt.AppendRequestProperties(s.props[:0], responseTopic, correlation)
+	_, err := s.conn.PublishWithProperties(topic, payload, s.qos, s.retain, flush, s.props)
+	return s.closedErr(err)
+}
+
+// SubscribeTo implements drivers.Requester.
+func (s *session) SubscribeTo(ctx context.Context, filter string) error {
+	return s.subscribe(ctx, filter)
+}
+
+// Respond implements drivers.Requester. It is called from the responder's own goroutine, never
+// from the reader (a full window would wait for acknowledgements only the reader reads).
+func (s *session) Respond(topic string, payload, correlation []byte) error {
+	if s.closed.Load() {
+		return drivers.ErrClosed
+	}
+	s.props = mqtt.AppendRequestProperties(s.props[:0], "", correlation)
+	_, err := s.conn.PublishWithProperties(topic, payload, s.qos, false, true, s.props)
 	return s.closedErr(err)
 }
 
