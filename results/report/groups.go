@@ -95,6 +95,20 @@ type GroupRow struct {
 	// 100"), "" when none were.
 	Retained string
 	Lossy    bool
+	// Answered is the answers to its requests of those expected ("250 of 250") and RTTP50/99 their
+	// round trips, "" when it asks none.
+	Answered, RTTP50, RTTP99 string
+	AnswersLost              bool
+}
+
+// anyAsking reports whether a group of rows asks: the table then has the answers' columns.
+func anyAsking(rows []GroupRow) bool {
+	for _, r := range rows {
+		if r.Answered != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // anyRetained reports whether a group of rows has retained figures: the table then has their
@@ -142,6 +156,10 @@ func groupRows(r *results.Result) []GroupRow {
 				row.Sent += fmt.Sprintf(" (+%d unsent)", g.Unsent)
 			}
 			row.AckP99 = latencyCell(g.Latency.PublishAck, p99)
+			if q := g.Requests; q != nil {
+				row.Answered, row.AnswersLost = fmt.Sprintf("%d of %d", q.Answered, q.Expected), q.Lost > 0
+				row.RTTP50, row.RTTP99 = latencyCell(q.RoundTrip, p50), latencyCell(q.RoundTrip, p99)
+			}
 		}
 		if g.Subscribers > 0 {
 			row.Received, row.Expected = fmt.Sprint(g.Received), fmt.Sprint(g.Expected)

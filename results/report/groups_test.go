@@ -144,3 +144,32 @@ func TestReportOfGroupsRetained(t *testing.T) {
 		t.Error("a report without retained figures has a retained column")
 	}
 }
+
+// TestReportOfGroupsAsking: a group that asks (publish.replyTo) has its answers and round trips
+// in the groups table, a lost answer marked; a run whose groups ask nothing has no such columns.
+func TestReportOfGroupsAsking(t *testing.T) {
+	r := groupsRun(t)
+	g := &r.Groups[0]
+	g.Requests = &results.RequestFigures{Expected: 100, Answered: 99, Lost: 1,
+		RoundTrip: &results.LatencySummary{Count: 99, P50Micros: 400, P99Micros: 2500}}
+	var b strings.Builder
+	if err := report.WriteHTML(&b, report.FromResults([]*results.Result{r}), nil); err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(b.String())
+	for _, want := range []string{
+		`<th>duplicates</th><th>answered</th><th>round trip p50</th><th>round trip p99</th><th>e2e p50</th>`,
+		`<td class="failed">99 of 100</td><td>0.4 ms</td><td>2.5 ms</td>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %s", want)
+		}
+	}
+	b.Reset()
+	if err := report.WriteHTML(&b, report.FromResults([]*results.Result{groupsRun(t)}), nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "<th>answered</th>") {
+		t.Error("a report whose groups ask nothing has an answered column")
+	}
+}

@@ -45,6 +45,9 @@ type Page struct {
 	// GroupsRetained says whether a group has retained figures: the groups table's retained
 	// column.
 	GroupsRetained bool
+	// GroupsAsking says whether a group asks (publish.replyTo): the table then has its answers
+	// and round trips.
+	GroupsAsking bool
 }
 
 // SuiteSummary heads a suite's page.
@@ -120,6 +123,7 @@ func writePage(w io.Writer, d *Dataset, figs []*Figure, cmp *Comparison) error {
 		page.Single = d.Points[0].Runs[0]
 		page.Groups, page.Matrix = groupRows(page.Single), pairMatrix(page.Single)
 		page.GroupsRetained = anyRetained(page.Groups)
+		page.GroupsAsking = anyAsking(page.Groups)
 	default: // one run that failed: its summary says why; it has no figures
 		page.Single = d.Failed[0].Result
 	}
@@ -501,8 +505,8 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"
 {{if .Groups}}<h2>Device groups</h2>
 <p class="meta">Each group's figures over its own clients (docs/fleets.md): what its publishers sent, what its subscribers received of what their subscriptions call for, and their latencies.</p>
 <div class="scroll"><table id="groups">
-<tr><th class="l">group</th><th class="l">clients</th><th class="l">protocol</th><th>sent</th><th>received</th><th>expected</th><th>lost</th><th>duplicates</th>{{if .GroupsRetained}}<th>retained</th>{{end}}<th>e2e p50</th><th>e2e p99</th><th>publish ack p99</th><th>connect p50</th><th>connect p99</th></tr>
-{{range .Groups}}<tr><td class="l">{{.Name}}</td><td class="l">{{.Clients}}</td><td class="l">{{.Protocol}}</td><td>{{.Sent}}</td><td>{{.Received}}</td><td>{{.Expected}}</td><td{{if .Lossy}} class="failed"{{end}}>{{.Lost}}</td><td>{{.Dup}}</td>{{if $.GroupsRetained}}<td>{{.Retained}}</td>{{end}}<td>{{.E2EP50}}</td><td>{{.E2EP99}}</td><td>{{.AckP99}}</td><td>{{.ConnP50}}</td><td>{{.ConnP99}}</td></tr>
+<tr><th class="l">group</th><th class="l">clients</th><th class="l">protocol</th><th>sent</th><th>received</th><th>expected</th><th>lost</th><th>duplicates</th>{{if .GroupsRetained}}<th>retained</th>{{end}}{{if .GroupsAsking}}<th>answered</th><th>round trip p50</th><th>round trip p99</th>{{end}}<th>e2e p50</th><th>e2e p99</th><th>publish ack p99</th><th>connect p50</th><th>connect p99</th></tr>
+{{range .Groups}}<tr><td class="l">{{.Name}}</td><td class="l">{{.Clients}}</td><td class="l">{{.Protocol}}</td><td>{{.Sent}}</td><td>{{.Received}}</td><td>{{.Expected}}</td><td{{if .Lossy}} class="failed"{{end}}>{{.Lost}}</td><td>{{.Dup}}</td>{{if $.GroupsRetained}}<td>{{.Retained}}</td>{{end}}{{if $.GroupsAsking}}<td{{if .AnswersLost}} class="failed"{{end}}>{{.Answered}}</td><td>{{.RTTP50}}</td><td>{{.RTTP99}}</td>{{end}}<td>{{.E2EP50}}</td><td>{{.E2EP99}}</td><td>{{.AckP99}}</td><td>{{.ConnP50}}</td><td>{{.ConnP99}}</td></tr>
 {{end}}</table></div>
 {{with .Matrix}}<h2>Delivery between groups</h2>
 <p class="meta">From each publishing group (row) to each subscribing group (column): the messages its subscriptions call for (expected), those received once, lost (expected − received), duplicates and their end-to-end latency. —: no subscription of the column's group takes the row's messages.</p>
