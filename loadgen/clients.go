@@ -37,6 +37,8 @@ type subscriber struct {
 	retired   retired
 	sessStart atomic.Int64
 	resumed   atomic.Bool
+	// queue holds the answers of a subscriber of a group that responds (requests.go).
+	queue *answerQueue
 }
 
 func (s *subscriber) connect(ctx context.Context) error {
@@ -58,13 +60,20 @@ func (s *subscriber) open(ctx context.Context) error {
 	r := s.r
 	c := s.gr.client(r, drivers.Subscriber, s.plan)
 	s.sessStart.Store(r.now())
-	sess, err := r.connect(ctx, s.gr, c, s, &s.dial)
+	var h drivers.Handler = s
+	if s.queue != nil {
+		h = answering{s}
+	}
+	sess, err := r.connect(ctx, s.gr, c, h, &s.dial)
 	if err != nil {
 		return clientErr(drivers.Subscriber, s.plan.Index, err)
 	}
 	r.churn.connects.Add(1)
 	s.sess = sess
 	s.live.Store(&sess)
+	if s.queue != nil {
+		go s.answer(r.ctx, sess)
+	}
 	return nil
 }
 
@@ -191,6 +200,10 @@ type publisher struct {
 	// topics are the topics it cycles over, message k to topics[k mod len] (fleet.go); nil when
 	// it keeps to its session's.
 	topics []string
+	// reply is the topic its requests are answered on (publish.replyTo; "" when it does not
+	// ask), topic its session's topic, answers the answers' sequence numbers (requests.go).
+	reply, topic string
+	answers      tracker
 	// next is the sequence number of the message it is sending or sent last (-1: none yet), and
 	// completed how many of its publishes the broker acknowledged: what a group joining late
 	// counts from, and which retained messages the broker surely holds (fleet.go).
@@ -242,7 +255,18 @@ type publisher struct {
 func (p *publisher) connect(ctx context.Context, connected func()) {
 	r := p.r
 	c := p.gr.client(r, drivers.Publisher, p.plan)
-	sess, err := r.connect(ctx, p.gr, c, p, &p.dial)
+	var h drivers.Handler = p
+	if p.reply != "" {
+		h = asker{p}
+	}
+	sess, err := r.connect(ctx, p.gr, c, h, &p.dial)
+	if err == nil && p.reply != "" {
+		// Subscribed to its answers before it asks anything.
+		p.topic = c.Topic
+		if err = sess.(drivers.Requester).SubscribeTo(ctx, p.reply); err != nil {
+			_ = sess.Close()
+		}
+	}
 	connected()
 	if err != nil {
 		p.connectErr = err
@@ -356,9 +380,16 @@ func (p *publisher) run(ctx context.Context) error {
 		began := r.now()
 		p.blockedSince.Store(began)
 		var err error
-		if p.topics != nil {
+		switch {
+		case p.reply != "":
+			topic := p.topic
+			if p.topics != nil {
+				topic = p.topics[k%int64(len(p.topics))]
+			}
+			err = p.request(sess, topic, payload, openLoop)
+		case p.topics != nil:
 			err = sess.(drivers.TopicPublisher).PublishTo(p.topics[k%int64(len(p.topics))], payload, openLoop)
-		} else {
+		default:
 			err = sess.Publish(payload, openLoop)
 		}
 		if err == nil {

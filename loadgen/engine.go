@@ -163,7 +163,10 @@ func (m *Monitor) setPhase(p string) {
 
 // run is one worker's state.
 type run struct {
-	o Options
+	o   Options
+	ctx context.Context // the run's, for goroutines of its clients (requests.go)
+	// answered counts the answers requesters got, warm-up ones too (requests.go)
+	answered atomic.Int64
 	// compiled is the run's plan; share is this worker's share of its clients.
 	compiled *plan.Plan
 	// groups are the plan's groups in this worker; share and drv are the first's, for what
@@ -229,7 +232,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		o.RunID = fmt.Sprintf("%06x", rand.Uint32()&0xffffff)
 	}
 	timing := compiled.Timing
-	r := &run{o: o, compiled: compiled, epoch: time.Now(), pubByIndex: map[int]*publisher{}}
+	r := &run{o: o, ctx: ctx, compiled: compiled, epoch: time.Now(), pubByIndex: map[int]*publisher{}}
 	interval := timing.TimelineInterval
 	r.rec = newRecorder(int64(interval), len(compiled.Groups))
 	if compiled.Groups[0].Fleet != nil {
@@ -275,6 +278,9 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		gr := &groupRun{index: i, g: g, share: g.Share(o.Worker, o.Workers), drv: drv, address: address}
 		if g.Fleet != nil {
 			gr.base = g.Fleet.PublisherBase
+			if g.Fleet.ReplyTo != nil {
+				gr.requests = &requests{roundTrip: results.NewHistogram()}
+			}
 		}
 		r.groups = append(r.groups, gr)
 	}
@@ -295,6 +301,9 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 			p.tracked = r.fleet != nil
 			p.countAcks = gr.g.Fleet != nil && gr.g.Fleet.Retain
 			p.topics = gr.publisherTopics(r, cp.Index)
+			if f := gr.g.Fleet; f != nil && f.ReplyTo != nil {
+				p.reply = r.compiled.TopicName(f.ReplyTo, cp.Index, r.o.RunID)
+			}
 			if r.churn.storm != nil {
 				p.rj.rejoined = make(chan drivers.Session, 1)
 				p.rj.intended = make([]int64, gr.g.Inflight+1)
@@ -307,6 +316,9 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 	for _, gr := range r.groups {
 		for _, cp := range gr.share.Subscribers {
 			s := &subscriber{r: r, gr: gr, plan: cp, shard: r.rec.shard(gr.index, cp.Index)}
+			if f := gr.g.Fleet; f != nil && f.Respond {
+				s.queue = &answerQueue{wake: make(chan struct{}, 1)}
+			}
 			if r.fleet != nil {
 				s.sources = map[uint32]*source{}
 			} else {
@@ -747,7 +759,7 @@ func (r *run) drain(ctx context.Context) []error {
 		if withHeader {
 			got = t.unique
 		}
-		if got >= expected {
+		if got >= expected && r.answersIn() {
 			break
 		}
 		quiet := min(2*time.Second+2*time.Duration(r.rec.maxEndToEnd())*time.Microsecond, 60*time.Second)
@@ -770,7 +782,7 @@ func (r *run) arrived() (n int64) {
 	for _, s := range r.subs {
 		n += s.arrived.Load()
 	}
-	return n
+	return n + r.answered.Load()
 }
 
 // expected is how many deliveries the subscriptions call for: every subscriber of a topic

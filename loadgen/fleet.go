@@ -44,6 +44,9 @@ type groupRun struct {
 	// retainedDue and retainedGot count the retained messages its subscriptions should bring
 	// and those that came (a retained message is counted apart from the others).
 	retainedDue, retainedGot atomic.Int64
+	// requests are the answers to a requesting group's messages (publish.replyTo; nil for
+	// another group: requests.go).
+	requests *requests
 }
 
 // start is when the group's clients connect, from the run's start (0: before it).
@@ -463,6 +466,7 @@ func (r *run) groupResults(res *results.Result, perGroup []int64, perPair map[[2
 			g.Retained = &results.RetainedFigures{Expected: due, Received: got}
 		}
 		g.BeforeJoining = gr.beforeJoin.Load()
+		g.Requests = r.requestFigures(gr, perPair)
 		if n := gr.g.Network; n != nil {
 			g.Network = n.Describe("msgbench user-space link of the group")
 		}

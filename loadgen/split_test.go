@@ -2,6 +2,7 @@ package loadgen_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,12 +18,18 @@ import (
 // when its own clock reaches the agreed start).
 func runSplit(t *testing.T, addr string, clocks bool) *results.Result {
 	t.Helper()
-	mb, err := manifest.Parse([]byte(fleetSpec))
+	return runSplitOf(t, addr, fleetSpec, [][]string{{"sensors", "consumers"}, {"dashboards", "commander"}, {"actuators"}},
+		[]time.Duration{0, 400 * time.Millisecond, -300 * time.Millisecond}, clocks)
+}
+
+// runSplitOf runs spec's groups in len(sets) workers, worker i running sets[i] with its wall
+// clock skews[i] off.
+func runSplitOf(t *testing.T, addr, spec string, sets [][]string, skews []time.Duration, clocks bool) *results.Result {
+	t.Helper()
+	mb, err := manifest.Parse([]byte(spec))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sets := [][]string{{"sensors", "consumers"}, {"dashboards", "commander"}, {"actuators"}}
-	skews := []time.Duration{0, 400 * time.Millisecond, -300 * time.Millisecond}
 	var peers []loadgen.PeerClock
 	for i, s := range sets {
 		peers = append(peers, loadgen.PeerClock{Groups: s, OffsetMicros: skews[i].Microseconds(), RTTMicros: 200})
@@ -107,9 +114,10 @@ func TestSplitFleetCountsExactlyAcrossWorkers(t *testing.T) {
 		if !ok || p.Expected != w.n || p.Received != w.n || p.Lost != 0 || p.Duplicates != 0 {
 			t.Errorf("pair %s → %s: expected %d, received %d, lost %d, duplicates %d; want %d exactly", p.From, p.To, p.Expected, p.Received, p.Lost, p.Duplicates, w.n)
 		}
-		if p.EndToEnd == nil || p.EndToEnd.Count != w.n || p.EndToEnd.MinMicros < 0 || p.EndToEnd.P50Micros > 50_000 {
-			// A clock left off by 0.4 s would shift every latency, the median's too.
-			t.Errorf("pair %s → %s: end-to-end %+v, want %d latencies of a loopback (median under 50 ms)", p.From, p.To, p.EndToEnd, w.n)
+		if p.EndToEnd == nil || p.EndToEnd.Count != w.n || p.EndToEnd.MinMicros < 0 || p.EndToEnd.MinMicros > 100_000 {
+			// A clock left off by 0.4 s would shift every latency, the shortest too (a busy
+			// machine's queues stretch the others, never all of them).
+			t.Errorf("pair %s → %s: end-to-end %+v, want %d latencies of a loopback (the shortest under 0.1 s)", p.From, p.To, p.EndToEnd, w.n)
 		}
 		switch {
 		case w.correction == 0 && p.Clock != nil:
@@ -151,5 +159,12 @@ func TestSplitFleetWithoutOffsetsSaysSo(t *testing.T) {
 	}
 	if crossing != 2 {
 		t.Errorf("pairs %+v: want both crossing pairs reported", res.Pairs)
+	}
+	found := false
+	for _, c := range res.Caveats {
+		found = found || (c.Type == results.CaveatClocksUncorrected && strings.Contains(c.Message, "sensors → dashboards") && strings.Contains(c.Message, "commander → actuators"))
+	}
+	if !found {
+		t.Errorf("caveats %+v: want ClocksUncorrected naming both crossing pairs", res.Caveats)
 	}
 }

@@ -35,6 +35,12 @@ type Fleet struct {
 	Start time.Duration
 	// Retain: its publishers' messages are retained by the broker.
 	Retain bool
+	// ReplyTo, for a group whose messages are requests (publish.replyTo), is the topic group
+	// its devices are answered on, one topic each (device i: topic i).
+	ReplyTo *TopicSet
+	// Respond: its subscribers answer the requests they get, with answers of AnswerBytes.
+	Respond     bool
+	AnswerBytes int
 }
 
 // TopicSet is a topic group (spec.topics[]): topic i is Pattern with {index} replaced by i and
@@ -231,6 +237,11 @@ func compileFleet(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan, target Target)
 			}
 			f.Topics = ts
 			f.Retain = dg.Publish.Retain
+			if rt := dg.Publish.ReplyTo; rt != "" {
+				if f.ReplyTo, err = replyTopics(field, dg, &g, sets[rt], rt); err != nil {
+					return err
+				}
+			}
 			g.Topics = int32(ts.Count)
 			base += int(g.Publishers)
 			switch {
@@ -273,6 +284,12 @@ func compileFleet(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan, target Target)
 					shares[s.Share] = dg.Name
 				}
 			}
+		}
+		if dg.Subscribe != nil && dg.Subscribe.Respond != nil {
+			if g.MQTT == nil || g.MQTT.Version != v1alpha1.MQTT5 {
+				return fmt.Errorf("%s.subscribe.respond: answering requests takes MQTT 5 (Response Topic and Correlation Data are MQTT 5 properties); set mqtt.version: \"5\"", field)
+			}
+			f.Respond, f.AnswerBytes = true, int(dg.Subscribe.Respond.PayloadBytes)
 		}
 		g.Fleet = f
 		p.Groups = append(p.Groups, g)
@@ -418,4 +435,20 @@ func checkFleetForm(spec *v1alpha1.MessagingBenchmarkSpec) error {
 		return fmt.Errorf("spec.workers.replicas: a run with spec.groups runs in one worker for now (a topic's publisher and subscriber in two workers need the workers' clock offset, which msgbench does not measure yet)")
 	}
 	return nil
+}
+
+// replyTopics checks a requesting group's publish.replyTo: MQTT 5, and a topic per device, so
+// that each device gets only its own answers.
+func replyTopics(field string, dg *v1alpha1.DeviceGroupSpec, g *Group, ts *TopicSet, name string) (*TopicSet, error) {
+	switch {
+	case ts == nil:
+		return nil, fmt.Errorf("%s.publish.replyTo: no topic group %q in spec.topics", field, name)
+	case g.Protocol != v1alpha1.ProtocolMQTT || g.MQTT == nil || g.MQTT.Version != v1alpha1.MQTT5:
+		return nil, fmt.Errorf("%s.publish.replyTo: requests take MQTT 5 (Response Topic and Correlation Data are MQTT 5 properties); set protocol mqtt and mqtt.version: \"5\"", field)
+	case ts.Count != int(dg.Count):
+		return nil, fmt.Errorf("%s.publish.replyTo: topic group %s has %d topics for the group's %d devices; each device is answered on its own (devices: %s)", field, name, ts.Count, dg.Count, dg.Name)
+	case dg.Publish.Retain:
+		return nil, fmt.Errorf("%s.publish.retain: a request is not retained", field)
+	}
+	return ts, nil
 }

@@ -40,7 +40,7 @@ type TopicGroupSpec struct {
 // DeviceGroupSpec is one kind of device in the run: how many, how they connect, what they publish
 // and what they subscribe to. Settings a group leaves out are the spec's own (spec.qos, spec.mqtt),
 // so settings all groups share are written once.
-// +kubebuilder:validation:XValidation:rule="has(self.publish) != has(self.subscribe)",message="publish: a device group either publishes or subscribes (a device doing both, as in request and response, is not supported yet); set one of publish and subscribe",fieldPath=".publish",reason="FieldValueRequired"
+// +kubebuilder:validation:XValidation:rule="has(self.publish) != has(self.subscribe)",message="publish: a device group either publishes or subscribes (a device that asks, publish.replyTo, subscribes to its own answers by itself); set one of publish and subscribe",fieldPath=".publish",reason="FieldValueRequired"
 type DeviceGroupSpec struct {
 	// name identifies the group in results, metrics (label group) and objectives
 	// (groups.<name>.<figure>).
@@ -195,6 +195,26 @@ type PublishSpec struct {
 	// results). msgbench clears the retained messages it left when the run ends.
 	// +optional
 	Retain bool `json:"retain,omitempty"`
+
+	// replyTo makes each message a request (MQTT 5 request/response): it carries the device's
+	// own topic of this topic group as its Response Topic and msgbench's header as its
+	// Correlation Data; the device subscribes to that topic, and a group that responds
+	// (subscribe.respond) answers there. Each answer's round trip is measured, on the device's
+	// own clock. The topic group needs a topic per device of the group (devices: <this group>).
+	// Needs MQTT 5.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	ReplyTo string `json:"replyTo,omitempty"`
+}
+
+// RespondSpec is how a subscribing group answers requests.
+type RespondSpec struct {
+	// payloadBytes is each answer's size (default 16).
+	// +kubebuilder:default=16
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=16777216
+	// +optional
+	PayloadBytes int32 `json:"payloadBytes"`
 }
 
 // SubscribeSpec is what a device group subscribes to: one subscription per device.
@@ -222,4 +242,10 @@ type SubscribeSpec struct {
 	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	Share string `json:"share,omitempty"`
+
+	// respond answers each request the group's devices get (a message with an MQTT 5 Response
+	// Topic: a group's publish.replyTo) on its Response Topic, with its Correlation Data, as a
+	// service does. Needs MQTT 5.
+	// +optional
+	Respond *RespondSpec `json:"respond,omitempty"`
 }
