@@ -32,6 +32,14 @@ type fakeChaosMesh struct {
 	mu           sync.Mutex
 	workerStates []string
 	objectsSeen  int
+	seen         []*unstructured.Unstructured // each object as it appeared
+}
+
+// objects are the NetworkChaos objects it saw, as they were created.
+func (f *fakeChaosMesh) objects() []*unstructured.Unstructured {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]*unstructured.Unstructured(nil), f.seen...)
 }
 
 func startFakeChaosMesh(t *testing.T, ns, statusDoc string) *fakeChaosMesh {
@@ -89,6 +97,7 @@ func (f *fakeChaosMesh) recordWorkers(ctx context.Context, ns string, o *unstruc
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.objectsSeen++
+	f.seen = append(f.seen, o.DeepCopy())
 	for _, p := range pods.Items {
 		st, _, err := c.Status(ctx, net.JoinHostPort(p.Status.PodIP, strconv.Itoa(int(controlPort))))
 		if err != nil {

@@ -35,6 +35,8 @@ import (
 	"github.com/msgbench/msgbench/brokers/mosquitto"
 	"github.com/msgbench/msgbench/controllers"
 	"github.com/msgbench/msgbench/controllers/resources"
+	"github.com/msgbench/msgbench/gateway"
+	_ "github.com/msgbench/msgbench/gateway/all"
 	"github.com/msgbench/msgbench/internal/testenv"
 	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/loadgen/control"
@@ -177,14 +179,17 @@ type kubelet struct {
 
 	mu      sync.Mutex
 	running map[string]bool // pods with a worker
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	// gateways are the in-process gateways of device-group runs' gateway Deployments, by the
+	// Deployment's (and its Service's) name.
+	gateways map[string]gateway.Gateway
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
 }
 
 var ipSeq atomic.Int32
 
 func startKubelet(t *testing.T, ns string, tweak func(*kubelet)) {
-	k := &kubelet{t: t, ns: ns, c: env.Client, failWorker: -1, deleteWorker: -1, running: map[string]bool{}}
+	k := &kubelet{t: t, ns: ns, c: env.Client, failWorker: -1, deleteWorker: -1, running: map[string]bool{}, gateways: map[string]gateway.Gateway{}}
 	if tweak != nil {
 		tweak(k)
 	}
@@ -208,7 +213,13 @@ func startKubelet(t *testing.T, ns string, tweak func(*kubelet)) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}()
-	t.Cleanup(func() { cancel(); k.wg.Wait() })
+	t.Cleanup(func() {
+		cancel()
+		k.wg.Wait()
+		for _, g := range k.gateways {
+			_ = g.Close()
+		}
+	})
 }
 
 func (k *kubelet) tick(ctx context.Context) {
@@ -235,6 +246,9 @@ func (k *kubelet) deployment(ctx context.Context, d *appsv1.Deployment) {
 		})
 		return
 	}
+	if d.Labels[v1alpha1.LabelComponent] == v1alpha1.ComponentGateway && !k.gateway(ctx, d) {
+		return
+	}
 	want := int32(1)
 	if d.Spec.Replicas != nil {
 		want = *d.Spec.Replicas
@@ -244,6 +258,66 @@ func (k *kubelet) deployment(ctx context.Context, d *appsv1.Deployment) {
 	}
 	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: want, ReadyReplicas: want, AvailableReplicas: want, UpdatedReplicas: want}
 	_ = k.c.Status().Update(ctx, d)
+}
+
+// gateway runs a device-group run's gateway Deployment in-process (`msgbench gateway --mode M`,
+// the mode from its args, its groups from the plan its spec volume holds), bridging to the
+// suite's Mosquitto, and reports whether it runs. A flat run's gateway is only marked available,
+// as before: those tests' workers talk to the broker.
+func (k *kubelet) gateway(ctx context.Context, d *appsv1.Deployment) bool {
+	k.mu.Lock()
+	_, up := k.gateways[d.Name]
+	k.mu.Unlock()
+	if up {
+		return true
+	}
+	args := argValues(d.Spec.Template.Spec.Containers[0].Args)
+	cmName := ""
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.Name == "spec" && v.ConfigMap != nil {
+			cmName = v.ConfigMap.Name
+		}
+	}
+	var cm corev1.ConfigMap
+	if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: cmName}, &cm); err != nil {
+		return false
+	}
+	p, err := plan.Unmarshal([]byte(cm.Data[plan.FileName]))
+	if err != nil {
+		k.t.Errorf("the gateway cannot read the operator's plan: %v", err)
+		return false
+	}
+	if p.Groups[0].Fleet == nil {
+		return true
+	}
+	mode := firstOf(args["--mode"])
+	gw, err := gateway.Start(ctx, mode, gateway.Options{Listen: "127.0.0.1:0", Broker: broker.Addr, Groups: p.GatewayGroups(mode)})
+	if err != nil {
+		k.t.Errorf("gateway %s (%s): %v", d.Name, mode, err)
+		return false
+	}
+	k.mu.Lock()
+	k.gateways[d.Name] = gw
+	k.mu.Unlock()
+	return true
+}
+
+// argValues are a container's --flag value arguments, each flag's values in order.
+func argValues(args []string) map[string][]string {
+	out := map[string][]string{}
+	for i := 0; i+1 < len(args); i++ {
+		if strings.HasPrefix(args[i], "--") && !strings.HasPrefix(args[i+1], "--") {
+			out[args[i]] = append(out[args[i]], args[i+1])
+		}
+	}
+	return out
+}
+
+func firstOf(vs []string) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[0]
 }
 
 // podFromTemplate creates a pod from a template unless it exists, then sets its status.
@@ -339,10 +413,34 @@ func (k *kubelet) runWorker(ctx context.Context, index int, pod *corev1.Pod) {
 	if k.workerBroker != "" {
 		address = k.workerBroker
 	}
+	// The container's --groups and --endpoint, and a --broker that is one of the in-process
+	// gateways: a Service's name (<name>.<namespace>.svc:port) becomes where that gateway
+	// listens; the broker's Service (its MQTT listener: the suite's Mosquitto serves no
+	// WebSocket) stays the suite's broker.
+	args := argValues(pod.Spec.Containers[0].Args)
+	at := func(svc string) string {
+		name, _, _ := strings.Cut(svc, ".")
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		if gw := k.gateways[name]; gw != nil {
+			return gw.Addr().String()
+		}
+		return address
+	}
+	var groups []string
+	if g := firstOf(args["--groups"]); g != "" {
+		groups = strings.Split(g, ",")
+	}
+	endpoints := map[string]string{}
+	for _, e := range args["--endpoint"] {
+		g, svc, _ := strings.Cut(e, "=")
+		endpoints[g] = at(svc)
+	}
+	address = at(firstOf(args["--broker"]))
 	go func() {
 		// The worker pod's own loop (control.Server.Run, as `msgbench loadgen --control` runs it).
 		_, err := ctl.Run(runCtx, loadgen.Options{Name: compiled.Benchmark.Name, Plan: compiled, Worker: index, RunID: resources.RunID(&mb),
-			Address: address, Ready: func() { close(readyCh) }}, func(string, ...any) {})
+			Address: address, Endpoints: endpoints, Groups: groups, Ready: func() { close(readyCh) }}, func(string, ...any) {})
 		resultCh <- err
 	}()
 	select {

@@ -196,9 +196,12 @@ func (r *Reconciler) start(ctx context.Context, st *run) (bool, error) {
 	}
 	c := r.controlClient(st)
 	at := mb.Status.StartTime.Time
-	clocks, err := r.clocks(ctx, st, c, ws)
-	if err != nil {
-		return false, err
+	var clocks []loadgen.PeerClock
+	// Once Running, every worker has its start: no new measurement on each later pass.
+	if mb.Status.Phase != v1alpha1.PhaseRunning && mb.Status.Phase != v1alpha1.PhaseCollecting {
+		if clocks, err = r.clocks(ctx, st, c, ws); err != nil {
+			return false, err
+		}
 	}
 	began := time.Now()
 	var sent atomic.Int32

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -10,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/results"
@@ -21,11 +24,13 @@ import (
 // through the operator on the real node, scaled to its two cores, and checks the stored result
 // per group and per pair of groups: every pair received exactly what the subscription graph
 // expects, the shared subscription's group got each reading once, and the group that joins late
-// got the retained notice, counted apart.
+// got the retained notice, counted apart; the mixed fleet ran a gateway per protocol.
 func TestFleetsOnTheNode(t *testing.T) {
 	for _, tc := range []struct {
 		s     sample
 		check func(t *testing.T, r *results.Result)
+		// pods, when set, checks the run's pods once it succeeded.
+		pods func(t *testing.T, mb *v1alpha1.MessagingBenchmark)
 	}{
 		{
 			// 200 sensors, one reading every 2 s each (100 msg/s), into 2 consumers sharing one
@@ -89,6 +94,44 @@ func TestFleetsOnTheNode(t *testing.T) {
 				}
 			},
 		},
+		{
+			// MQTT-SN sensors, MQTT 5 site gateways, HTTP meters and WebSocket dashboards: a
+			// gateway per protocol and the broker's WebSocket listener, every group in the one
+			// worker pod with its own address. The groups' own networks are taken out: the node has
+			// no Chaos Mesh (it pulls no images from a registry), and a group with a network needs
+			// its NetworkChaos (the controllers' envtest TestFleetGroupOnItsOwnLink checks those).
+			s: sample{file: "fleets/mixed-fleet.yaml", edit: func(spec map[string]any) {
+				for _, g := range []string{"sensors", "site-gateways", "meters"} {
+					delete(specGroup(t, spec, g), "network")
+				}
+			}},
+			check: func(t *testing.T, r *results.Result) {
+				dashboards := mustGroup(t, r, "dashboards")
+				for _, from := range []string{"sensors", "site-gateways", "meters"} {
+					g := mustGroup(t, r, from)
+					if p := mustPair(t, r, from, "dashboards"); g.Sent == 0 || p.Expected != 3*g.Sent {
+						t.Errorf("pair %s → dashboards expects %d; %s sent %d to 3 dashboards", from, p.Expected, from, g.Sent)
+					}
+				}
+				if dashboards.Received == 0 || dashboards.Received != dashboards.Expected {
+					t.Errorf("dashboards: received %d of %d expected", dashboards.Received, dashboards.Expected)
+				}
+			},
+			pods: func(t *testing.T, mb *v1alpha1.MessagingBenchmark) {
+				var pods corev1.PodList
+				if err := c.List(context.Background(), &pods, client.InNamespace(mb.Namespace),
+					client.MatchingLabels{v1alpha1.LabelBenchmark: mb.Name, v1alpha1.LabelComponent: v1alpha1.ComponentGateway}); err != nil {
+					t.Fatal(err)
+				}
+				modes := map[string]int{}
+				for _, p := range pods.Items {
+					modes[p.Labels[v1alpha1.LabelGateway]]++
+				}
+				if len(pods.Items) != 2 || modes["mqtt-sn"] != 1 || modes["http"] != 1 {
+					t.Errorf("gateway pods by mode %v, want one mqtt-sn and one http", modes)
+				}
+			},
+		},
 	} {
 		mb := load(t, tc.s)
 		t.Run(mb.Name, func(t *testing.T) {
@@ -99,6 +142,9 @@ func TestFleetsOnTheNode(t *testing.T) {
 			checkSucceeded(t, final)
 			checkCost(t, final)
 			checkPods(t, final)
+			if tc.pods != nil {
+				tc.pods(t, final)
+			}
 			checkObjectStore(t, final)
 			if final.Status.Summary.Lost != 0 {
 				t.Errorf("status: lost %d", final.Status.Summary.Lost)
