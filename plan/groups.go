@@ -178,7 +178,14 @@ func compileFleet(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan, target Target)
 	}
 	p.Groups = p.Groups[:0]
 	base := 0
-	shares := map[string]string{}
+	// The groups holding each shared subscription name: the first of two that share one is
+	// refused (the CRD's rule names it so).
+	shares := map[string][]string{}
+	for _, g := range spec.Groups {
+		if g.Subscribe != nil && g.Subscribe.Share != "" {
+			shares[g.Subscribe.Share] = append(shares[g.Subscribe.Share], g.Name)
+		}
+	}
 	for i := range spec.Groups {
 		dg := &spec.Groups[i]
 		view := GroupView(spec, dg)
@@ -197,10 +204,10 @@ func compileFleet(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan, target Target)
 		if dg.Start != nil {
 			f.Start = dg.Start.Duration
 		}
+		if dg.Network != nil && len(dg.Network.Timeline) > 0 {
+			return fmt.Errorf("%s.network.timeline: a group's own link has no timeline yet; use spec.network's (for every client)", field)
+		}
 		if dg.Network != nil && view.Impaired() {
-			if len(dg.Network.Timeline) > 0 {
-				return fmt.Errorf("%s.network.timeline: a group's own link has no timeline yet; use spec.network's (for every client)", field)
-			}
 			n, err := compileNetwork(view, target)
 			if err != nil {
 				return renameGroupErr(dg.Name, err)
@@ -253,7 +260,7 @@ func compileFleet(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan, target Target)
 			if m := dg.Publish.Messages; m > 0 && m < int64(dg.Count) {
 				return fmt.Errorf("%s.publish.messages: %d is fewer than the group's %d devices; each sends at least one", field, m, dg.Count)
 			}
-			if m := dg.Publish.Messages; m > 0 && g.Load.Rate > 0 && float64(m) <= g.Load.Rate*p.Timing.Warmup.Seconds() {
+			if m := dg.Publish.Messages; m > 0 && inWarmup(dg, m, p.Timing.Warmup) {
 				return fmt.Errorf("%s.publish.messages: %d messages at %.6g msg/s all go out during the %s warm-up: nothing would be measured", field, m, g.Load.Rate, p.Timing.Warmup)
 			}
 		case dg.Subscribe != nil:
@@ -277,11 +284,8 @@ func compileFleet(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan, target Target)
 				}
 				f.Filter, f.Share = s.Filter, s.Share
 				g.Topics = 1
-				if s.Share != "" {
-					if other, ok := shares[s.Share]; ok {
-						return fmt.Errorf("%s.subscribe.share: %q is group %s's shared subscription too; give each group its own", field, s.Share, other)
-					}
-					shares[s.Share] = dg.Name
+				if others := slices.DeleteFunc(slices.Clone(shares[s.Share]), func(n string) bool { return n == dg.Name }); s.Share != "" && len(others) > 0 {
+					return fmt.Errorf("%s.subscribe.share: %q is group %s's shared subscription too; give each group its own", field, s.Share, strings.Join(others, ", "))
 				}
 			}
 		}
@@ -293,6 +297,16 @@ func compileFleet(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan, target Target)
 		}
 		g.Fleet = f
 		p.Groups = append(p.Groups, g)
+	}
+	if base == 0 {
+		return fmt.Errorf("spec.groups: no group publishes (each one subscribes), so the run would measure nothing; give at least one group publish")
+	}
+	// A group joins before the run's end: warmup + duration as the spec gives them, also when
+	// the run ends on message counts (a late group then still joins in time, docs/fleets.md).
+	for _, g := range p.Groups {
+		if end := spec.Workload.Warmup.Duration + spec.Workload.Duration.Duration; g.Fleet.Start >= end {
+			return fmt.Errorf("spec.groups[%s].start: %s is not before the run's end (warmup + duration, %s)", g.Name, g.Fleet.Start, end)
+		}
 	}
 	// A subscriber takes the largest message any group publishes (an MQTT 5 client announces
 	// its maximum packet size from it).
@@ -317,14 +331,22 @@ func compileFleet(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan, target Target)
 	}
 	if quota {
 		p.Timing.Duration = 0
-		return nil
-	}
-	for _, g := range p.Groups {
-		if end := p.Timing.Warmup + p.Timing.Duration; g.Fleet.Start >= end {
-			return fmt.Errorf("spec.groups[%s].start: %s is not before the run's end (warmup + duration, %s)", g.Name, g.Fleet.Start, end)
-		}
 	}
 	return nil
+}
+
+// inWarmup reports whether a publishing group's m messages all go out during the warm-up, at its
+// interval (count / interval) or rate: m ≤ rate × warmup. In whole milliseconds, as the CRD's rule
+// computes it (CEL's durations give milliseconds), so that both draw the line at the same place.
+func inWarmup(dg *v1alpha1.DeviceGroupSpec, m int64, warmup time.Duration) bool {
+	w := float64(warmup.Milliseconds())
+	switch pub := dg.Publish; {
+	case pub.Interval != nil:
+		return float64(m)*float64(pub.Interval.Milliseconds()) <= float64(dg.Count)*w
+	case pub.Rate != nil:
+		return float64(m)*1000 <= float64(*pub.Rate)*w
+	}
+	return false
 }
 
 // GroupView is the flat spec a device group amounts to: the spec with the group's QoS, MQTT

@@ -99,8 +99,8 @@ func TestBadGroupsAreRefusedNamingTheGroup(t *testing.T) {
 		set  []string
 		want string
 	}{
-		{[]string{"groups[sensors].publish.payloadBytes=8"}, "spec.groups[sensors].publish.payloadBytes: 8"},
-		{[]string{"groups[sensors].publish.messages=10"}, "spec.groups[sensors].publish.messages: 10 is fewer than the group's 2000 devices"},
+		{[]string{"groups[sensors].publish.payloadBytes=8"}, "spec.groups[sensors].publish.payloadBytes: Invalid value: payloadBytes: at least 16"},
+		{[]string{"groups[sensors].publish.messages=10"}, "spec.groups[sensors].publish.messages: Invalid value: publish.messages: fewer than the group's devices"},
 		{[]string{"groups[backend].subscribe.filter=devices/#/telemetry"}, "spec.groups[backend].subscribe.filter"},
 		{[]string{"groups[backend].subscribe.filter=devices/a+/telemetry"}, "must fill a whole level"},
 		{[]string{"groups[sensors].publish.rate=100"}, "rate: set interval (each device's period) or rate"},

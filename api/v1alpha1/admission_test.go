@@ -219,7 +219,7 @@ func TestInvalidManifestsAreRejectedNamingTheField(t *testing.T) {
 			if strings.Contains(err.Error(), "metadata.") {
 				t.Fatalf("test manifest itself is broken: %v", err)
 			}
-			if !strings.Contains(err.Error(), tc.Field) {
+			if !strings.Contains(itemsByName(err.Error(), obj), tc.Field) {
 				t.Errorf("error does not name %s:\n%v", tc.Field, err)
 			}
 			if tc.KubernetesOnly && !strings.Contains(err.Error(), manifest.KubernetesOnlyPrefix) {
@@ -230,6 +230,20 @@ func TestInvalidManifestsAreRejectedNamingTheField(t *testing.T) {
 			}
 		})
 	}
+}
+
+// itemsByName names the device groups and topic groups in the API server's msg by their names,
+// as msgbench does (spec.groups[0].qos is spec.groups[sensors].qos): a case names the field so.
+func itemsByName(msg string, obj *unstructured.Unstructured) string {
+	for _, list := range []string{"groups", "topics"} {
+		items, _, _ := unstructured.NestedSlice(obj.Object, "spec", list)
+		for i, item := range items {
+			if name, _, _ := unstructured.NestedString(item.(map[string]any), "name"); name != "" {
+				msg = strings.ReplaceAll(msg, fmt.Sprintf("spec.%s[%d]", list, i), fmt.Sprintf("spec.%s[%s]", list, name))
+			}
+		}
+	}
+	return msg
 }
 
 // TestSpecIsImmutableOnceStarted checks the spec can change while Pending and not after.

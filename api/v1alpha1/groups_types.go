@@ -41,6 +41,8 @@ type TopicGroupSpec struct {
 // and what they subscribe to. Settings a group leaves out are the spec's own (spec.qos, spec.mqtt),
 // so settings all groups share are written once.
 // +kubebuilder:validation:XValidation:rule="has(self.publish) != has(self.subscribe)",message="publish: a device group either publishes or subscribes (a device that asks, publish.replyTo, subscribes to its own answers by itself); set one of publish and subscribe",fieldPath=".publish",reason="FieldValueRequired"
+// +kubebuilder:validation:XValidation:rule="!has(self.publish) || !has(self.publish.messages) || self.publish.messages == 0 || self.publish.messages >= self.count",message="publish.messages: fewer than the group's devices (count); each sends at least one",fieldPath=".publish.messages",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.network) || !has(self.network.timeline) || size(self.network.timeline) == 0",message="network.timeline: a group's own link has no timeline yet; use spec.network's (for every client)",fieldPath=".network.timeline",reason="FieldValueForbidden"
 type DeviceGroupSpec struct {
 	// name identifies the group in results, metrics (label group) and objectives
 	// (groups.<name>.<figure>).
@@ -144,6 +146,7 @@ type GroupMQTTSpec struct {
 // PublishSpec is what a device group publishes.
 // +kubebuilder:validation:XValidation:rule="!has(self.interval) || !has(self.rate)",message="rate: set interval (each device's period) or rate (the group's total), not both",fieldPath=".rate",reason="FieldValueForbidden"
 // +kubebuilder:validation:XValidation:rule="!has(self.interval) || duration(self.interval) >= duration('1ms')",message="interval: at least 1ms",fieldPath=".interval",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.payloadBytes >= 16",message="payloadBytes: at least 16: a device group's messages carry msgbench's 16-byte header, which tells a subscriber of any group whose message it is",fieldPath=".payloadBytes",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="!has(self.payload) || self.payloadBytes == 256",message="payloadBytes: payload sets the messages' size (payload.size) or content (payload.template); leave payloadBytes out",fieldPath=".payloadBytes",reason="FieldValueForbidden"
 type PublishSpec struct {
 	// topics names the topic group (spec.topics) the devices publish to. Device i publishes to
@@ -219,6 +222,8 @@ type RespondSpec struct {
 
 // SubscribeSpec is what a device group subscribes to: one subscription per device.
 // +kubebuilder:validation:XValidation:rule="has(self.topics) != has(self.filter)",message="topics: subscribe to a topic group (topics) or a topic filter (filter), one of them",fieldPath=".topics",reason="FieldValueRequired"
+// +kubebuilder:validation:XValidation:rule="!has(self.filter) || self.filter.matches('^(([+]|[^#+/]*)/)*([+]|#|[^#+/]*)$')",message="filter: a wildcard (+ one level, # every level below) must fill a whole level, and # must be the last level (MQTT 3.1.1 section 4.7.1)",fieldPath=".filter",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.filter) || !self.filter.startsWith('$share/')",message="filter: name the shared subscription with share, not in the filter",fieldPath=".filter",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="!has(self.share) || has(self.filter)",message="share: a shared subscription takes a filter",fieldPath=".share",reason="FieldValueInvalid"
 type SubscribeSpec struct {
 	// topics names the topic group (spec.topics) to subscribe to: device i subscribes to topic i

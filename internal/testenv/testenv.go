@@ -118,15 +118,34 @@ type InvalidCase struct {
 	KubernetesOnly bool   `json:"kubernetesOnly,omitempty"`
 }
 
-// InvalidCases reads api/v1alpha1/testdata/invalid.yaml.
+// InvalidCases reads api/v1alpha1/testdata/invalid.yaml and invalid-groups.yaml.
 func InvalidCases() ([]InvalidCase, error) {
-	data, err := os.ReadFile(filepath.Join(RepoRoot(), "api", "v1alpha1", "testdata", "invalid.yaml"))
+	var cases []InvalidCase
+	for _, f := range []string{"invalid.yaml", InvalidGroupsFile} {
+		c, err := readInvalidCases(f)
+		if err != nil {
+			return nil, err
+		}
+		cases = append(cases, c...)
+	}
+	return cases, nil
+}
+
+// InvalidGroupsFile holds the invalid cases about device groups, which plan.Compile must refuse
+// too, naming the same field (internal/manifest's TestGroupRulesAgreeWithCompile).
+const InvalidGroupsFile = "invalid-groups.yaml"
+
+// InvalidGroupCases reads api/v1alpha1/testdata/invalid-groups.yaml.
+func InvalidGroupCases() ([]InvalidCase, error) { return readInvalidCases(InvalidGroupsFile) }
+
+func readInvalidCases(name string) ([]InvalidCase, error) {
+	data, err := os.ReadFile(filepath.Join(RepoRoot(), "api", "v1alpha1", "testdata", name))
 	if err != nil {
 		return nil, err
 	}
 	var cases []InvalidCase
 	if err := yaml.UnmarshalStrict(data, &cases); err != nil {
-		return nil, fmt.Errorf("invalid.yaml: %w", err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return cases, nil
 }
