@@ -20,7 +20,7 @@ const msgbenchUID = 65532 // the msgbench image's non-root user
 // need one, otherwise the broker.
 func WorkerClientAddress(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) string {
 	if mode := p.Gateway(); mode != "" {
-		return fmt.Sprintf("%s.%s.svc:%d", NamesOf(mb).Gateway, mb.Namespace, gatewayPorts[mode][0].Port)
+		return gatewayAddress(mb, p, mode)
 	}
 	return BrokerAddress(mb, p)
 }
