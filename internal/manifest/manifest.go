@@ -393,7 +393,8 @@ func admit(obj map[string]any, kind string, overrides []string) error {
 	if len(errs) > 0 {
 		e := &Error{}
 		for _, fe := range errs {
-			own, with := blame(fe.Field, overrides, false)
+			// The override names a group by its name (groups[backend]), the validators by its index.
+			own, with := blame(itemsByName(fe.Field, obj), overrides, false)
 			e.Problems = append(e.Problems, Problem{Override: own, With: with, Message: itemsByName(fe.Error(), obj)})
 		}
 		return e
@@ -432,11 +433,20 @@ func set(obj map[string]any, override string, prefix []string) error {
 		// Set to nothing, the field would silently take its default.
 		return fmt.Errorf("--set %s: no value: write one, '' for an empty string, or leave the --set out for the default", path)
 	}
+	parts, typ := mapKeyPath(path)
 	var value any
-	if err := unmarshalStrict([]byte(raw), &value); err != nil {
+	if at := yamlComment(raw); at >= 0 {
+		// YAML reads # (at a value's start or after a blank) and the rest as a comment: a filter
+		// of "#" would silently become null, "a #" would become "a". A string field takes the
+		// text as written; anything else asks for quotes.
+		if typ != "string" {
+			return fmt.Errorf("--set %s: value %q: YAML reads %q as a comment; quote the value if the # is part of it (--set '%s=\"%s\"'), or leave the comment out",
+				path, raw, strings.TrimSpace(raw[at:]), path, strings.TrimSpace(raw))
+		}
+		value = strings.TrimSpace(raw)
+	} else if err := unmarshalStrict([]byte(raw), &value); err != nil {
 		return fmt.Errorf("--set %s: value %q: %w", path, raw, err)
 	}
-	parts, typ := mapKeyPath(path)
 	// Refused here, not by admission: a later --set under it would be blamed instead.
 	if _, isMap := value.(map[string]any); typ == "object" && !isMap && value != nil {
 		return fmt.Errorf("--set %s: spec.%s is an object: set its fields (--set %s.<field>=value) or give it as a YAML object (--set '%s={…}')",
@@ -450,6 +460,22 @@ func set(obj map[string]any, override string, prefix []string) error {
 		}
 	}
 	return SetValue(obj, append(append([]string{"spec"}, prefix...), parts...), value)
+}
+
+// yamlComment is where a YAML comment starts in an override's value, -1 when it has none: a #
+// at the start or after a blank, outside quotes (a value starting with a quote is YAML's to read
+// whole). devices/# has none; # and "a #b" have one.
+func yamlComment(raw string) int {
+	t := strings.TrimLeft(raw, " \t")
+	if strings.HasPrefix(t, "'") || strings.HasPrefix(t, "\"") {
+		return -1
+	}
+	for i, r := range raw {
+		if r == '#' && (i == 0 || raw[i-1] == ' ' || raw[i-1] == '\t') {
+			return i
+		}
+	}
+	return -1
 }
 
 // mapKeyPath splits an override's path into fields and returns the schema type of what it sets.

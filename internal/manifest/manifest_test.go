@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/internal/testenv"
 )
@@ -291,5 +292,47 @@ func TestSetNamesTheWrongOverride(t *testing.T) {
 	mb, err := manifest.Parse(doc("x", "protocol: mqtt"), "workload={duration: 2s}", "broker.image=''")
 	if err != nil || mb.Spec.Workload.Duration.Duration != 2*time.Second {
 		t.Errorf("object value: %v", err)
+	}
+}
+
+// TestSetValueWithHash: YAML reads a # at a value's start, or after a blank, as a comment, so
+// --set 'groups[backend].subscribe.filter=#' would have set the filter to null. A string field
+// takes the text as written; any other field asks for quotes; a # inside a level (devices/#) or
+// in quotes is the value's.
+func TestSetValueWithHash(t *testing.T) {
+	const fanIn = "../../config/samples/fleets/telemetry-fan-in.yaml"
+	filter := func(mb *v1alpha1.MessagingBenchmark) string {
+		for _, g := range mb.Spec.Groups {
+			if g.Name == "backend" {
+				return g.Subscribe.Filter
+			}
+		}
+		return "?"
+	}
+	for _, tc := range []struct{ set, want string }{
+		{"groups[backend].subscribe.filter=#", "#"},
+		{"groups[backend].subscribe.filter= #", "#"},
+		{`groups[backend].subscribe.filter="#"`, "#"},
+		{"groups[backend].subscribe.filter='#'", "#"},
+		{"groups[backend].subscribe.filter=devices/#", "devices/#"},
+	} {
+		mb, err := manifest.ReadFile(fanIn, tc.set)
+		if err != nil {
+			t.Errorf("--set %s: %v", tc.set, err)
+			continue
+		}
+		if got := filter(mb); got != tc.want {
+			t.Errorf("--set %s: filter %q, want %q", tc.set, got, tc.want)
+		}
+	}
+	// Not a string: the comment would be dropped silently; the refusal says to quote.
+	_, err := manifest.ReadFile(fanIn, "groups[sensors].count=5 # five")
+	if err == nil || !strings.HasPrefix(err.Error(), "--set groups[sensors].count=5 # five: ") || !strings.Contains(err.Error(), "as a comment; quote the value") {
+		t.Errorf("a comment in a number's value: %v", err)
+	}
+	// The text as written, refused by the filter's own rule and blamed on the --set.
+	_, err = manifest.ReadFile(fanIn, "groups[backend].subscribe.filter=devices #")
+	if err == nil || !strings.HasPrefix(err.Error(), "--set groups[backend].subscribe.filter=devices #: spec.groups[backend].subscribe.filter") {
+		t.Errorf("filter \"devices #\": %v", err)
 	}
 }
