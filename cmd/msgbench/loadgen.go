@@ -4,12 +4,15 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -24,6 +27,7 @@ import (
 	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/loadgen/control"
 	_ "github.com/msgbench/msgbench/loadgen/drivers/all" // every protocol driver
+	"github.com/msgbench/msgbench/plan"
 	"github.com/msgbench/msgbench/results"
 )
 
@@ -86,6 +90,9 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 		if err := checkWritable(f.out); err != nil {
 			return fmt.Errorf("--out %s: %w", f.out, err)
 		}
+	}
+	if err := checkEndpoints(p, f.endpoints); err != nil {
+		return err
 	}
 	g := &p.Groups[0]
 	tlsCfg, err := clientTLS(g.DialsTLS(p.Broker), g.TLSVersion, f.broker, f.caFile, f.serverName)
@@ -187,6 +194,26 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 		return runErr
 	}
 	return outErr
+}
+
+// checkEndpoints refuses an --endpoint naming no device group of the plan: a misspelt group
+// would otherwise be ignored, its clients connecting to --broker.
+func checkEndpoints(p *plan.Plan, endpoints map[string]string) error {
+	var names []string
+	for _, g := range p.Groups {
+		if g.Fleet != nil {
+			names = append(names, g.Name)
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(endpoints)) {
+		if !slices.Contains(names, n) {
+			if len(names) == 0 {
+				return fmt.Errorf("--endpoint %s=%s: the benchmark has no device groups (spec.groups); its clients connect to --broker", n, endpoints[n])
+			}
+			return fmt.Errorf("--endpoint %s=%s: no device group %q (the benchmark has %s)", n, endpoints[n], n, strings.Join(names, ", "))
+		}
+	}
+	return nil
 }
 
 // controlListener is the control protocol's socket: one it opens on addr (a worker pod), or the
