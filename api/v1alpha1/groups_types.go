@@ -147,6 +147,7 @@ type GroupMQTTSpec struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.interval) || !has(self.rate)",message="rate: set interval (each device's period) or rate (the group's total), not both",fieldPath=".rate",reason="FieldValueForbidden"
 // +kubebuilder:validation:XValidation:rule="!has(self.interval) || duration(self.interval) >= duration('1ms')",message="interval: at least 1ms",fieldPath=".interval",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.payloadBytes >= 16",message="payloadBytes: at least 16: a device group's messages carry msgbench's 16-byte header, which tells a subscriber of any group whose message it is",fieldPath=".payloadBytes",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.replyTo) || !has(self.retain) || !self.retain",message="retain: a request is not retained (its answer goes to the asking device, once)",fieldPath=".retain",reason="FieldValueForbidden"
 // +kubebuilder:validation:XValidation:rule="!has(self.payload) || self.payloadBytes == 256",message="payloadBytes: payload sets the messages' size (payload.size) or content (payload.template); leave payloadBytes out",fieldPath=".payloadBytes",reason="FieldValueForbidden"
 type PublishSpec struct {
 	// topics names the topic group (spec.topics) the devices publish to. Device i publishes to
