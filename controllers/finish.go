@@ -71,7 +71,7 @@ func (r *Reconciler) cleanup(ctx context.Context, st *run) error {
 		for _, mode := range st.plan.GatewayModes() {
 			gateways = append(gateways, resources.GatewayName(st.mb, st.plan, mode))
 		}
-		// Each group behind its own link had a Job of its own.
+		// Each group behind its own link, or with a placement of its own, had a Job of its own.
 		for _, s := range st.plan.Placement() {
 			if s.Own() {
 				objs = append(objs, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: resources.WorkersJobName(st.mb, s), Namespace: ns}})

@@ -80,7 +80,7 @@ func (r *Reconciler) applyNetworkChaos(ctx context.Context, st *run) (bool, erro
 	if len(groups) > 0 {
 		var links []string
 		for _, s := range st.plan.Placement() {
-			if s.Own() {
+			if s.Linked() {
 				links = append(links, fmt.Sprintf("%s %s", s.Name, s.Network.Profile))
 			}
 		}

@@ -33,7 +33,7 @@ func (r *Reconciler) installed(gvk schema.GroupVersionKind) (bool, error) {
 // network applies spec.network through Chaos Mesh.
 func (r *Reconciler) network(ctx context.Context, st *run) (bool, error) {
 	n := &st.plan.Network
-	own := slices.ContainsFunc(st.plan.Placement(), func(s plan.WorkerSet) bool { return s.Own() })
+	own := slices.ContainsFunc(st.plan.Placement(), func(s plan.WorkerSet) bool { return s.Linked() })
 	if !n.Impaired && !own {
 		r.setCondition(st, v1alpha1.ConditionNetworkImpaired, metav1.ConditionFalse, "NotRequested", "spec.network.profile is none")
 		return true, nil

@@ -41,6 +41,9 @@ type Fleet struct {
 	// Respond: its subscribers answer the requests they get, with answers of AnswerBytes.
 	Respond     bool
 	AnswerBytes int
+	// Placement, when set, runs the group on Kubernetes in worker pods of its own, scheduled
+	// so (Plan.Placement).
+	Placement *v1alpha1.GroupPlacement
 }
 
 // TopicSet is a topic group (spec.topics[]): topic i is Pattern with {index} replaced by i and
@@ -217,6 +220,7 @@ func compileFleet(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan, target Target)
 		if f.ClientID == "" {
 			f.ClientID = DefaultClientID
 		}
+		f.Placement = dg.Placement
 		switch {
 		case dg.Publish != nil:
 			ts, ok := sets[dg.Publish.Topics]

@@ -18,19 +18,25 @@ type WorkerSet struct {
 	Network *Network
 }
 
-// Own reports whether the set is a group's own (a group behind its own link).
+// Own reports whether the set is a group's own (a group behind its own link, or with a
+// placement of its own).
 func (s *WorkerSet) Own() bool { return s.Name != "" }
+
+// Linked reports whether the set is a group's own behind the group's own link: a NetworkChaos
+// selects its pods.
+func (s *WorkerSet) Linked() bool { return s.Network != nil }
 
 // Placement is where a run's groups run on Kubernetes: a flat run, and a fleet whose groups
 // share the run's link, in one set (every worker runs every group: Group.Share deals the
 // clients); each group with a network of its own in a set of its own, one worker, so that a
-// NetworkChaos can select just its pod; the other groups share one set, first. Chaos Mesh
+// NetworkChaos can select just its pod, and each group with a placement of its own likewise,
+// so that its pod is scheduled as it asks; the other groups share one set, first. Chaos Mesh
 // shapes a pod's traffic as a whole, so two links cannot share a pod.
 func (p *Plan) Placement() []WorkerSet {
 	shared := WorkerSet{Replicas: max(1, p.Workers)}
 	var own []WorkerSet
 	for _, g := range p.Groups {
-		if g.Fleet != nil && g.Network != nil {
+		if g.Fleet != nil && (g.Network != nil || g.Fleet.Placement != nil) {
 			own = append(own, WorkerSet{Name: g.Name, Groups: []string{g.Name}, Replicas: 1, Network: g.Network})
 			continue
 		}

@@ -15,8 +15,11 @@ func setsOf(sets []plan.WorkerSet) []string {
 		for _, g := range s.Groups {
 			d += " " + g
 		}
-		if s.Own() != (s.Network != nil) {
-			d += " (own set without its link)"
+		if s.Own() && s.Network == nil {
+			d += " (placed)" // a set of its own for a group's placement
+		}
+		if !s.Own() && s.Network != nil {
+			d += " (a shared set with a link)"
 		}
 		out = append(out, d+" x"+string(rune('0'+s.Replicas)))
 	}
@@ -39,6 +42,9 @@ func TestPlacement(t *testing.T) {
 		// A group network of profile none is no link: it stays in the shared set.
 		{"fleets/mixed-fleet.yaml", []string{"groups[sensors].network.profile=none"},
 			[]string{": sensors dashboards x1", "site-gateways: site-gateways x1", "meters: meters x1"}},
+		// A placement of its own: the group gets pods of its own, without a link.
+		{"fleets/mixed-fleet.yaml", []string{"groups[sensors].network.profile=none", "groups[dashboards].placement.nodeSelector.zone=lan"},
+			[]string{": sensors x1", "site-gateways: site-gateways x1", "meters: meters x1", "dashboards: dashboards (placed) x1"}},
 		// Every group on its own link: no shared set.
 		{"fleets/mixed-fleet.yaml", []string{"groups[dashboards].network.profile=lte"},
 			[]string{"sensors: sensors x1", "site-gateways: site-gateways x1", "meters: meters x1", "dashboards: dashboards x1"}},

@@ -1,6 +1,25 @@
 package v1alpha1
 
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// GroupPlacement is where a device group's worker pods run on Kubernetes.
+type GroupPlacement struct {
+	// nodeSelector constrains the nodes the group's worker pods run on.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// tolerations of the group's worker pods.
+	// +optional
+	// +listType=atomic
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// affinity of the group's worker pods.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+}
 
 // TopicGroupSpec is a named set of topics device groups publish to and subscribe to
 // (docs/fleets.md).
@@ -101,6 +120,14 @@ type DeviceGroupSpec struct {
 	// directly). msgbench run only for now; no timeline on a group's link yet.
 	// +optional
 	Network *NetworkSpec `json:"network,omitempty"`
+
+	// placement runs the group, on Kubernetes, in worker pods of its own, scheduled as it says:
+	// a backend on the broker's node, a device group on nodes of its own. Each field left out is
+	// spec.workers' (a group with a network of its own gets pods of its own anyway). Its
+	// messages to and from the other pods are timed across two clocks, corrected by their
+	// measured offsets (docs/measurement.md). msgbench run runs every group in one process.
+	// +optional
+	Placement *GroupPlacement `json:"placement,omitempty"`
 
 	// mqtt holds the group's MQTT session settings; a field left out is spec.mqtt's.
 	// +optional

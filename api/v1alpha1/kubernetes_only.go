@@ -48,8 +48,8 @@ var KubernetesOnlyRules = []KubernetesOnlyRule{
 	},
 	{
 		Path: "",
-		Rule: "!has(self.groups) || !self.groups.exists(l, has(l.start) && has(l.subscribe)) || !self.groups.exists(g, has(g.network) && (has(g.publish) || (has(g.start) && has(g.subscribe))))",
-		Why:  "a late subscribing group counts what it expects from its publishers' sequence numbers read in its own process; the operator runs each group with a network of its own in a pod of its own, msgbench run runs every group in one process",
+		Rule: "!has(self.groups) || !self.groups.exists(l, has(l.start) && has(l.subscribe)) || !self.groups.exists(g, (has(g.network) || has(g.placement)) && (has(g.publish) || (has(g.start) && has(g.subscribe))))",
+		Why:  "a late subscribing group counts what it expects from its publishers' sequence numbers read in its own process; the operator runs each group with a network or a placement of its own in a pod of its own, msgbench run runs every group in one process",
 	},
 	{
 		Path: "groups.[*].network",

@@ -141,3 +141,27 @@ func TestMixedFleetInOneJob(t *testing.T) {
 		t.Errorf("--endpoint %q, want %q", a["--endpoint"], want)
 	}
 }
+
+// A group with a placement of its own runs in a Job of its own, scheduled as it asks, field by
+// field over spec.workers'; the shared Job keeps spec.workers' scheduling.
+func TestGroupPlacementJob(t *testing.T) {
+	jobs, _, _, chaos := renderMixed(t, "groups[sensors].network.profile=none", "groups[site-gateways].network.profile=none",
+		"groups[meters].network.profile=none", "groups[dashboards].placement.nodeSelector.zone=lan", "workers.nodeSelector.pool=load")
+	if len(jobs) != 2 || len(chaos) != 0 {
+		t.Fatalf("%d Jobs, %d NetworkChaos; want the shared Job and the dashboards', no NetworkChaos", len(jobs), len(chaos))
+	}
+	shared, own := jobs[0], jobs[1]
+	if own.Name != "mixed-fleet-workers-dashboards" || own.Spec.Template.Labels[v1alpha1.LabelGroup] != "dashboards" ||
+		!reflect.DeepEqual(argsOf(own)["--groups"], []string{"dashboards"}) {
+		t.Errorf("the dashboards' Job: %s %v %v", own.Name, own.Spec.Template.Labels, argsOf(own))
+	}
+	if ns := own.Spec.Template.Spec.NodeSelector; !reflect.DeepEqual(ns, map[string]string{"zone": "lan"}) {
+		t.Errorf("the dashboards' pods select %v, want their placement's zone=lan", ns)
+	}
+	if ns := shared.Spec.Template.Spec.NodeSelector; !reflect.DeepEqual(ns, map[string]string{"pool": "load"}) {
+		t.Errorf("the shared pods select %v, want spec.workers' pool=load", ns)
+	}
+	if g := strings.Join(argsOf(shared)["--groups"], ","); g != "sensors,site-gateways,meters" {
+		t.Errorf("the shared Job runs --groups %s", g)
+	}
+}

@@ -17,7 +17,7 @@ import (
 func GroupNetworkChaos(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	for _, s := range p.Placement() {
-		if !s.Own() {
+		if !s.Linked() {
 			continue
 		}
 		g := p.SetGroups(s)[0]

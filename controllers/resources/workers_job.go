@@ -133,6 +133,19 @@ func workersJob(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, set plan.WorkerSe
 		}},
 		Volumes: volumes,
 	}
+	if len(groups) == 1 && set.Own() {
+		if pl := groups[0].Fleet.Placement; pl != nil { // the group's own scheduling, field by field
+			if pl.NodeSelector != nil {
+				pod.NodeSelector = pl.NodeSelector
+			}
+			if pl.Tolerations != nil {
+				pod.Tolerations = pl.Tolerations
+			}
+			if pl.Affinity != nil {
+				pod.Affinity = pl.Affinity
+			}
+		}
+	}
 	if mb.Spec.Workload.ClientsOfWorker(0, int(w.Replicas)) > DefaultEphemeralPorts {
 		// A pod has one address, and its connections to the broker's one address:port need a
 		// source port each: past the default range's 28,232 the next connect fails with
