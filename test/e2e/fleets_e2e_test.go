@@ -100,18 +100,30 @@ func TestFleetsOnTheNode(t *testing.T) {
 			// worker pod with its own address. The groups' own networks are taken out: the node has
 			// no Chaos Mesh (it pulls no images from a registry), and a group with a network needs
 			// its NetworkChaos (the controllers' envtest TestFleetGroupOnItsOwnLink checks those).
+			// The dashboards get a placement of their own (any Linux node: this one), so they run
+			// in a worker pod of their own and every delivery to them crosses two pods' clocks.
 			s: sample{file: "fleets/mixed-fleet.yaml", edit: func(spec map[string]any) {
 				for _, g := range []string{"sensors", "site-gateways", "meters"} {
 					delete(specGroup(t, spec, g), "network")
 				}
+				specGroup(t, spec, "dashboards")["placement"] = map[string]any{"nodeSelector": map[string]any{"kubernetes.io/os": "linux"}}
 			}},
 			check: func(t *testing.T, r *results.Result) {
 				dashboards := mustGroup(t, r, "dashboards")
 				for _, from := range []string{"sensors", "site-gateways", "meters"} {
 					g := mustGroup(t, r, from)
-					if p := mustPair(t, r, from, "dashboards"); g.Sent == 0 || p.Expected != 3*g.Sent {
+					p := mustPair(t, r, from, "dashboards")
+					if g.Sent == 0 || p.Expected != 3*g.Sent {
 						t.Errorf("pair %s → dashboards expects %d; %s sent %d to 3 dashboards", from, p.Expected, from, g.Sent)
 					}
+					// Two pods on one node: the offsets are measured over the pod network, so the
+					// correction is within a few milliseconds and so is its uncertainty.
+					if c := p.Clock; c == nil || c.Uncorrected || c.UncertaintyMicros <= 0 || c.UncertaintyMicros > 100_000 || abs(c.CorrectionMicros) > 100_000 {
+						t.Errorf("pair %s → dashboards crosses two pods: clock %+v, want a measured correction", from, p.Clock)
+					}
+				}
+				if len(r.Workers) != 2 {
+					t.Errorf("%d workers, want the shared one and the dashboards' own", len(r.Workers))
 				}
 				if dashboards.Received == 0 || dashboards.Received != dashboards.Expected {
 					t.Errorf("dashboards: received %d of %d expected", dashboards.Received, dashboards.Expected)
@@ -129,6 +141,26 @@ func TestFleetsOnTheNode(t *testing.T) {
 				}
 				if len(pods.Items) != 2 || modes["mqtt-sn"] != 1 || modes["http"] != 1 {
 					t.Errorf("gateway pods by mode %v, want one mqtt-sn and one http", modes)
+				}
+			},
+		},
+		{
+			// MQTT 5 request/response, the service in worker pods of its own: requests cross two
+			// pods one way, and every answer comes back; the round trip is the asking pod's own.
+			s: sample{file: "fleets/request-response.yaml", edit: func(spec map[string]any) {
+				specGroup(t, spec, "service")["placement"] = map[string]any{"nodeSelector": map[string]any{"kubernetes.io/os": "linux"}}
+			}},
+			check: func(t *testing.T, r *results.Result) {
+				clients := mustGroup(t, r, "clients")
+				q := clients.Requests
+				if q == nil || clients.Sent == 0 || q.Expected != clients.Sent || q.Answered != clients.Sent || q.Lost != 0 || q.Duplicates != 0 {
+					t.Fatalf("clients sent %d, requests %+v: want every request answered once", clients.Sent, q)
+				}
+				if q.RoundTrip == nil || q.RoundTrip.Count != clients.Sent || q.RoundTrip.P99Micros <= 0 || q.RoundTrip.P99Micros > 5_000_000 {
+					t.Errorf("round trip %+v is not plausible", q.RoundTrip)
+				}
+				if p := mustPair(t, r, "clients", "service"); p.Clock == nil || p.Clock.Uncorrected {
+					t.Errorf("pair clients → service crosses two pods: clock %+v", p.Clock)
 				}
 			},
 		},
@@ -263,4 +295,11 @@ func fleetLine(r *results.Result) string {
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, ", ")
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
