@@ -305,13 +305,6 @@ func compileFleet(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan, target Target)
 	if base == 0 {
 		return fmt.Errorf("spec.groups: no group publishes (each one subscribes), so the run would measure nothing; give at least one group publish")
 	}
-	// A group joins before the run's end: warmup + duration as the spec gives them, also when
-	// the run ends on message counts (a late group then still joins in time, docs/fleets.md).
-	for _, g := range p.Groups {
-		if end := spec.Workload.Warmup.Duration + spec.Workload.Duration.Duration; g.Fleet.Start >= end {
-			return fmt.Errorf("spec.groups[%s].start: %s is not before the run's end (warmup + duration, %s)", g.Name, g.Fleet.Start, end)
-		}
-	}
 	// A subscriber takes the largest message any group publishes (an MQTT 5 client announces
 	// its maximum packet size from it).
 	var largest int32
@@ -334,7 +327,15 @@ func compileFleet(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan, target Target)
 		}
 	}
 	if quota {
+		// The run ends once the messages were sent and delivered and its late groups joined.
 		p.Timing.Duration = 0
+		return nil
+	}
+	// Otherwise a group joins before the run's end.
+	for _, g := range p.Groups {
+		if end := p.Timing.Warmup + p.Timing.Duration; g.Fleet.Start >= end {
+			return fmt.Errorf("spec.groups[%s].start: %s is not before the run's end (warmup + duration, %s)", g.Name, g.Fleet.Start, end)
+		}
 	}
 	return nil
 }

@@ -82,11 +82,21 @@ groups:
 - {name: meters, count: 2, protocol: mqtt-sn, publish: {topics: t, rate: 100, messages: 600, payloadBytes: 65498}}
 - {name: dashboards, count: 2, subscribe: {topics: t}}
 workload: {warmup: 5s, duration: 10s}`
-	if _, err := Parse(docOf("fleet", fleet)); err != nil {
-		t.Errorf("admission refuses the valid fleet: %v", err)
-	}
-	if err := compile(t, fleet); err != nil {
-		t.Errorf("plan.Compile refuses the valid fleet: %v", err)
+	// A run that ends on message counts (every publishing group has messages) waits for its late
+	// groups: a start after warmup + duration is no error there.
+	const broadcast = `protocol: mqtt
+topics: [{name: t, pattern: "d/{index}", count: 2}]
+groups:
+- {name: sensors, count: 2, publish: {topics: t, interval: 1s, messages: 20}}
+- {name: late, count: 1, start: 8s, subscribe: {filter: d/+}}
+workload: {warmup: 0s, duration: 3s}`
+	for _, f := range []string{fleet, broadcast} {
+		if _, err := Parse(docOf("fleet", f)); err != nil {
+			t.Errorf("admission refuses a valid fleet: %v\n%s", err, f)
+		}
+		if err := compile(t, f); err != nil {
+			t.Errorf("plan.Compile refuses a valid fleet: %v\n%s", err, f)
+		}
 	}
 }
 
