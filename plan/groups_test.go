@@ -104,7 +104,7 @@ func TestBadGroupsAreRefusedNamingTheGroup(t *testing.T) {
 		{[]string{"groups[backend].subscribe.filter=devices/#/telemetry"}, "spec.groups[backend].subscribe.filter"},
 		{[]string{"groups[backend].subscribe.filter=devices/a+/telemetry"}, "must fill a whole level"},
 		{[]string{"groups[sensors].publish.rate=100"}, "rate: set interval (each device's period) or rate"},
-		{[]string{"groups[sensors].publish.topics=nothing"}, "spec.groups: a group publishes to a topic group that spec.topics does not define"},
+		{[]string{"groups[sensors].publish.topics=nothing"}, "spec.groups[sensors].publish.topics: no topic group of that name in spec.topics"},
 		{[]string{"workload.publishers=4"}, "spec.workload: with spec.groups"},
 		{[]string{"workers.replicas=2"}, "spec.workers.replicas: a run with spec.groups runs in one worker"},
 		{[]string{"protocol=kafka"}, "spec.protocol: device groups speak mqtt, mqtt-sn or http"},
@@ -113,7 +113,7 @@ func TestBadGroupsAreRefusedNamingTheGroup(t *testing.T) {
 		{[]string{"groups[sensors].protocol=mqtt-sn", "groups[sensors].mqttsn.topicIdType=predefined"}, "spec.groups[sensors].mqttsn.topicIdType"},
 		{[]string{"groups[sensors].protocol=mqtt-sn", "groups[sensors].publish.payloadBytes=70000"}, "spec.groups[sensors].publish.payloadBytes"},
 		{[]string{"groups[backend].qos=3"}, "spec.groups[backend].qos: Invalid value: 3"},
-		{[]string{"topics[telemetry].devices=nobody"}, "devices names a group that spec.groups does not define"},
+		{[]string{"topics[telemetry].devices=nobody"}, "spec.topics[telemetry].devices: no device group of that name in spec.groups"},
 		{[]string{"groups[sensors].clientID=sensor"}, "clientID"},
 		{[]string{"groups[sensor].count=5"}, `spec.groups has no item named "sensor" (it has sensors, backend)`},
 	} {
