@@ -53,6 +53,7 @@ import (
 	"github.com/msgbench/msgbench/internal/testenv"
 	"github.com/msgbench/msgbench/loadgen/drivers"
 	_ "github.com/msgbench/msgbench/loadgen/drivers/all"
+	"github.com/msgbench/msgbench/plan"
 	"github.com/msgbench/msgbench/results"
 )
 
@@ -420,8 +421,8 @@ func checkSucceeded(t *testing.T, mb *v1alpha1.MessagingBenchmark) {
 			t.Errorf("received %.0f msg/s, want about %.0f (rate %d, %d subscribers on %d topics)", got, want, w.Rate, w.Subscribers, w.Topics)
 		}
 	}
-	if mb.Status.Workers.Succeeded != mb.Spec.Workers.Replicas {
-		t.Errorf("workers %+v, want %d succeeded", mb.Status.Workers, mb.Spec.Workers.Replicas)
+	if want := workerCount(t, mb); mb.Status.Workers.Succeeded != int32(want) || mb.Status.Workers.Desired != int32(want) {
+		t.Errorf("workers %+v, want %d desired and succeeded", mb.Status.Workers, want)
 	}
 	if c := meta.FindStatusCondition(mb.Status.Conditions, v1alpha1.ConditionResultsStored); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("ResultsStored: %+v", c)
@@ -480,8 +481,8 @@ func checkPods(t *testing.T, mb *v1alpha1.MessagingBenchmark) {
 		restricted(t, &p)
 		byComponent[comp]++
 	}
-	if byComponent[v1alpha1.ComponentWorker] != int(mb.Spec.Workers.Replicas) {
-		t.Errorf("worker pods %d, want %d", byComponent[v1alpha1.ComponentWorker], mb.Spec.Workers.Replicas)
+	if want := workerCount(t, mb); byComponent[v1alpha1.ComponentWorker] != want {
+		t.Errorf("worker pods %d, want %d", byComponent[v1alpha1.ComponentWorker], want)
 	}
 	if mb.Spec.Broker.Type.MQTTBroker() && byComponent[v1alpha1.ComponentBroker] != 1 {
 		t.Errorf("broker pods %d, want 1", byComponent[v1alpha1.ComponentBroker])
@@ -498,6 +499,21 @@ func checkPods(t *testing.T, mb *v1alpha1.MessagingBenchmark) {
 			}
 		}
 	}
+}
+
+// workerCount is how many worker pods mb runs: spec.workers.replicas, and one more for each
+// device group with a network or placement of its own (plan.Placement, the operator's Jobs).
+func workerCount(t *testing.T, mb *v1alpha1.MessagingBenchmark) int {
+	t.Helper()
+	p, err := plan.CompileBenchmark(mb, plan.Kubernetes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range p.Placement() {
+		n += s.Replicas
+	}
+	return n
 }
 
 // restricted double-checks what the namespace's enforcement already proved by admitting the pod.
@@ -540,12 +556,12 @@ func checkObjectStore(t *testing.T, mb *v1alpha1.MessagingBenchmark) {
 	}
 	checkChurn(t, mb, r.Churn)
 	if r.Sent != mb.Status.Summary.Sent || r.Received != mb.Status.Summary.Received || r.Env.Mode != "kubernetes" ||
-		len(r.Workers) != int(mb.Spec.Workers.Replicas) {
+		len(r.Workers) != workerCount(t, mb) {
 		t.Errorf("stored result (phase %s, sent %d, received %d, mode %s, %d workers) does not match the status %+v",
 			r.Phase, r.Sent, r.Received, r.Env.Mode, len(r.Workers), mb.Status.Summary)
 	}
 	base := strings.TrimSuffix(key, "result.json")
-	for i := range int(mb.Spec.Workers.Replicas) {
+	for i := range workerCount(t, mb) {
 		getObject(t, u.Host, fmt.Sprintf("%sworkers/%d.json", base, i))
 	}
 }
