@@ -317,7 +317,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		for _, cp := range gr.share.Subscribers {
 			s := &subscriber{r: r, gr: gr, plan: cp, shard: r.rec.shard(gr.index, cp.Index)}
 			if f := gr.g.Fleet; f != nil && f.Respond {
-				s.queue = &answerQueue{wake: make(chan struct{}, 1)}
+				s.queue = &answerQueue{wake: make(chan struct{}, 1), topics: map[string]string{}}
 			}
 			if r.fleet != nil {
 				s.sources = map[uint32]*source{}

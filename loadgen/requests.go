@@ -76,19 +76,41 @@ func (p *publisher) request(sess drivers.Session, topic string, payload []byte, 
 // answering is a responding subscriber's session handler: it answers the requests it gets.
 type answering struct{ *subscriber }
 
+// answer is one queued answer. The request's buffer is the reader's, so its correlation data is
+// copied: into corr when it is msgbench's header (every request of this run), else on the heap.
 type answer struct {
 	topic string
-	corr  []byte
+	corr  [HeaderSize]byte
+	long  []byte // correlation data longer than the header (another client's request)
+}
+
+func (a *answer) correlation() []byte {
+	if a.long != nil {
+		return a.long
+	}
+	return a.corr[:]
 }
 
 // Request implements drivers.RequestHandler, on the session's reader: the request is counted as
 // any delivery, and its answer queued for the subscriber's answering goroutine (the reader
-// must not wait for a free inflight slot, which only it can free).
+// must not wait for a free inflight slot, which only it can free). Nothing is allocated per
+// request but the queue's growth: reply topics are interned, one per asking device.
 func (a answering) Request(payload, responseTopic, corr []byte) {
 	a.Message(payload)
 	q := a.queue
 	q.mu.Lock()
-	q.items = append(q.items, answer{string(responseTopic), append([]byte(nil), corr...)})
+	topic, ok := q.topics[string(responseTopic)] // no allocation for the lookup
+	if !ok {
+		topic = string(responseTopic)
+		q.topics[topic] = topic
+	}
+	an := answer{topic: topic}
+	if len(corr) == HeaderSize {
+		copy(an.corr[:], corr)
+	} else {
+		an.long = append([]byte{}, corr...)
+	}
+	q.items = append(q.items, an)
 	q.mu.Unlock()
 	select {
 	case q.wake <- struct{}{}:
@@ -98,9 +120,11 @@ func (a answering) Request(payload, responseTopic, corr []byte) {
 
 // answerQueue holds a responder's answers until its goroutine sends them.
 type answerQueue struct {
-	mu    sync.Mutex
-	items []answer
-	wake  chan struct{}
+	mu     sync.Mutex
+	items  []answer
+	spare  []answer          // the slice the answering goroutine last emptied, reused
+	topics map[string]string // reply topics seen, interned
+	wake   chan struct{}
 }
 
 // answer sends the subscriber's queued answers until its session ends or ctx is done.
@@ -118,29 +142,28 @@ func (s *subscriber) answer(ctx context.Context, sess drivers.Session) {
 		}
 		q.mu.Lock()
 		items := q.items
-		q.items = nil
+		q.items, q.spare = q.spare[:0], nil
 		q.mu.Unlock()
-		for _, a := range items {
-			if err := rq.Respond(a.topic, payload, a.corr); err != nil {
+		for i := range items {
+			if err := rq.Respond(items[i].topic, payload, items[i].correlation()); err != nil {
 				s.shard.mu.Lock()
 				s.shard.errors++
 				s.shard.mu.Unlock()
 				return
 			}
 		}
+		q.mu.Lock()
+		q.spare = items
+		q.mu.Unlock()
 	}
 }
 
 // answersDue is how many answers the run's requests call for, and how many came: the drain
 // waits for them as for deliveries.
 func (r *run) answersDue(perPair map[[2]int]int64) (due, got int64) {
-	for k, e := range perPair {
-		if r.groups[k[0]].requests != nil && r.groups[k[1]].g.Fleet.Respond {
-			due += e
-		}
-	}
 	for _, gr := range r.groups {
 		if q := gr.requests; q != nil && !gr.remote {
+			due += r.answersFor(gr, perPair)
 			q.mu.Lock()
 			got += q.got
 			q.mu.Unlock()
@@ -149,18 +172,24 @@ func (r *run) answersDue(perPair map[[2]int]int64) (due, got int64) {
 	return due, got
 }
 
+// answersFor is how many answers group gr's requests call for: one per delivery of a measured
+// request to a responding group's subscription.
+func (r *run) answersFor(gr *groupRun, perPair map[[2]int]int64) (due int64) {
+	for k, e := range perPair {
+		if k[0] == gr.index && r.groups[k[1]].g.Fleet.Respond {
+			due += e
+		}
+	}
+	return due
+}
+
 // requestFigures are a requesting group's answers, for its result.
 func (r *run) requestFigures(gr *groupRun, perPair map[[2]int]int64) *results.RequestFigures {
 	q := gr.requests
 	if q == nil {
 		return nil
 	}
-	var due int64
-	for k, e := range perPair {
-		if k[0] == gr.index && r.groups[k[1]].g.Fleet.Respond {
-			due += e
-		}
-	}
+	due := r.answersFor(gr, perPair)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return &results.RequestFigures{Expected: due, Answered: q.got, Lost: max(0, due-q.got), Duplicates: q.dups, Errors: q.errors,
