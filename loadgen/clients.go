@@ -358,7 +358,7 @@ func (p *publisher) run(ctx context.Context) error {
 				return p.failed(err)
 			}
 			p.win.begin(r.now(), sess.Counters().BytesSent)
-			p.win.firstK = k
+			p.win.firstK.Store(k)
 		}
 		if k == 0 {
 			// First-message latency is counted from the dial of a device that publishes as soon
@@ -582,7 +582,7 @@ type meter struct {
 	measureFrom atomic.Int64
 	sent        atomic.Int64 // messages sent in the measured window
 	// firstK is the sequence number of the first of them (which topic each went to: fleet.go).
-	firstK     int64
+	firstK     atomic.Int64 // read by live metrics while the publisher runs
 	measuring  bool
 	startBytes int64 // the socket's bytes written before the first measured message (-1: not counted)
 	// bytes is what the socket wrote from the first measured message until the last one was

@@ -388,7 +388,7 @@ func (r *run) sentTo(from map[uint32]int64) []map[string]int64 {
 		for _, p := range gr.pubs {
 			first, step, _ := gr.g.PublisherTopics(p.plan.Index)
 			n := int64(gr.g.TopicsOf(p.plan.Index))
-			k0, sent := p.win.firstK, p.win.sent.Load()
+			k0, sent := p.win.firstK.Load(), p.win.sent.Load()
 			if from != nil {
 				if f := from[uint32(gr.base+p.plan.Index)]; f > k0 {
 					sent, k0 = max(0, sent-(f-k0)), f
