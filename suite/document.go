@@ -70,6 +70,9 @@ type Document struct {
 	Verdict string        `json:"verdict"`
 	Caveats []string      `json:"caveats,omitempty"`
 	Points  []PointResult `json:"points"`
+	// Search is the capacity search (spec.search): its outcome, bracket, steps and curve; its
+	// steps are also the points (s1, s2, …), their trials the runs.
+	Search *SearchResult `json:"search,omitempty"`
 	// Interrupted is set when a local suite was stopped before its last run.
 	Interrupted bool `json:"interrupted,omitempty"`
 }
@@ -192,10 +195,24 @@ func figureStatus(ps *stats.PointStats, figure string) *v1alpha1.FigureStats {
 
 // ObjectivesCondition is the suite's ObjectivesMet condition (nil without objectives).
 func (d *Document) ObjectivesCondition(generation int64) *metav1.Condition {
-	if len(d.Spec.Objectives) == 0 {
+	if len(d.Spec.Objectives) == 0 && d.Search == nil {
 		return nil
 	}
 	c := &metav1.Condition{Type: v1alpha1.ConditionObjectivesMet, ObservedGeneration: generation}
+	if sr := d.Search; sr != nil {
+		// A search misses the objectives above its capacity on purpose: the condition says
+		// where they held.
+		switch sr.Outcome {
+		case v1alpha1.SearchFound, v1alpha1.SearchAboveRange:
+			c.Status, c.Reason = metav1.ConditionTrue, sr.Outcome
+		case v1alpha1.SearchBelowRange:
+			c.Status, c.Reason = metav1.ConditionFalse, sr.Outcome
+		default:
+			c.Status, c.Reason = metav1.ConditionUnknown, sr.Outcome
+		}
+		c.Message = truncateMessage(sr.Message)
+		return c
+	}
 	switch d.Verdict {
 	case VerdictPassed:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, "ObjectivesMet", fmt.Sprintf("every point met every objective (%s)", strings.Join(d.Spec.Objectives, "; "))
@@ -210,8 +227,48 @@ func (d *Document) ObjectivesCondition(generation int64) *metav1.Condition {
 	default:
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, "Incomplete", "not every point has finished or succeeded yet"
 	}
-	if len(c.Message) > 32768 {
-		c.Message = c.Message[:32765] + "..."
-	}
+	c.Message = truncateMessage(c.Message)
 	return c
+}
+
+func truncateMessage(m string) string {
+	if len(m) > 32768 {
+		return m[:32765] + "..."
+	}
+	return m
+}
+
+// SummarizeSearchSuite is Summarize for a search: every step a point (its trials the runs,
+// outcomes by run name), the search's result, and the verdict from its outcome: Passed when
+// it found the capacity or the objectives held at max, Missed when they failed at min,
+// Incomplete while searching or when capped.
+func SummarizeSearchSuite(s *v1alpha1.MessagingBenchmarkSuite, x Search, steps []Step, outcomes map[string]RunOutcome, next Decision, mode string, now time.Time) *Document {
+	var points []Point
+	var schedule []Run
+	byRun := map[Run]RunOutcome{}
+	for i, st := range steps {
+		points = append(points, x.SearchPoint(st))
+		for k, t := range st.Trials {
+			run := Run{Point: i, Repetition: k + 1}
+			schedule = append(schedule, run)
+			if o, ok := outcomes[t.Run]; ok {
+				byRun[run] = o
+			}
+		}
+	}
+	d := Summarize(s, points, schedule, byRun, 0, mode, now)
+	d.Search = x.SummarizeSearch(steps, outcomes, next)
+	d.Runs.Total = int32(d.Search.Runs)
+	if !next.Done {
+		d.Runs.Total++ // the trial about to run
+	}
+	switch next.Outcome {
+	case v1alpha1.SearchFound, v1alpha1.SearchAboveRange:
+		d.Verdict = VerdictPassed
+	case v1alpha1.SearchBelowRange:
+		d.Verdict = VerdictMissed
+	default:
+		d.Verdict = VerdictIncomplete
+	}
+	return d
 }

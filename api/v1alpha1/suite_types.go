@@ -88,8 +88,111 @@ type Matrix struct {
 	Include []MatrixPoint `json:"include,omitempty"`
 }
 
+// SearchPass is how a search step's trials decide it.
+// +kubebuilder:validation:Enum=all;majority
+type SearchPass string
+
+// Search pass rules.
+const (
+	// PassAll: a step passes when every trial passed (it stops at the first failed trial).
+	PassAll SearchPass = "all"
+	// PassMajority: a step passes when more than half its trials passed (it stops once decided).
+	PassMajority SearchPass = "majority"
+)
+
+// SuiteSearch finds the highest value of one spec field (the load) at which every run still
+// meets the suite's objectives and the built-in criteria (docs/capacity.md): an exponential probe
+// from start until a step passes and one fails, then bisection until the bracket is within
+// precisionPercent, then a confirmation at the result.
+// +kubebuilder:validation:XValidation:rule="has(self.field) != has(self.fields)",message="spec.search: set field (one spec field) or fields (several that take each value together), not both",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="self.min < self.max",message="spec.search.min must be below max",fieldPath=".min",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.start) || (self.start >= self.min && self.start <= self.max)",message="spec.search.start must lie from min to max",fieldPath=".start",reason="FieldValueInvalid"
+type SuiteSearch struct {
+	// field is the integer spec field to scale, as `msgbench run --set` takes it:
+	// "workload.rate", "workload.publishers", "groups[sensors].count", "workload.connectRate".
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z][a-zA-Z0-9]*(\[[a-z0-9]([-a-z0-9]*[a-z0-9])?\])?(\.[a-zA-Z][a-zA-Z0-9]*(\[[a-z0-9]([-a-z0-9]*[a-z0-9])?\])?)*$`
+	// +kubebuilder:validation:MaxLength=100
+	// +optional
+	Field string `json:"field,omitempty"`
+
+	// fields, instead of field, are several integer spec fields that take each value together
+	// (workload.publishers and workload.topics: a fleet of devices with a topic each).
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:Pattern=`^[a-zA-Z][a-zA-Z0-9]*(\[[a-z0-9]([-a-z0-9]*[a-z0-9])?\])?(\.[a-zA-Z][a-zA-Z0-9]*(\[[a-z0-9]([-a-z0-9]*[a-z0-9])?\])?)*$`
+	// +kubebuilder:validation:items:MaxLength=100
+	// +optional
+	Fields []string `json:"fields,omitempty"`
+
+	// min and max bound the search: a search that fails at min, or passes at max, ends saying
+	// so, with no capacity.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000000
+	Min int64 `json:"min"`
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=100000000
+	Max int64 `json:"max"`
+
+	// start is the first value probed (default min): a guess near the capacity saves steps.
+	// +optional
+	Start *int64 `json:"start,omitempty"`
+
+	// factor multiplies (after a pass) or divides (after a fail) the value while the probe looks
+	// for a bracket.
+	// +kubebuilder:default=2
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	Factor int32 `json:"factor,omitempty"`
+
+	// precisionPercent ends the bisection when the first failing value is within this share
+	// of the last passing one: (fail − pass) ≤ precisionPercent % × pass (or 1, for integers).
+	// +kubebuilder:default=5
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	PrecisionPercent int32 `json:"precisionPercent,omitempty"`
+
+	// trials is how many runs a step may take; pass says how they decide it.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=15
+	// +optional
+	Trials int32 `json:"trials,omitempty"`
+
+	// pass: all (every trial must pass; the step ends at the first failed trial) or majority
+	// (more than half; the step ends once decided).
+	// +kubebuilder:default=all
+	// +optional
+	Pass SearchPass `json:"pass,omitempty"`
+
+	// confirm runs the result's value once more (as a step of its own, with its trials) before
+	// the search ends; a failed confirmation moves the bracket down and the search goes on.
+	// +kubebuilder:default=true
+	// +optional
+	Confirm *bool `json:"confirm,omitempty"`
+
+	// maxRuns caps the search's runs, trials and confirmation included: a search that reaches it
+	// ends with the bracket it has, saying the precision was not reached.
+	// +kubebuilder:default=30
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=500
+	// +optional
+	MaxRuns int32 `json:"maxRuns,omitempty"`
+
+	// maxDuration caps the search's time likewise: no run starts after it.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +optional
+	MaxDuration *metav1.Duration `json:"maxDuration,omitempty"`
+}
+
 // MessagingBenchmarkSuiteSpec is a study: a template benchmark, the matrix of points it is run
 // at, how often each is repeated and in which order, and what its results must meet.
+// +kubebuilder:validation:XValidation:rule="!has(self.search) || !has(self.matrix)",message="spec.search: a search scales one field of the template; set no matrix with it (one suite per point, e.g. one per QoS)",fieldPath=".search",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.search) || !has(self.repetitions) || self.repetitions == 1",message="spec.repetitions: a search repeats a step with spec.search.trials",fieldPath=".repetitions",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.search) || !has(self.concurrency) || self.concurrency == 1",message="spec.concurrency: a search runs one run at a time (each step depends on the one before)",fieldPath=".concurrency",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.search) || !has(self.order) || self.order == 'sequential'",message="spec.order: a search decides its order step by step",fieldPath=".order",reason="FieldValueInvalid"
 type MessagingBenchmarkSuiteSpec struct {
 	// template is the MessagingBenchmark spec every run starts from; each point changes the
 	// fields its matrix values name.
@@ -98,6 +201,11 @@ type MessagingBenchmarkSuiteSpec struct {
 	// matrix is the points to run (none: the template alone is one point).
 	// +optional
 	Matrix Matrix `json:"matrix,omitzero"`
+
+	// search, instead of a matrix, finds the highest value of one field at which the runs
+	// still meet the objectives: the capacity, with its bracket and the curve (docs/capacity.md).
+	// +optional
+	Search *SuiteSearch `json:"search,omitempty"`
 
 	// repetitions is how often each point runs (statistics need at least 2; 5 or more give a
 	// useful 95 % confidence interval).
@@ -218,6 +326,43 @@ type PointStatus struct {
 	ObjectivesMet *bool `json:"objectivesMet,omitempty"`
 }
 
+// Search outcomes (docs/capacity.md).
+const (
+	// SearchSearching: the search has steps left to run.
+	SearchSearching = "Searching"
+	// SearchFound: the bracket is within the precision and the result was confirmed.
+	SearchFound = "Found"
+	// SearchAboveRange: the objectives held at max: the capacity is at least max, and no number is made up.
+	SearchAboveRange = "AboveRange"
+	// SearchBelowRange: the objectives failed at min: no load in the range meets them.
+	SearchBelowRange = "BelowRange"
+	// SearchCapped: maxRuns or maxDuration ended the search before the precision was reached.
+	SearchCapped = "Capped"
+)
+
+// SearchStatus is where a capacity search stands.
+type SearchStatus struct {
+	// outcome: Searching, Found, AboveRange, BelowRange or Capped.
+	Outcome string `json:"outcome"`
+	// capacity is the highest value that passed, with a bracket (Found, or Capped with one).
+	// +optional
+	Capacity *int64 `json:"capacity,omitempty"`
+	// lastPass and firstFail bracket the capacity: it lies from lastPass up to, not including,
+	// firstFail.
+	// +optional
+	LastPass *int64 `json:"lastPass,omitempty"`
+	// +optional
+	FirstFail *int64 `json:"firstFail,omitempty"`
+	// steps run so far (a step is one value, with its trials).
+	Steps int32 `json:"steps"`
+	// next is the value the search runs now.
+	// +optional
+	Next *int64 `json:"next,omitempty"`
+	// message says how the search ended, or what it does next.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
 // MessagingBenchmarkSuiteStatus is what the operator observed of the suite.
 type MessagingBenchmarkSuiteStatus struct {
 	// phase: Pending, Running, Suspended, Succeeded (every run ended; failed runs are counted)
@@ -252,7 +397,11 @@ type MessagingBenchmarkSuiteStatus struct {
 	// +optional
 	Verdict string `json:"verdict,omitempty"`
 
-	// points, in matrix order.
+	// search is the capacity search's state (spec.search).
+	// +optional
+	Search *SearchStatus `json:"search,omitempty"`
+
+	// points, in matrix order (a search's steps, in the order they ran).
 	// +optional
 	Points []PointStatus `json:"points,omitempty"`
 
@@ -281,6 +430,7 @@ type MessagingBenchmarkSuiteStatus struct {
 // +kubebuilder:printcolumn:name="Runs",type=string,JSONPath=`.status.progress`
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.runs.failed`
 // +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.verdict`
+// +kubebuilder:printcolumn:name="Capacity",type=integer,JSONPath=`.status.search.capacity`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type MessagingBenchmarkSuite struct {
 	metav1.TypeMeta   `json:",inline"`

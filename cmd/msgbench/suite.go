@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"github.com/msgbench/msgbench/results"
 	"github.com/msgbench/msgbench/results/objectives"
 	"github.com/msgbench/msgbench/results/report"
+	"github.com/msgbench/msgbench/results/store"
 	"github.com/msgbench/msgbench/suite"
 )
 
@@ -45,6 +47,9 @@ func runSuite(cmd *cobra.Command, f runFlags) error {
 			return fmt.Errorf("--name %q: %s", f.name, strings.Join(msgs, "; "))
 		}
 		s.Name = f.name
+	}
+	if s.Spec.Search != nil {
+		return runSearch(cmd, f, doc)
 	}
 	points, err := suite.Expand(s, doc.Template)
 	if err != nil {
@@ -170,6 +175,16 @@ func runSuite(cmd *cobra.Command, f runFlags) error {
 	}
 
 	d := suite.Summarize(s, points, schedule, outcomes, seed, "local", time.Now())
+	return finishSuite(ctx, cmd, f, d, out, &w, len(rs) > 0, upload, interrupted)
+}
+
+// finishSuite writes suite.json and the suite's report into out, uploads suite.json when the
+// template names an object store, prints the summary, and returns what makes the exit status
+// non-zero. Each step is tried whatever happened before.
+func finishSuite(ctx context.Context, cmd *cobra.Command, f runFlags, d *suite.Document, out *runDir, w *written, measured bool, upload store.Store, interrupted bool) error {
+	errOut := cmd.ErrOrStderr()
+	s := &v1alpha1.MessagingBenchmarkSuite{Spec: d.Spec}
+	s.Name = d.Name
 	d.RunID, d.Interrupted = out.runID, interrupted
 	data, err := json.MarshalIndent(d, "", "  ")
 	if err != nil {
@@ -178,7 +193,7 @@ func runSuite(cmd *cobra.Command, f runFlags) error {
 	// suite.json and the report are tried whatever happened before; the summary is printed
 	// whatever they did.
 	w.file(filepath.Join(out.dir, "suite.json"), data)
-	if len(rs) > 0 {
+	if measured {
 		files, err := report.WriteFiles(out.dir, report.FromSuite(d), report.Options{})
 		w.add(files[:min(len(files), 1)], err)
 	}
@@ -203,10 +218,18 @@ func runSuite(cmd *cobra.Command, f runFlags) error {
 			w.print(errOut)
 		}
 	} else {
-		writeSuiteSummary(cmd.OutOrStdout(), d)
+		if d.Search != nil {
+			writeSearchSummary(cmd.OutOrStdout(), d)
+		} else {
+			writeSuiteSummary(cmd.OutOrStdout(), d)
+		}
 		w.printSuite(cmd.OutOrStdout(), out.dir)
 	}
-	return errors.Join(suiteOutcome(d, interrupted), w.err(), stored)
+	outcome := suiteOutcome(d, interrupted)
+	if d.Search != nil {
+		outcome = searchOutcome(d, interrupted)
+	}
+	return errors.Join(outcome, w.err(), stored)
 }
 
 // suiteOutcome is the error that makes `msgbench run` exit non-zero for a suite: interrupted,
