@@ -420,14 +420,14 @@ type SearchStep struct {
 // CurvePoint is what a value of the field drew: the load offered, the throughput achieved, the
 // latency and the loss, over its succeeded trials (means; latency percentiles pooled).
 type CurvePoint struct {
-	Value                 int64    `json:"value"`
-	Passed                bool     `json:"passed"`
-	OfferedPerSecond      *float64 `json:"offeredPerSecond,omitempty"`
-	SentPerSecond         *float64 `json:"sentPerSecond,omitempty"`
-	ReceivedPerSecond     *float64 `json:"receivedPerSecond,omitempty"`
-	LatencyP50Micros      *float64 `json:"latencyP50Micros,omitempty"`
-	LatencyP99Micros      *float64 `json:"latencyP99Micros,omitempty"`
-	LostPercent           *float64 `json:"lostPercent,omitempty"`
+	Value                  int64    `json:"value"`
+	Passed                 bool     `json:"passed"`
+	OfferedPerSecond       *float64 `json:"offeredPerSecond,omitempty"`
+	SentPerSecond          *float64 `json:"sentPerSecond,omitempty"`
+	ReceivedPerSecond      *float64 `json:"receivedPerSecond,omitempty"`
+	LatencyP50Micros       *float64 `json:"latencyP50Micros,omitempty"`
+	LatencyP99Micros       *float64 `json:"latencyP99Micros,omitempty"`
+	LostPercent            *float64 `json:"lostPercent,omitempty"`
 	BacklogMillisPerSecond *float64 `json:"backlogMillisPerSecond,omitempty"`
 }
 

@@ -209,4 +209,3 @@ func writeSearchSummary(w io.Writer, d *suite.Document) {
 		fmt.Fprintf(w, "  caveat: %s\n", c)
 	}
 }
-
