@@ -200,6 +200,7 @@ func (s Search) Next(steps []Step, elapsed time.Duration) Decision {
 				return capped(fmt.Sprintf("spec.search.maxDuration (%s) reached", s.MaxDuration))
 			}
 			d.Step, d.Value, d.Kind, d.Trial = last.Index, last.Value, last.Kind, len(last.Trials)+1
+			d.Message = s.searching(d)
 			return d
 		}
 	}
@@ -243,7 +244,22 @@ func (s Search) Next(steps []Step, elapsed time.Duration) Decision {
 		return capped(fmt.Sprintf("spec.search.maxDuration (%s) reached", s.MaxDuration))
 	}
 	d.Step, d.Value, d.Kind, d.Trial = len(steps)+1, next, kind, 1
+	d.Message = s.searching(d)
 	return d
+}
+
+// searching says where a search that has not ended stands: the bracket so far and its next trial.
+func (s Search) searching(d Decision) string {
+	at := "no bracket yet"
+	switch {
+	case d.LastPass != nil && d.FirstFail != nil:
+		at = fmt.Sprintf("the capacity lies from %d up to %d", *d.LastPass, *d.FirstFail)
+	case d.LastPass != nil:
+		at = fmt.Sprintf("%d passed, no value failed yet", *d.LastPass)
+	case d.FirstFail != nil:
+		at = fmt.Sprintf("%d failed, no value passed yet", *d.FirstFail)
+	}
+	return fmt.Sprintf("searching: %s; next: step %d (%s), trial %d, %s = %d", at, d.Step, d.Kind, d.Trial, s.field(), d.Value)
 }
 
 // confirmed: v's latest decided step is a confirmation (that passed: v is the last pass).
