@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/manifest"
 )
 
 // searchTo runs x against a system whose trials pass when pass(value, run) says so, to the end,
@@ -198,5 +199,67 @@ func TestCurveKnee(t *testing.T) {
 	}
 	if k := CurveKnee(curve[:2]); k != nil {
 		t.Errorf("two points have no knee: %v", *k)
+	}
+}
+
+const searchYAML = `apiVersion: msgbench.io/v1alpha1
+kind: MessagingBenchmarkSuite
+metadata:
+  name: cap
+spec:
+  template:
+    protocol: mqtt
+    workload: {payloadBytes: 64, rate: 100, duration: 3s, warmup: 1s}
+  search:
+    field: workload.rate
+    min: 10
+    max: 1000
+  objectives: ["latency.endToEnd.p99 <= 50ms"]
+`
+
+// TestSearchSpecsRefused: every way a search cannot run is refused before anything starts,
+// naming the field: by the schema's rules (as the API server would) or by CheckSearch.
+func TestSearchSpecsRefused(t *testing.T) {
+	doc, err := manifest.ParseSuiteDoc([]byte(searchYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := NewSearch(doc.Suite.Spec.Search)
+	if x.Factor != 2 || x.Precision != 5 || x.Trials != 1 || x.Majority || !x.Confirm || x.MaxRuns != 30 || x.Start != 10 {
+		t.Errorf("defaults: %+v", x)
+	}
+	if err := CheckSearch(doc.Suite, doc.Template, manifest.FieldType); err != nil {
+		t.Errorf("a valid search: %v", err)
+	}
+	for _, c := range []struct{ from, to, want string }{
+		{"  objectives:", "  matrix:\n    axes: [{field: qos, values: [0, 1]}]\n  objectives:", "set no matrix with it"},
+		{"  objectives:", "  repetitions: 3\n  objectives:", "spec.repetitions: a search repeats a step with spec.search.trials"},
+		{"  objectives:", "  concurrency: 2\n  objectives:", "spec.concurrency: a search runs one run at a time"},
+		{"    min: 10", "    min: 1000", "spec.search.min must be below max"},
+		{"    min: 10", "    min: 10\n    start: 5000", "spec.search.start must lie from min to max"},
+		{"    field: workload.rate", "    field: workload.rate\n    fields: [workload.publishers]", "set field (one spec field) or fields"},
+		{"    min: 10", "    min: 10\n    pass: most", "spec.search.pass"},
+	} {
+		_, err := manifest.ParseSuiteDoc([]byte(strings.Replace(searchYAML, c.from, c.to, 1)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: want %q, got %v", c.to, c.want, err)
+		}
+	}
+	for _, c := range []struct{ field, max, want string }{
+		{"network.profile", "1000", "spec.search.field network.profile: a string field"},
+		{"workload.nope", "1000", "spec.search.field workload.nope: not a field"},
+		{"workload.connectRate", "1000", ""},
+		// workload.connectRate is at most 1000000: the template cannot take max.
+		{"workload.connectRate", "5000000", "spec.search at 5000000: "},
+	} {
+		text := strings.Replace(strings.Replace(searchYAML, "field: workload.rate", "field: "+c.field, 1), "max: 1000", "max: "+c.max, 1)
+		doc, err := manifest.ParseSuiteDoc([]byte(text))
+		if err != nil {
+			t.Fatalf("%s up to %s: %v", c.field, c.max, err)
+		}
+		err = CheckSearch(doc.Suite, doc.Template, manifest.FieldType)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s up to %s: want %q, got %v", c.field, c.max, c.want, err)
+		}
 	}
 }
