@@ -41,7 +41,8 @@ import (
 // SuiteReconciler runs MessagingBenchmarkSuites: one child MessagingBenchmark per run, never more
 // running than spec.concurrency, statistics and verdict in the status, suite.json stored. Every
 // decision is derived from the children as observed (suite.Next), so an operator restarted
-// mid-suite goes on where the children say, repeating no finished run and losing none.
+// mid-suite goes on where the children say, repeating no finished run and losing none. A suite
+// with spec.search runs a capacity search instead, one run at a time (suite_search.go).
 type SuiteReconciler struct {
 	*Reconciler
 	// results caches finished runs' results by the child's UID: a finished run's result never
@@ -49,6 +50,8 @@ type SuiteReconciler struct {
 	results sync.Map
 	// points caches each suite generation's expansion (expand).
 	points sync.Map
+	// searches caches each search suite generation's checked objectives (checkSearch).
+	searches sync.Map
 }
 
 func (r *SuiteReconciler) setupWithManager(mgr ctrl.Manager) error {
@@ -82,6 +85,9 @@ func (r *SuiteReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return r.expire(ctx, &s)
 	}
 	template, _, _ := unstructured.NestedMap(u.Object, "spec", "template")
+	if s.Spec.Search != nil {
+		return r.reconcileSearch(ctx, &s, template, before)
+	}
 	points, err := r.expand(&s, template)
 	if err != nil {
 		r.failSuite(&s, "the suite cannot run: "+err.Error())
@@ -270,8 +276,17 @@ func (r *SuiteReconciler) childResult(ctx context.Context, c *v1alpha1.Messaging
 		return v.(*results.Result), nil
 	}
 	var cm corev1.ConfigMap
-	if err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: resources.NamesOf(c).Result}, &cm); err != nil {
-		return nil, err
+	key := client.ObjectKey{Namespace: c.Namespace, Name: resources.NamesOf(c).Result}
+	if err := r.Get(ctx, key, &cm); err != nil {
+		if !apierrors.IsNotFound(err) || c.Status.Phase != v1alpha1.PhaseSucceeded {
+			return nil, err
+		}
+		// A run that succeeded wrote its ConfigMap before its phase, but the cache may have
+		// seen the phase first: its result is looked for at the API server before a search
+		// judges the run without it (a failed run mostly has none).
+		if err := r.apiReader.Get(ctx, key, &cm); err != nil {
+			return nil, err
+		}
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(cm.BinaryData["result.json.gz"]))
 	if err != nil {
