@@ -188,8 +188,24 @@ func deref(p *int64) int64 {
 }
 
 // Figures are the dataset's figures: a single run's own, or the planned comparison figures. A
-// dataset of one point with repetitions shows its first run's figures.
+// dataset of one point with repetitions shows its first run's figures. A capacity search's
+// curve (CapacityFigure) leads a search's figures as the study's figure.
 func Figures(d *Dataset) ([]*Figure, error) {
+	out, err := plannedFigures(d)
+	if err != nil || d.Suite == nil || d.Suite.Search == nil {
+		return out, err
+	}
+	f := CapacityFigure(d.Suite.Search)
+	if f == nil {
+		return out, nil
+	}
+	for _, g := range out {
+		g.Study = false
+	}
+	return append([]*Figure{f}, out...), nil
+}
+
+func plannedFigures(d *Dataset) ([]*Figure, error) {
 	specs := Plan(d)
 	if len(specs) == 0 {
 		for _, p := range d.Points {

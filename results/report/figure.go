@@ -34,8 +34,33 @@ type Figure struct {
 	// Study marks the figure a suite is about.
 	Study bool
 	// Marks are vertical lines at events along the horizontal, each labelled: the steps of
-	// spec.network.timeline on a throughput timeline.
+	// spec.network.timeline on a throughput timeline, the knee of a capacity curve.
 	Marks []Tick
+	// Lines are solid vertical lines along the horizontal, each labelled: a capacity search's
+	// capacity. An empty label draws the line alone.
+	Lines []Tick
+	// Bands shade the horizontal from Lo to Hi over the plot's height, each named in the legend
+	// (when labelled): a capacity search's bracket.
+	Bands []Band
+	// Unmeasured are values judged although nothing was measured at them (every trial of a
+	// search's step failed before it measured): a cross on the horizontal axis each.
+	Unmeasured []float64
+	// Panels stack figures that share this one's horizontal (XLabel, range), top to bottom under
+	// its title, each with its own vertical and legend: a capacity curve's throughput, latency
+	// and loss. A figure with panels draws nothing of its own but them.
+	Panels []*Figure
+	// Table, when set, is the figure's CSV, a header row first, instead of its series': a
+	// capacity curve's one row per value.
+	Table [][]string
+	// noVerdictKey leaves the passed/failed entries out of a panel's legend: the panel above
+	// has them.
+	noVerdictKey bool
+}
+
+// Band is a shaded stretch of the horizontal.
+type Band struct {
+	Lo, Hi float64
+	Label  string
 }
 
 // Tick is a labelled position on an axis.
@@ -50,6 +75,9 @@ type Series struct {
 	// Colour and Dash index the palette and the dash/marker styles.
 	Colour, Dash int
 	Values       []Value
+	// Reference draws the series as a thin grey dotted line without markers, a yardstick
+	// rather than a measurement: the load a capacity search offered.
+	Reference bool
 }
 
 // Value is one plotted value: Y at X (for bars, X is the category's index), with the half-width
@@ -57,7 +85,20 @@ type Series struct {
 type Value struct {
 	X, Y, CI95 float64
 	N          int
+	// Verdict is a capacity search's judgement of the value: its marker is filled when it
+	// passed, hollow when it failed.
+	Verdict Verdict
 }
+
+// Verdict is whether a plotted value passed (a capacity search's step).
+type Verdict int8
+
+// Verdicts.
+const (
+	NoVerdict Verdict = iota
+	VerdictPassed
+	VerdictFailed
+)
 
 // CSV is the figure as comma-separated values, one row per plotted value, for R or pandas:
 // series, the horizontal value, the vertical value, the 95 % CI half-width and the number of
@@ -65,6 +106,10 @@ type Value struct {
 func (f *Figure) CSV() []byte {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
+	if f.Table != nil {
+		_ = w.WriteAll(f.Table)
+		return b.Bytes()
+	}
 	x := f.XLabel
 	if f.Bars {
 		x = "category"

@@ -88,6 +88,9 @@ func wrapLabel(s string) string {
 
 // Render draws the figure as "svg", "png" or "pdf".
 func (f *Figure) Render(format string) ([]byte, error) {
+	if len(f.Panels) > 0 {
+		return f.renderPanels(format)
+	}
 	p, legend, err := f.plot()
 	if err != nil {
 		return nil, err
@@ -100,6 +103,20 @@ func (f *Figure) Render(format string) ([]byte, error) {
 	}
 	// A legend taller than the plot makes the figure taller, rather than run off its bottom.
 	w, h := plotWidth+legendW+2*margin, max(plotHeight, legendH+legendTop)+2*margin
+	canvas, dc, err := newCanvas(format, w, h)
+	if err != nil {
+		return nil, err
+	}
+	// The right margin keeps the last tick label ("max") whole.
+	p.Draw(draw.Crop(dc, margin, -(legendW + margin), margin, -margin))
+	if legendW > 0 {
+		legend.Draw(draw.Crop(dc, w-legendW, -margin, margin, -margin-legendTop))
+	}
+	return encode(canvas, format)
+}
+
+// newCanvas is a w × h canvas for format, white: a PNG pasted on a dark slide stays readable.
+func newCanvas(format string, w, h vg.Length) (vg.CanvasWriterTo, draw.Canvas, error) {
 	var canvas vg.CanvasWriterTo
 	switch format {
 	case "svg":
@@ -109,17 +126,16 @@ func (f *Figure) Render(format string) ([]byte, error) {
 	case "pdf":
 		canvas = vgpdf.New(w, h)
 	default:
-		return nil, fmt.Errorf("format %q: one of %s", format, strings.Join(Formats, ", "))
+		return nil, draw.Canvas{}, fmt.Errorf("format %q: one of %s", format, strings.Join(Formats, ", "))
 	}
 	dc := draw.New(canvas)
-	// White background: a PNG pasted on a dark slide stays readable.
 	dc.SetColor(color.White)
 	dc.Fill(dc.Path())
-	// The right margin keeps the last tick label ("max") whole.
-	p.Draw(draw.Crop(dc, margin, -(legendW + margin), margin, -margin))
-	if legendW > 0 {
-		legend.Draw(draw.Crop(dc, w-legendW, -margin, margin, -margin-legendTop))
-	}
+	return canvas, dc, nil
+}
+
+// encode writes the drawn canvas out, the SVG's text asking for the page's font stack.
+func encode(canvas vg.CanvasWriterTo, format string) ([]byte, error) {
 	var b bytes.Buffer
 	if _, err := canvas.WriteTo(&b); err != nil {
 		return nil, err
@@ -129,6 +145,115 @@ func (f *Figure) Render(format string) ([]byte, error) {
 		out = bytes.ReplaceAll(out, []byte("font-family:Liberation Sans;"), []byte("font-family:"+strings.ReplaceAll(FontFamily, `"`, "'")+";"))
 	}
 	return out, nil
+}
+
+// panelHeight is the height of one of a figure's panels: three make a page-wide figure;
+// panelGap is the room between two.
+const (
+	panelHeight = 2.3 * vg.Inch
+	panelGap    = 0.12 * vg.Inch
+)
+
+// renderPanels draws a figure's panels one above the other: their plotting areas aligned and
+// of one height, one horizontal (the union of their ranges, its tick labels and title under
+// the bottom panel only), the figure's title over the top one and each panel's legend beside
+// it, level with its plotting area.
+func (f *Figure) renderPanels(format string) ([]byte, error) {
+	n := len(f.Panels)
+	plots := make([][]*plot.Plot, n)
+	legends := make([]*plot.Legend, n)
+	legendW, tileH := vg.Length(0), panelHeight
+	xmin, xmax := math.Inf(1), math.Inf(-1)
+	for i, panel := range f.Panels {
+		pf := *panel
+		pf.Title, pf.XLabel = "", ""
+		if i == n-1 {
+			pf.XLabel = f.XLabel
+		}
+		p, legend, err := pf.plot()
+		if err != nil {
+			return nil, err
+		}
+		xmin, xmax = math.Min(xmin, p.X.Min), math.Max(xmax, p.X.Max)
+		if i < n-1 {
+			p.X.Tick.Marker = unlabelled{p.X.Tick.Marker}
+		}
+		if r := legend.Rectangle(draw.Canvas{}); r.Max.X-r.Min.X > 0 {
+			legendW = max(legendW, (r.Max.X-r.Min.X)*1.1+margin)
+			tileH = max(tileH, r.Max.Y-r.Min.Y+legendTop)
+		}
+		plots[i], legends[i] = []*plot.Plot{p}, legend
+	}
+	switch { // a little room either side, so the first and last markers are not on the frame
+	case xmax > xmin:
+		pad := (xmax - xmin) * 0.04
+		xmin, xmax = xmin-pad, xmax+pad
+	case xmax == xmin: // one value: in the middle of a range about it
+		pad := math.Max(math.Abs(xmin)*0.2, 1)
+		xmin, xmax = xmin-pad, xmax+pad
+	}
+	for _, row := range plots {
+		if xmax >= xmin {
+			row[0].X.Min, row[0].X.Max = xmin, xmax
+		}
+	}
+	w, h := plotWidth+legendW+2*margin, vg.Length(n)*tileH+legendTop+2*margin
+	canvas, dc, err := newCanvas(format, w, h)
+	if err != nil {
+		return nil, err
+	}
+	// The title over the panels, as a plot's over its own: the panels keep one spacing.
+	title := plots[0][0].Title
+	title.Text = f.Title
+	below := draw.Crop(dc, margin, -(legendW + margin), margin, -margin)
+	if f.Title != "" {
+		title.TextStyle.XAlign = draw.XCenter
+		below.FillText(title.TextStyle, vg.Point{X: below.Center().X, Y: below.Max.Y + title.TextStyle.FontExtents().Descent}, title.Text)
+		below.Max.Y -= title.TextStyle.Rectangle(title.Text).Size().Y + title.Padding
+	}
+	// Each panel's room around its plotting area (axes, tick labels), as drawn in a tile: the
+	// plotting areas get one width and one height, aligned, the panels panelGap apart.
+	type room struct{ left, right, bottom, top vg.Length }
+	rooms := make([]room, n)
+	var left, right, spare vg.Length
+	for i, row := range plots {
+		tile := below
+		tile.Min.Y = tile.Max.Y - tileH
+		data := row[0].DataCanvas(tile)
+		rooms[i] = room{data.Min.X - tile.Min.X, tile.Max.X - data.Max.X, data.Min.Y - tile.Min.Y, tile.Max.Y - data.Max.Y}
+		left, right = max(left, rooms[i].left), max(right, rooms[i].right)
+		spare += rooms[i].bottom + rooms[i].top
+	}
+	height := (below.Max.Y - below.Min.Y - spare - vg.Length(n-1)*panelGap) / vg.Length(n)
+	top := below.Max.Y
+	for i, row := range plots {
+		r := rooms[i]
+		area := draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: below.Min.X + left - r.left, Y: top - r.top - height - r.bottom},
+			Max: vg.Point{X: below.Max.X - right + r.right, Y: top}}}
+		row[0].Draw(area)
+		if legendW > 0 {
+			data := row[0].DataCanvas(area)
+			legends[i].Draw(draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
+				Min: vg.Point{X: w - legendW, Y: data.Min.Y}, Max: vg.Point{X: w - margin, Y: data.Max.Y}}})
+		}
+		top = area.Min.Y - panelGap
+	}
+	return encode(canvas, format)
+}
+
+// unlabelled are a ticker's ticks with blank labels: the panels above the bottom one share its
+// horizontal. Blank, not empty: a tick without a label is a minor one, without a grid line.
+type unlabelled struct{ plot.Ticker }
+
+func (u unlabelled) Ticks(lo, hi float64) []plot.Tick {
+	ts := u.Ticker.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = " "
+		}
+	}
+	return ts
 }
 
 // plot builds the gonum plot and, apart from it, its legend: drawn beside the plot, never on it.
@@ -142,6 +267,9 @@ func (f *Figure) plot() (*plot.Plot, *plot.Legend, error) {
 	legend.TextStyle.Font.Size = vg.Points(10)
 	legend.Left, legend.Top, legend.Padding = true, true, vg.Points(3)
 	p.X.Label.Text, p.Y.Label.Text = f.XLabel, f.YLabel
+	if len(f.Bands) > 0 { // under the grid and the data
+		p.Add(bands(f.Bands))
+	}
 	p.Add(plotter.NewGrid())
 	p.Y.Tick.Marker = siTicks{}
 	p.X.Tick.Marker = siTicks{}
@@ -193,9 +321,22 @@ func (f *Figure) plot() (*plot.Plot, *plot.Legend, error) {
 			if f.Steps || len(s.Values) > 60 { // a timeline: markers would blot the line
 				points = nil
 			}
-			if points != nil {
+			if s.Reference {
+				line.Color, line.Width, line.Dashes, points = referenceColour, vg.Points(1), []vg.Length{vg.Points(4), vg.Points(3)}, nil
+			}
+			switch judged, err := verdictMarks(s); {
+			case err != nil:
+				return nil, nil, err
+			case judged != nil:
+				// A search's values: filled where they passed, hollow where they failed.
+				if points != nil { // the legend's marker
+					points.Shape = passGlyphs[s.Dash%len(passGlyphs)]
+				}
+				p.Add(line)
+				p.Add(judged...)
+			case points != nil:
 				p.Add(line, points)
-			} else {
+			default:
 				p.Add(line)
 			}
 			if errs := errorBars(s); errs != nil {
@@ -214,22 +355,26 @@ func (f *Figure) plot() (*plot.Plot, *plot.Legend, error) {
 				}
 			}
 		}
-		for _, m := range f.Marks {
-			top := math.Max(ymax*1.08, 1)
-			line, err := plotter.NewLine(plotter.XYs{{X: m.Value, Y: 0}, {X: m.Value, Y: top}})
-			if err != nil {
-				return nil, nil, err
+		if len(f.Marks) > 0 {
+			p.Add(verticals{ticks: f.Marks, style: draw.LineStyle{Color: color.Gray{Y: 90}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(1), vg.Points(3)}}})
+		}
+		if len(f.Lines) > 0 {
+			p.Add(verticals{ticks: f.Lines, style: draw.LineStyle{Color: color.Black, Width: vg.Points(1.5)}})
+		}
+		if len(f.Unmeasured) > 0 {
+			p.Add(crosses(f.Unmeasured))
+		}
+		if !f.noVerdictKey {
+			verdictKey(f, &legend)
+		}
+		for _, b := range f.Bands {
+			if b.Label != "" {
+				legend.Add(wrapLabel(b.Label), swatch{bandColour})
 			}
-			line.Color, line.Width, line.Dashes = color.Gray{Y: 90}, vg.Points(1), []vg.Length{vg.Points(1), vg.Points(3)}
-			labels, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: m.Value, Y: top * 0.97}}, Labels: []string{" " + m.Label}})
-			if err != nil {
-				return nil, nil, err
-			}
-			labels.TextStyle[0].Font.Size = vg.Points(9)
-			p.Add(line, labels)
 		}
 		if f.LogX {
 			p.X.Scale = plot.LogScale{}
+			p.X.Tick.Marker = logTicks{}
 		}
 		if len(f.XTicks) > 0 {
 			ticks := make([]plot.Tick, len(f.XTicks))
@@ -402,4 +547,158 @@ type swatch struct{ c color.Color }
 func (s swatch) Thumbnail(c *draw.Canvas) {
 	c.SetColor(s.c)
 	c.Fill(c.Path())
+}
+
+// A capacity search's marks (capacity.go): the bracket shaded, the capacity a solid line, each
+// value's verdict in its marker.
+var (
+	bandColour      = color.Gray{Y: 0xE4}
+	referenceColour = color.Gray{Y: 0x70}
+	// passGlyphs are filled, failGlyphs the same shapes hollow, by a series' Dash.
+	passGlyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.PyramidGlyph{}, draw.BoxGlyph{}}
+	failGlyphs = []draw.GlyphDrawer{hollow{draw.CircleGlyph{}}, hollow{draw.PyramidGlyph{}}, hollow{draw.BoxGlyph{}}}
+)
+
+// hollow draws a filled shape with a white inside, a rim as wide as a series' line, so the line
+// through a failed value does not make its marker look filled.
+type hollow struct{ shape draw.GlyphDrawer }
+
+func (h hollow) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	h.shape.DrawGlyph(c, sty, pt)
+	inner := sty
+	inner.Radius = sty.Radius - vg.Points(1.4)
+	c.SetColor(color.White)
+	h.shape.DrawGlyph(c, inner, pt)
+}
+
+// verdictMarks are a series' markers when a search judged its values: one scatter of the
+// values that passed (filled), one of those that failed (hollow); nil when none is judged.
+func verdictMarks(s Series) ([]plot.Plotter, error) {
+	var pass, fail plotter.XYs
+	for _, v := range s.Values {
+		switch v.Verdict {
+		case VerdictPassed:
+			pass = append(pass, plotter.XY{X: v.X, Y: v.Y})
+		case VerdictFailed:
+			fail = append(fail, plotter.XY{X: v.X, Y: v.Y})
+		}
+	}
+	if len(pass)+len(fail) == 0 {
+		return nil, nil
+	}
+	var out []plot.Plotter
+	for _, m := range []struct {
+		xys   plotter.XYs
+		glyph []draw.GlyphDrawer
+	}{{pass, passGlyphs}, {fail, failGlyphs}} {
+		if len(m.xys) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(m.xys)
+		if err != nil {
+			return nil, err
+		}
+		sc.Color, sc.Shape, sc.Radius = colourOf(s.Colour), m.glyph[s.Dash%len(m.glyph)], vg.Points(3.5)
+		out = append(out, sc)
+	}
+	return out, nil
+}
+
+// verdictKey adds to the legend what the figure's markers of a search mean, those it has.
+func verdictKey(f *Figure, legend *plot.Legend) {
+	passed, failed := false, false
+	for _, s := range f.Series {
+		for _, v := range s.Values {
+			passed, failed = passed || v.Verdict == VerdictPassed, failed || v.Verdict == VerdictFailed
+		}
+	}
+	key := func(label string, g draw.GlyphDrawer) {
+		legend.Add(label, &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: color.Black, Shape: g, Radius: vg.Points(3.5)}})
+	}
+	if passed {
+		key("passed", passGlyphs[0])
+	}
+	if failed {
+		key("failed", failGlyphs[0])
+	}
+	if len(f.Unmeasured) > 0 {
+		key("failed, nothing measured", draw.CrossGlyph{})
+	}
+}
+
+// verticals are vertical lines at values of the horizontal, over the plot's full height on any
+// vertical scale, each labelled at its top: right of the line, or left of it in the right
+// third, so the label stays inside the plot.
+type verticals struct {
+	ticks []Tick
+	style draw.LineStyle
+}
+
+func (v verticals) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, _ := plt.Transforms(&c)
+	sty := plt.Y.Tick.Label
+	sty.Font.Size = vg.Points(9)
+	sty.YAlign = draw.YTop
+	for _, t := range v.ticks {
+		x := trX(t.Value)
+		c.StrokeLine2(v.style, x, c.Min.Y, x, c.Max.Y)
+		if t.Label == "" {
+			continue
+		}
+		at := vg.Point{X: x + vg.Points(3), Y: c.Max.Y - vg.Points(2)}
+		sty.XAlign = draw.XLeft
+		if x > c.Min.X+(c.Max.X-c.Min.X)*2/3 {
+			at.X, sty.XAlign = x-vg.Points(3), draw.XRight
+		}
+		c.FillText(sty, at, t.Label)
+	}
+}
+
+// DataRange takes in the lines' values along the horizontal only.
+func (v verticals) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax = math.Inf(1), math.Inf(-1)
+	for _, t := range v.ticks {
+		xmin, xmax = math.Min(xmin, t.Value), math.Max(xmax, t.Value)
+	}
+	return xmin, xmax, math.Inf(1), math.Inf(-1)
+}
+
+// bands shade stretches of the horizontal over the plot's full height.
+type bands []Band
+
+func (b bands) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, _ := plt.Transforms(&c)
+	c.SetColor(bandColour)
+	for _, x := range b {
+		r := vg.Rectangle{Min: vg.Point{X: trX(x.Lo), Y: c.Min.Y}, Max: vg.Point{X: trX(x.Hi), Y: c.Max.Y}}
+		c.Fill(r.Path())
+	}
+}
+
+func (b bands) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax = math.Inf(1), math.Inf(-1)
+	for _, x := range b {
+		xmin, xmax = math.Min(xmin, x.Lo), math.Max(xmax, x.Hi)
+	}
+	return xmin, xmax, math.Inf(1), math.Inf(-1)
+}
+
+// crosses mark values on the horizontal axis, at the bottom of the plot on any vertical scale:
+// a search's values that failed without measuring anything.
+type crosses []float64
+
+func (x crosses) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, _ := plt.Transforms(&c)
+	sty := draw.GlyphStyle{Color: color.Black, Shape: draw.CrossGlyph{}, Radius: vg.Points(3.5)}
+	for _, v := range x {
+		c.DrawGlyph(sty, vg.Point{X: trX(v), Y: c.Min.Y})
+	}
+}
+
+func (x crosses) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax = math.Inf(1), math.Inf(-1)
+	for _, v := range x {
+		xmin, xmax = math.Min(xmin, v), math.Max(xmax, v)
+	}
+	return xmin, xmax, math.Inf(1), math.Inf(-1)
 }

@@ -48,6 +48,8 @@ type Page struct {
 	// GroupsAsking says whether a group asks (publish.replyTo): the table then has its answers
 	// and round trips.
 	GroupsAsking bool
+	// Search is a capacity search's outcome and steps (spec.search).
+	Search *SearchSummary
 }
 
 // SuiteSummary heads a suite's page.
@@ -55,6 +57,8 @@ type SuiteSummary struct {
 	Verdict, Order, Seed                   string
 	Points, Repetitions, Succeeded, Failed int
 	Objectives                             []string
+	// Search: the points are a capacity search's steps, each with its trials.
+	Search bool
 }
 
 // PointRow is one point in the table of points: its values and headline figures.
@@ -133,6 +137,9 @@ func writePage(w io.Writer, d *Dataset, figs []*Figure, cmp *Comparison) error {
 			Succeeded: int(s.Runs.Succeeded), Failed: int(s.Runs.Failed), Objectives: s.Spec.Objectives}
 		if s.Seed != nil {
 			page.Suite.Seed = fmt.Sprint(*s.Seed)
+		}
+		if s.Search != nil {
+			page.Suite.Search, page.Search = true, searchSummary(s.Search)
 		}
 		page.Caveats = append(page.Caveats, s.Caveats...)
 		if s.Interrupted {
@@ -480,11 +487,21 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"
 <h2>Suite</h2>
 <dl class="kv">
  <dt>verdict</dt><dd{{if eq .Verdict "Missed"}} class="failed"{{end}}>{{.Verdict}}</dd>
- <dt>runs</dt><dd>{{.Points}} points × {{.Repetitions}} repetitions: {{.Succeeded}} succeeded, {{.Failed}} failed</dd>
- <dt>order</dt><dd>{{.Order}}{{with .Seed}}, seed {{.}}{{end}}</dd>
+ <dt>runs</dt><dd>{{if .Search}}{{.Points}} steps of a capacity search{{else}}{{.Points}} points × {{.Repetitions}} repetitions{{end}}: {{.Succeeded}} succeeded, {{.Failed}} failed</dd>
+ {{if not .Search}}<dt>order</dt><dd>{{.Order}}{{with .Seed}}, seed {{.}}{{end}}</dd>{{end}}
  {{range $i, $o := .Objectives}}<dt>{{if eq $i 0}}objectives{{end}}</dt><dd>{{$o}}</dd>
  {{end}}
 </dl>
+{{end}}
+{{with .Search}}
+<h2>Capacity search</h2>
+<p id="search-outcome"{{if not .Stated}} class="caveat"{{end}}><strong>{{.Line}}</strong></p>
+{{with .Message}}<p class="meta">{{.}}</p>{{end}}
+<p class="meta">Each step runs one value of the scaled field as one or more trials (its runs are the point of the same name below); a trial passes when its run succeeded, its backlog did not grow and it met every objective. probe: the exponential search for a bracket; bisect: the bracket's middle; confirm: the result once more.</p>
+<div class="scroll"><table id="search-steps">
+<tr><th>step</th><th class="l">kind</th><th>value</th><th>trials passed</th><th class="l">result</th><th class="l">first reason a trial failed</th></tr>
+{{range .Steps}}<tr><td>{{.Point}}</td><td class="l">{{.Kind}}</td><td>{{.Value}}</td><td>{{.Trials}}</td><td class="l{{if .Failed}} failed{{end}}">{{.Passed}}</td><td class="l wrap">{{.Reason}}</td></tr>
+{{end}}</table></div>
 {{end}}
 {{with .Single}}
 <h2>Summary</h2>
