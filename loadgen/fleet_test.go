@@ -1,6 +1,7 @@
 package loadgen_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/msgbench/msgbench/internal/manifest"
@@ -50,13 +51,18 @@ spec:
 func TestFleetDeliversExactlyWhatTheSubscriptionsCallFor(t *testing.T) {
 	t.Parallel() // its own broker
 	b := startMosquitto(t, "")
-	mb, err := manifest.Parse([]byte(fleetSpec))
+	// The fleet's 18 clients connect 20 a second (workload.connectRate): the 11 subscribers, then
+	// the 7 publishers.
+	mb, err := manifest.Parse([]byte(strings.Replace(fleetSpec, "workload: {", "workload: {connectRate: 20, ", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	res, _ := runAny(t, loadgen.Options{Spec: &mb.Spec, Address: b.Addr})
 	if res.Phase != "Succeeded" {
 		t.Fatalf("phase %s: %s", res.Phase, res.Message)
+	}
+	if r := res.ConnectRamp; r == nil || r.Connections != 18 || r.TargetPerSecond != 20 || r.Seconds < (10+6)/20.0 {
+		t.Errorf("connect ramp %+v: want 18 connections paced at 20/s (at least 0.8 s)", r)
 	}
 	g := map[string]*results.GroupResult{}
 	for _, name := range []string{"sensors", "consumers", "dashboards", "commander", "actuators"} {

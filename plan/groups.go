@@ -450,8 +450,8 @@ func checkFleetForm(spec *v1alpha1.MessagingBenchmarkSpec) error {
 	switch {
 	case w.Publishers != 1 || w.Subscribers != 1 || w.Topics != 1 || w.PayloadBytes != 256 || w.Rate != 0 || w.Messages != 0:
 		return fmt.Errorf("spec.workload: with spec.groups, the clients, their topics, payload and load are each group's (groups[].count, publish, subscribe); leave workload's publishers, subscribers, topics, payloadBytes, rate and messages out (workload keeps the run's warmup, duration and timelineInterval)")
-	case w.DutyCycle != nil || w.ReconnectStorm != nil || w.ConnectRate != 0:
-		return fmt.Errorf("spec.workload: duty cycles, reconnect storms and connectRate apply to the one-group form only; a run with spec.groups has none of them yet")
+	case w.DutyCycle != nil || w.ReconnectStorm != nil:
+		return fmt.Errorf("spec.workload: duty cycles and reconnect storms apply to the one-group form only; a run with spec.groups has none of them yet")
 	case !slices.Contains([]v1alpha1.Protocol{v1alpha1.ProtocolMQTT, v1alpha1.ProtocolMQTTSN, v1alpha1.ProtocolHTTP}, spec.Protocol) || spec.Broker.Type == v1alpha1.BrokerKafka:
 		return fmt.Errorf("spec.protocol: device groups speak mqtt, mqtt-sn or http to an MQTT broker (docs/fleets.md)")
 	case spec.TLSEnabled() && slices.ContainsFunc(spec.Groups, func(g v1alpha1.DeviceGroupSpec) bool { return g.Protocol != "" && g.Protocol != spec.Protocol }):
