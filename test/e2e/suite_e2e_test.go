@@ -108,3 +108,79 @@ spec:
 		}
 	}
 }
+
+// TestSearchOnTheNode runs a capacity search on the real node against a threshold known
+// exactly: the objective `throughput.sentPerSecond <= 330` holds at workload.rate 300 and fails
+// at 400, so from 200 (×2, 40 % precision) the search runs 200, 400, 300 and a confirmation of
+// 300, one child at a time, and ends Found at 300 with the bracket 300–400 in its status and
+// suite.json.
+func TestSearchOnTheNode(t *testing.T) {
+	ctx := context.Background()
+	doc := `apiVersion: msgbench.io/v1alpha1
+kind: MessagingBenchmarkSuite
+metadata:
+  name: e2e-search
+  namespace: ` + ns + `
+spec:
+  template:
+    protocol: mqtt
+    workload: {payloadBytes: 64, rate: 100, duration: 3s, warmup: 1s}
+  search:
+    field: workload.rate
+    min: 50
+    max: 1000
+    start: 200
+    precisionPercent: 40
+  objectives: ["throughput.sentPerSecond <= 330"]
+`
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, obj); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	most := 0
+	var s v1alpha1.MessagingBenchmarkSuite
+	var runs v1alpha1.MessagingBenchmarkList
+	for deadline := time.Now().Add(8 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "e2e-search"}, &s); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.List(ctx, &runs, client.InNamespace(ns), client.MatchingLabels{v1alpha1.LabelSuite: "e2e-search"}); err == nil {
+			n := 0
+			for _, r := range runs.Items {
+				if r.Status.Phase != v1alpha1.PhaseSucceeded && r.Status.Phase != v1alpha1.PhaseFailed {
+					n++
+				}
+			}
+			most = max(most, n)
+		}
+		if s.Status.Phase == v1alpha1.SuiteSucceeded || s.Status.Phase == v1alpha1.SuiteFailed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("search still %s (%s) after 8 min: %s", s.Status.Phase, s.Status.Progress, s.Status.Message)
+		}
+	}
+	defer func() { _ = c.Delete(ctx, &s) }()
+	sr := s.Status.Search
+	if sr != nil && sr.Capacity != nil {
+		record("%-28s %s in %.0fs: %s, capacity %d (%d runs)", "search e2e-search", s.Status.Phase, time.Since(start).Seconds(), sr.Outcome, *sr.Capacity, len(runs.Items))
+	}
+	if s.Status.Phase != v1alpha1.SuiteSucceeded || sr == nil || sr.Outcome != v1alpha1.SearchFound || sr.Capacity == nil || *sr.Capacity != 300 ||
+		sr.FirstFail == nil || *sr.FirstFail != 400 || len(runs.Items) != 4 || s.Status.Verdict != "Passed" {
+		for i := range runs.Items {
+			dump(t, &runs.Items[i])
+		}
+		t.Fatalf("search %s, status.search %+v, %d runs, verdict %s: %s", s.Status.Phase, sr, len(runs.Items), s.Status.Verdict, s.Status.Message)
+	}
+	if most > 1 {
+		t.Errorf("%d runs were unfinished at once; a search runs one at a time", most)
+	}
+	var cm corev1.ConfigMap
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "e2e-search-suite"}, &cm); err != nil || len(cm.BinaryData["suite.json.gz"]) == 0 {
+		t.Errorf("suite ConfigMap: %v", err)
+	}
+}
