@@ -188,8 +188,8 @@ func deref(p *int64) int64 {
 }
 
 // Figures are the dataset's figures: a single run's own, or the planned comparison figures. A
-// dataset of one point with repetitions shows its first run's figures. A capacity search's
-// curve (CapacityFigure) leads a search's figures as the study's figure.
+// dataset of one point with repetitions shows its first run's figures. A capacity search shows
+// its curve (CapacityFigure) alone, as the study's figure.
 func Figures(d *Dataset) ([]*Figure, error) {
 	out, err := plannedFigures(d)
 	if err != nil || d.Suite == nil || d.Suite.Search == nil {
@@ -199,10 +199,9 @@ func Figures(d *Dataset) ([]*Figure, error) {
 	if f == nil {
 		return out, nil
 	}
-	for _, g := range out {
-		g.Study = false
-	}
-	return append([]*Figure{f}, out...), nil
+	// The planned figures would draw the steps as points, a confirmed value twice at one x; the
+	// curve has one entry per value and every headline figure, and each run keeps its own report.
+	return []*Figure{f}, nil
 }
 
 func plannedFigures(d *Dataset) ([]*Figure, error) {
