@@ -344,15 +344,19 @@ func (r *Reconciler) report(ctx context.Context, st *run, before *v1alpha1.Messa
 
 func (r *Reconciler) setCondition(st *run, typ string, status metav1.ConditionStatus, reason, msg string) {
 	meta.SetStatusCondition(&st.mb.Status.Conditions, metav1.Condition{
-		Type: typ, Status: status, Reason: reason, Message: truncate(msg, 32768), ObservedGeneration: st.mb.Generation,
+		Type: typ, Status: status, Reason: reason, Message: truncate(msg), ObservedGeneration: st.mb.Generation,
 	})
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
+// maxConditionMessage is the API's limit on a condition's message.
+const maxConditionMessage = 32768
+
+// truncate cuts s to a condition message's length.
+func truncate(s string) string {
+	if len(s) <= maxConditionMessage {
 		return s
 	}
-	return s[:n-3] + "..."
+	return s[:maxConditionMessage-3] + "..."
 }
 
 // apply creates or updates obj by server-side apply, owned by the operator.

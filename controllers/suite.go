@@ -309,7 +309,7 @@ func (r *SuiteReconciler) childResult(ctx context.Context, c *v1alpha1.Messaging
 func (r *SuiteReconciler) storeSuite(ctx context.Context, s *v1alpha1.MessagingBenchmarkSuite, doc *suite.Document) {
 	set := func(status metav1.ConditionStatus, reason, msg string) {
 		meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionResultsStored, Status: status,
-			Reason: reason, Message: truncate(msg, 32768), ObservedGeneration: s.Generation})
+			Reason: reason, Message: truncate(msg), ObservedGeneration: s.Generation})
 	}
 	data, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
@@ -363,7 +363,7 @@ func (r *SuiteReconciler) failSuite(s *v1alpha1.MessagingBenchmarkSuite, msg str
 		s.Status.CompletionTime = &metav1.Time{Time: r.Now()}
 	}
 	meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionCompleted, Status: metav1.ConditionFalse,
-		Reason: "Failed", Message: truncate(msg, 32768), ObservedGeneration: s.Generation})
+		Reason: "Failed", Message: truncate(msg), ObservedGeneration: s.Generation})
 }
 
 func (r *SuiteReconciler) writeSuiteStatus(ctx context.Context, s *v1alpha1.MessagingBenchmarkSuite, before *v1alpha1.MessagingBenchmarkSuiteStatus) error {

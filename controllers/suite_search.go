@@ -144,7 +144,7 @@ func (r *SuiteReconciler) reconcileSearch(ctx context.Context, s *v1alpha1.Messa
 		r.storeSuite(ctx, s, doc)
 		st.CompletionTime = &metav1.Time{Time: now}
 		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: v1alpha1.ConditionCompleted, Status: metav1.ConditionTrue,
-			Reason: d.Outcome, Message: truncate(d.Message, 32768), ObservedGeneration: s.Generation})
+			Reason: d.Outcome, Message: truncate(d.Message), ObservedGeneration: s.Generation})
 	} else {
 		st.Progress = fmt.Sprintf("%s, step %d (%s)", count(int(doc.Runs.Succeeded+doc.Runs.Failed+running), "run"), d.Step, d.Kind)
 		st.Phase, st.Message = v1alpha1.SuiteRunning, st.Search.Message
@@ -152,7 +152,7 @@ func (r *SuiteReconciler) reconcileSearch(ctx context.Context, s *v1alpha1.Messa
 			st.Phase, st.Message = v1alpha1.SuiteSuspended, "spec.suspend: no run starts; next: "+st.Search.Message
 		}
 		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: v1alpha1.ConditionCompleted, Status: metav1.ConditionFalse,
-			Reason: string(st.Phase), Message: truncate(st.Search.Message, 32768), ObservedGeneration: s.Generation})
+			Reason: string(st.Phase), Message: truncate(st.Search.Message), ObservedGeneration: s.Generation})
 	}
 	if err := r.writeSuiteStatus(ctx, s, before); err != nil {
 		return ctrl.Result{}, err

@@ -291,7 +291,7 @@ func satMul(a, b int64) int64 {
 
 func ptr(v int64) *int64 { return &v }
 
-// Backlog growth a trial tolerates (JudgeTrial): the least-squares trend of the window's mean
+// BacklogFloor is part of the backlog growth a trial tolerates (JudgeTrial): the least-squares trend of the window's mean
 // end-to-end latency may rise by at most half the search's precision in seconds per second — a
 // queue fed (1+p) times faster than it drains grows by p seconds of waiting per second, so half
 // of p tells a load p above the capacity from one at it — and by at most BacklogFloor over the

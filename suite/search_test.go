@@ -65,7 +65,7 @@ func TestSearchFindsAKnownCapacityWithinItsPrecision(t *testing.T) {
 			t.Fatalf("%+v: outcome %s (%s)", c, d.Outcome, d.Message)
 		}
 		// The truth lies in the bracket, and the bracket is as narrow as asked.
-		if !(*d.LastPass <= c.capacity && c.capacity < *d.FirstFail) {
+		if *d.LastPass > c.capacity || c.capacity >= *d.FirstFail {
 			t.Errorf("%+v: bracket [%d, %d) misses the capacity", c, *d.LastPass, *d.FirstFail)
 		}
 		if *d.FirstFail-*d.LastPass > x.Tolerance(*d.LastPass) {
