@@ -133,20 +133,26 @@ func condition(mb *v1alpha1.MessagingBenchmark, typ string) metav1.Condition {
 
 func resultConfigMap(t *testing.T, ns string, mb *v1alpha1.MessagingBenchmark) *results.Result {
 	t.Helper()
+	var r results.Result
+	gzippedJSON(t, ns, resources.NamesOf(mb).Result, "result.json.gz", &r)
+	return &r
+}
+
+// gzippedJSON decodes the gzipped JSON document key of ConfigMap ns/name into v.
+func gzippedJSON(t *testing.T, ns, name, key string, v any) {
+	t.Helper()
 	var cm corev1.ConfigMap
-	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: resources.NamesOf(mb).Result}, &cm); err != nil {
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &cm); err != nil {
 		t.Fatal(err)
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(cm.BinaryData["result.json.gz"]))
+	zr, err := gzip.NewReader(bytes.NewReader(cm.BinaryData[key]))
 	if err != nil {
 		t.Fatal(err)
 	}
 	data, _ := io.ReadAll(zr)
-	var r results.Result
-	if err := json.Unmarshal(data, &r); err != nil {
+	if err := json.Unmarshal(data, v); err != nil {
 		t.Fatal(err)
 	}
-	return &r
 }
 
 // TestRunSucceedsEndToEnd drives one benchmark through every phase with two real workers.

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -192,19 +191,8 @@ func (f *fakeSystem) finish(ctx context.Context, mb *v1alpha1.MessagingBenchmark
 // suiteDocument is the suite.json the suite stored in its ConfigMap.
 func suiteDocument(t *testing.T, ns, name string) *suite.Document {
 	t.Helper()
-	var cm corev1.ConfigMap
-	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: v1alpha1.ShortName(name, "-suite")}, &cm); err != nil {
-		t.Fatal(err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(cm.BinaryData["suite.json.gz"]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := io.ReadAll(zr)
 	var d suite.Document
-	if err := json.Unmarshal(data, &d); err != nil {
-		t.Fatal(err)
-	}
+	gzippedJSON(t, ns, v1alpha1.ShortName(name, "-suite"), "suite.json.gz", &d)
 	return &d
 }
 

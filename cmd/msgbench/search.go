@@ -87,37 +87,12 @@ func runSearch(cmd *cobra.Command, f runFlags, doc *manifest.SuiteDoc) error {
 			return err
 		}
 		label := fmt.Sprintf("[run %d/≤%d s%d %s %s=%d t%d]", len(runs)+1, x.MaxRuns, d.Step, d.Kind, x.Fields[0], d.Value, d.Trial)
-		ro := o
-		var clearLine func()
-		if !f.q {
-			var show localrun.ProgressFunc
-			show, clearLine = progressPrinter(errOut)
-			ro.Progress = func(pr localrun.Progress) { pr.Phase = label + " " + pr.Phase; show(pr) }
-		} else {
-			fmt.Fprintf(errOut, "msgbench: %s\n", label)
+		outcome, stopped, full, err := runOne(ctx, f, errOut, o, mb, label, dir, out, &w)
+		if err != nil {
+			return err
 		}
-		res, err := localrun.Run(ctx, mb, ro)
-		if clearLine != nil {
-			clearLine()
-		}
-		outcome := suite.RunOutcome{Name: mb.Name, Location: dir}
-		switch {
-		case ctx.Err() != nil:
-			interrupted = true
-		case err != nil:
-			outcome.Phase, outcome.Message = string(v1alpha1.PhaseFailed), err.Error()
-		default:
-			res.RunID = out.runID
-			data, err := resultJSON(res)
-			if err != nil {
-				return err
-			}
-			before := len(w.failed)
-			writeRunFiles(&w, res, data, dir)
-			unwritable = len(w.failed) > before
-			outcome.Phase, outcome.Message, outcome.Result = res.Phase, res.Message, res
-			measured = true
-		}
+		interrupted, unwritable = stopped, full
+		measured = measured || outcome.Result != nil
 		if interrupted {
 			_ = os.Remove(dir)
 			_ = os.Remove(filepath.Dir(dir))

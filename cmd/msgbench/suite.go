@@ -120,39 +120,12 @@ func runSuite(cmd *cobra.Command, f runFlags) error {
 			return err
 		}
 		label := fmt.Sprintf("[%d/%d %s r%d%s]", i+1, len(schedule), p.Name, run.Repetition, eta(started, i, len(schedule)))
-		var clearLine func()
-		ro := o
-		if !f.q {
-			var show localrun.ProgressFunc
-			show, clearLine = progressPrinter(errOut)
-			ro.Progress = func(pr localrun.Progress) { pr.Phase = label + " " + pr.Phase; show(pr) }
-		} else {
-			fmt.Fprintf(errOut, "msgbench: %s\n", label)
+		var outcome suite.RunOutcome
+		if outcome, interrupted, unwritable, err = runOne(ctx, f, errOut, o, mb, label, dir, out, &w); err != nil {
+			return err
 		}
-		res, err := localrun.Run(ctx, mb, ro)
-		if clearLine != nil {
-			clearLine()
-		}
-		outcome := suite.RunOutcome{Name: mb.Name, Location: dir}
-		switch {
-		case ctx.Err() != nil:
-			interrupted = true
-		case err != nil:
-			outcome.Phase, outcome.Message = string(v1alpha1.PhaseFailed), err.Error()
-		default:
-			res.RunID = out.runID
-			data, err := resultJSON(res)
-			if err != nil {
-				return err
-			}
-			// The run measured: it counts in suite.json and the summary whether or not its
-			// folder could keep it; a file not written stops the suite after this run (the disk
-			// would lose the next runs' too) and makes the exit status non-zero.
-			before := len(w.failed)
-			writeRunFiles(&w, res, data, dir)
-			unwritable = len(w.failed) > before
-			outcome.Phase, outcome.Message, outcome.Result = res.Phase, res.Message, res
-			rs = append(rs, res)
+		if outcome.Result != nil {
+			rs = append(rs, outcome.Result)
 		}
 		if interrupted {
 			_ = os.Remove(dir)
@@ -230,6 +203,44 @@ func finishSuite(ctx context.Context, cmd *cobra.Command, f runFlags, d *suite.D
 		outcome = searchOutcome(d, interrupted)
 	}
 	return errors.Join(outcome, w.err(), stored)
+}
+
+// runOne runs one of a suite's runs into dir with a progress line under label: its outcome
+// (Phase empty when interrupted), whether the run was interrupted, and whether a file of it could
+// not be written. The run measured when its outcome has a result: it counts in suite.json and the
+// summary whether or not its folder could keep it; a file not written stops the suite after this
+// run (the disk would lose the next runs' too) and makes the exit status non-zero.
+func runOne(ctx context.Context, f runFlags, errOut io.Writer, o localrun.Options, mb *v1alpha1.MessagingBenchmark, label, dir string, out *runDir, w *written) (outcome suite.RunOutcome, interrupted, unwritable bool, err error) {
+	var clearLine func()
+	if !f.q {
+		var show localrun.ProgressFunc
+		show, clearLine = progressPrinter(errOut)
+		o.Progress = func(pr localrun.Progress) { pr.Phase = label + " " + pr.Phase; show(pr) }
+	} else {
+		fmt.Fprintf(errOut, "msgbench: %s\n", label)
+	}
+	res, runErr := localrun.Run(ctx, mb, o)
+	if clearLine != nil {
+		clearLine()
+	}
+	outcome = suite.RunOutcome{Name: mb.Name, Location: dir}
+	switch {
+	case ctx.Err() != nil:
+		return outcome, true, false, nil
+	case runErr != nil:
+		outcome.Phase, outcome.Message = string(v1alpha1.PhaseFailed), runErr.Error()
+	default:
+		res.RunID = out.runID
+		data, err := resultJSON(res)
+		if err != nil {
+			return outcome, false, false, err
+		}
+		before := len(w.failed)
+		writeRunFiles(w, res, data, dir)
+		unwritable = len(w.failed) > before
+		outcome.Phase, outcome.Message, outcome.Result = res.Phase, res.Message, res
+	}
+	return outcome, false, unwritable, nil
 }
 
 // suiteOutcome is the error that makes `msgbench run` exit non-zero for a suite: interrupted,

@@ -50,29 +50,7 @@ spec:
 		t.Fatal(err)
 	}
 	start := time.Now()
-	most := 0
-	var s v1alpha1.MessagingBenchmarkSuite
-	for deadline := time.Now().Add(10 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "e2e-suite"}, &s); err != nil {
-			t.Fatal(err)
-		}
-		var runs v1alpha1.MessagingBenchmarkList
-		if err := c.List(ctx, &runs, client.InNamespace(ns), client.MatchingLabels{v1alpha1.LabelSuite: "e2e-suite"}); err == nil {
-			n := 0
-			for _, r := range runs.Items {
-				if r.Status.Phase != v1alpha1.PhaseSucceeded && r.Status.Phase != v1alpha1.PhaseFailed {
-					n++
-				}
-			}
-			most = max(most, n)
-		}
-		if s.Status.Phase == v1alpha1.SuiteSucceeded || s.Status.Phase == v1alpha1.SuiteFailed {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("suite still %s (%s) after 10 min: %s", s.Status.Phase, s.Status.Progress, s.Status.Message)
-		}
-	}
+	s, _, most := waitSuite(t, "e2e-suite", 10*time.Minute)
 	record("%-28s %s in %.0fs: runs %s, verdict %s", "suite e2e-suite", s.Status.Phase, time.Since(start).Seconds(), s.Status.Progress, s.Status.Verdict)
 	defer func() { _ = c.Delete(ctx, &s) }()
 	if s.Status.Phase != v1alpha1.SuiteSucceeded || s.Status.Runs.Succeeded != 4 || s.Status.Verdict != "Passed" {
@@ -141,29 +119,7 @@ spec:
 		t.Fatal(err)
 	}
 	start := time.Now()
-	most := 0
-	var s v1alpha1.MessagingBenchmarkSuite
-	var runs v1alpha1.MessagingBenchmarkList
-	for deadline := time.Now().Add(8 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "e2e-search"}, &s); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.List(ctx, &runs, client.InNamespace(ns), client.MatchingLabels{v1alpha1.LabelSuite: "e2e-search"}); err == nil {
-			n := 0
-			for _, r := range runs.Items {
-				if r.Status.Phase != v1alpha1.PhaseSucceeded && r.Status.Phase != v1alpha1.PhaseFailed {
-					n++
-				}
-			}
-			most = max(most, n)
-		}
-		if s.Status.Phase == v1alpha1.SuiteSucceeded || s.Status.Phase == v1alpha1.SuiteFailed {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("search still %s (%s) after 8 min: %s", s.Status.Phase, s.Status.Progress, s.Status.Message)
-		}
-	}
+	s, runs, most := waitSuite(t, "e2e-search", 8*time.Minute)
 	defer func() { _ = c.Delete(ctx, &s) }()
 	sr := s.Status.Search
 	if sr != nil && sr.Capacity != nil {
@@ -182,5 +138,35 @@ spec:
 	var cm corev1.ConfigMap
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "e2e-search-suite"}, &cm); err != nil || len(cm.BinaryData["suite.json.gz"]) == 0 {
 		t.Errorf("suite ConfigMap: %v", err)
+	}
+}
+
+// waitSuite waits up to timeout for suite name to finish: the suite, its runs, and the most runs
+// that were unfinished at once.
+func waitSuite(t *testing.T, name string, timeout time.Duration) (v1alpha1.MessagingBenchmarkSuite, v1alpha1.MessagingBenchmarkList, int) {
+	t.Helper()
+	ctx := context.Background()
+	most := 0
+	var s v1alpha1.MessagingBenchmarkSuite
+	var runs v1alpha1.MessagingBenchmarkList
+	for deadline := time.Now().Add(timeout); ; time.Sleep(500 * time.Millisecond) {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &s); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.List(ctx, &runs, client.InNamespace(ns), client.MatchingLabels{v1alpha1.LabelSuite: name}); err == nil {
+			n := 0
+			for _, r := range runs.Items {
+				if r.Status.Phase != v1alpha1.PhaseSucceeded && r.Status.Phase != v1alpha1.PhaseFailed {
+					n++
+				}
+			}
+			most = max(most, n)
+		}
+		if s.Status.Phase == v1alpha1.SuiteSucceeded || s.Status.Phase == v1alpha1.SuiteFailed {
+			return s, runs, most
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("suite %s still %s (%s) after %s: %s", name, s.Status.Phase, s.Status.Progress, timeout, s.Status.Message)
+		}
 	}
 }
