@@ -51,19 +51,11 @@ func runSearch(cmd *cobra.Command, f runFlags, doc *manifest.SuiteDoc) error {
 			return fmt.Errorf("spec.search at %d: %w", v, err)
 		}
 	}
-	upload, err := checkObjectStore(ctx, s.Spec.Template.Results.ObjectStore)
+	upload, out, closeMetrics, err := prepareSuite(ctx, f, errOut, &o, s)
 	if err != nil {
 		return err
 	}
-	metrics, err := serveMetrics(f, errOut, &o)
-	if err != nil {
-		return err
-	}
-	defer metrics.Close()
-	out, err := prepareRunDir(f.out, s.Name, f.runID, f.force, time.Now())
-	if err != nil {
-		return err
-	}
+	defer closeMetrics()
 	fmt.Fprintf(errOut, "msgbench: suite %s: searching %s from %d to %d (start %d, ×%d, %d %% precision, %d trial(s) per step, %s; at most %d runs), results in %s\n",
 		s.Name, strings.Join(x.Fields, ", "), x.Min, x.Max, x.Start, x.Factor, x.Precision, x.Trials, s.Spec.Search.Pass, x.MaxRuns, out.dir)
 

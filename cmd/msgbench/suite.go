@@ -84,19 +84,11 @@ func runSuite(cmd *cobra.Command, f runFlags) error {
 			return fmt.Errorf("point %s: %w", p.Name, err)
 		}
 	}
-	upload, err := checkObjectStore(ctx, s.Spec.Template.Results.ObjectStore)
+	upload, out, closeMetrics, err := prepareSuite(ctx, f, errOut, &o, s)
 	if err != nil {
 		return err
 	}
-	metrics, err := serveMetrics(f, errOut, &o)
-	if err != nil {
-		return err
-	}
-	defer metrics.Close()
-	out, err := prepareRunDir(f.out, s.Name, f.runID, f.force, time.Now())
-	if err != nil {
-		return err
-	}
+	defer closeMetrics()
 	if s.Spec.Concurrency > 1 {
 		fmt.Fprintf(errOut, "msgbench: spec.concurrency %d: locally the runs go one at a time (on one machine concurrent runs would only disturb each other)\n", s.Spec.Concurrency)
 	}
@@ -149,6 +141,23 @@ func runSuite(cmd *cobra.Command, f runFlags) error {
 
 	d := suite.Summarize(s, points, schedule, outcomes, seed, "local", time.Now())
 	return finishSuite(ctx, cmd, f, d, out, &w, len(rs) > 0, upload, interrupted)
+}
+
+// prepareSuite checks the object store, starts the live metrics (o's) and makes the suite's
+// folder: what every local suite needs before its first run. closeMetrics stops the metrics.
+func prepareSuite(ctx context.Context, f runFlags, errOut io.Writer, o *localrun.Options, s *v1alpha1.MessagingBenchmarkSuite) (upload store.Store, out *runDir, closeMetrics func(), err error) {
+	if upload, err = checkObjectStore(ctx, s.Spec.Template.Results.ObjectStore); err != nil {
+		return nil, nil, nil, err
+	}
+	metrics, err := serveMetrics(f, errOut, o)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if out, err = prepareRunDir(f.out, s.Name, f.runID, f.force, time.Now()); err != nil {
+		_ = metrics.Close()
+		return nil, nil, nil, err
+	}
+	return upload, out, func() { _ = metrics.Close() }, nil
 }
 
 // finishSuite writes suite.json and the suite's report into out, uploads suite.json when the
@@ -224,9 +233,13 @@ func runOne(ctx context.Context, f runFlags, errOut io.Writer, o localrun.Option
 		clearLine()
 	}
 	outcome = suite.RunOutcome{Name: mb.Name, Location: dir}
+	select { // Ctrl-C: the suite ends here, not with an error of its own
+	case <-ctx.Done():
+		interrupted = true
+	default:
+	}
 	switch {
-	case ctx.Err() != nil:
-		return outcome, true, false, nil
+	case interrupted:
 	case runErr != nil:
 		outcome.Phase, outcome.Message = string(v1alpha1.PhaseFailed), runErr.Error()
 	default:
@@ -240,7 +253,7 @@ func runOne(ctx context.Context, f runFlags, errOut io.Writer, o localrun.Option
 		unwritable = len(w.failed) > before
 		outcome.Phase, outcome.Message, outcome.Result = res.Phase, res.Message, res
 	}
-	return outcome, false, unwritable, nil
+	return outcome, interrupted, unwritable, nil
 }
 
 // suiteOutcome is the error that makes `msgbench run` exit non-zero for a suite: interrupted,

@@ -42,13 +42,7 @@ spec:
   repetitions: 2
   objectives: ["lost == 0", "latency.endToEnd.p99 <= 2s"]
 `
-	obj := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Create(ctx, obj); err != nil {
-		t.Fatal(err)
-	}
+	createYAML(t, doc)
 	start := time.Now()
 	s, _, most := waitSuite(t, "e2e-suite", 10*time.Minute)
 	record("%-28s %s in %.0fs: runs %s, verdict %s", "suite e2e-suite", s.Status.Phase, time.Since(start).Seconds(), s.Status.Progress, s.Status.Verdict)
@@ -111,13 +105,7 @@ spec:
     precisionPercent: 40
   objectives: ["throughput.sentPerSecond <= 330"]
 `
-	obj := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Create(ctx, obj); err != nil {
-		t.Fatal(err)
-	}
+	createYAML(t, doc)
 	start := time.Now()
 	s, runs, most := waitSuite(t, "e2e-search", 8*time.Minute)
 	defer func() { _ = c.Delete(ctx, &s) }()
@@ -168,5 +156,17 @@ func waitSuite(t *testing.T, name string, timeout time.Duration) (v1alpha1.Messa
 		if time.Now().After(deadline) {
 			t.Fatalf("suite %s still %s (%s) after %s: %s", name, s.Status.Phase, s.Status.Progress, timeout, s.Status.Message)
 		}
+	}
+}
+
+// createYAML creates the object doc describes.
+func createYAML(t *testing.T, doc string) {
+	t.Helper()
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(context.Background(), obj); err != nil {
+		t.Fatal(err)
 	}
 }
