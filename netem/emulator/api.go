@@ -3,6 +3,7 @@ package emulator
 import (
 	"time"
 
+	"github.com/msgbench/msgbench/energy"
 	"github.com/msgbench/msgbench/netem"
 )
 
@@ -19,6 +20,17 @@ type Options struct {
 	// Radio keeps per-device cellular radio states (idle, paging, power saving) and holds each
 	// device's packets while its radio is not connected; nil: none.
 	Radio *netem.Radio
+	// Timelines records, with Radio, every device's packets as they go on the air (after any
+	// hold for its radio): Link.Timelines returns them, for the devices' energy (package energy).
+	Timelines bool
+}
+
+// DeviceTimeline is one device's packets as the radio stage let them onto the link: At is the
+// time since the link's Epoch, Bytes the IP packet's size.
+type DeviceTimeline struct {
+	// Device is the device side's protocol and port, "tcp/40312".
+	Device  string
+	Packets []energy.Packet
 }
 
 // DirectionStats counts what one direction of a link did with the packets its sender wrote.

@@ -11,7 +11,9 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/msgbench/msgbench/energy"
 	"github.com/msgbench/msgbench/internal/spawn"
 	"github.com/msgbench/msgbench/netem"
 )
@@ -124,6 +126,9 @@ func Start(config netem.Link, opts Options) (_ *Link, err error) {
 	}
 	if opts.Radio != nil {
 		l.radio = newRadio(*opts.Radio, opts.Seed+2, clk, l.up, l.down)
+		if opts.Timelines {
+			l.radio.timelines = map[deviceKey][]energy.Packet{}
+		}
 	}
 	for _, p := range []*pipe{l.up, l.down} {
 		l.wg.Add(2)
@@ -131,6 +136,15 @@ func Start(config netem.Link, opts Options) (_ *Link, err error) {
 		go func() { defer l.wg.Done(); p.writeLoop() }()
 	}
 	return l, nil
+}
+
+// Timelines returns each device's packets as they went on the air (Options.Timelines, with
+// Radio), At counted from epoch (wall clock); none without.
+func (l *Link) Timelines() (epoch time.Time, devices []DeviceTimeline) {
+	if l.radio == nil || l.radio.timelines == nil {
+		return time.Time{}, nil
+	}
+	return l.radio.clock.base, l.radio.deviceTimelines()
 }
 
 // Name is the link's name, msgb-<pid>-<n>, unique on this machine while the process lives.

@@ -5,11 +5,15 @@ package emulator
 import (
 	"container/heap"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/msgbench/msgbench/energy"
 	"github.com/msgbench/msgbench/netem"
 )
 
@@ -36,6 +40,7 @@ type deviceKey struct {
 // radioDevice is one device's state and the packets each direction holds for it.
 type radioDevice struct {
 	netem.RadioDevice
+	key  deviceKey
 	held [2][]heldPacket
 }
 
@@ -74,6 +79,36 @@ type radio struct {
 	swept   int           // len(devices) after the last sweep
 	sides   [2]*radioSide // up, down
 	stats   RadioStats
+	// timelines, when recorded (Options.Timelines), are each device's packets as they went on
+	// the air, by device key (a device forgotten by sweep and seen again keeps its timeline).
+	timelines map[deviceKey][]energy.Packet
+}
+
+// record notes pkt of dev's direction going on the air at at (under r.mu).
+func (r *radio) record(key deviceKey, up bool, at int64, bytes int) {
+	if r.timelines == nil {
+		return
+	}
+	r.timelines[key] = append(r.timelines[key], energy.Packet{At: time.Duration(at - r.clock.baseMono), Up: up, Bytes: bytes})
+}
+
+// deviceTimelines returns the recorded timelines, the devices by protocol and port.
+func (r *radio) deviceTimelines() []DeviceTimeline {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]DeviceTimeline, 0, len(r.timelines))
+	for k, ps := range r.timelines {
+		proto := map[uint8]string{6: "tcp", 17: "udp"}[k.proto]
+		if proto == "" {
+			proto = fmt.Sprintf("ip%d", k.proto)
+		}
+		if k.v6 {
+			proto += "6"
+		}
+		out = append(out, DeviceTimeline{Device: fmt.Sprintf("%s/%d", proto, k.port), Packets: slices.Clone(ps)})
+	}
+	slices.SortFunc(out, func(a, b DeviceTimeline) int { return strings.Compare(a.Device, b.Device) })
+	return out
 }
 
 // sweepFloor is the number of devices below which the radio never sweeps.
@@ -156,7 +191,7 @@ func (s *radioSide) hold(pkt *packet, now int64) (held, kept bool) {
 		if len(r.devices) >= max(sweepFloor, 2*r.swept) {
 			r.sweep(time.Duration(now))
 		}
-		dev = &radioDevice{}
+		dev = &radioDevice{key: key}
 		if r.cfg.PagingCycle > 0 {
 			dev.Phase = time.Duration(r.rng.Int64N(int64(r.cfg.PagingCycle)))
 		}
@@ -173,6 +208,7 @@ func (s *radioSide) hold(pkt *packet, now int64) (held, kept bool) {
 			}
 		}
 		if int64(at) <= now {
+			r.record(key, s.dir == 0, now, pkt.n)
 			return false, false
 		}
 		if at != netem.Never {
@@ -252,6 +288,7 @@ func (s *radioSide) releaseDue(now int64) {
 			continue // moved earlier, or released already
 		}
 		for _, h := range q {
+			r.record(e.dev.key, s.dir == 0, e.at, h.pkt.n)
 			wait := time.Duration(e.at - h.at)
 			r.stats.HoldTime += wait
 			r.stats.MaxHold = max(r.stats.MaxHold, wait)

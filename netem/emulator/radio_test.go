@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,11 +58,12 @@ func dialEcho(t *testing.T, l *Link, addr string) net.Conn {
 func TestRadioFirstPacketAfterIdlePaysPromotion(t *testing.T) {
 	radio := &netem.Radio{InactivityTimer: 300 * ms, PromotionDelay: 200 * ms, PagingCycle: time.Second}
 	retryWhenBusy(t, func(a *attempt) {
-		l := a.link(t, radioLink, Options{Radio: radio})
+		l := a.link(t, radioLink, Options{Radio: radio, Timelines: true})
 		addr := serverAddr(t, l, false, 7)
 		udpEcho(t, l, addr)
 		c := dialEcho(t, l, addr)
 
+		sent := time.Now()
 		first := rtt(t, c, 0) // a device not seen yet is idle
 		var connected []time.Duration
 		for i := range 5 {
@@ -88,6 +90,25 @@ func TestRadioFirstPacketAfterIdlePaysPromotion(t *testing.T) {
 		}
 		if st.HoldTime < 400*ms || st.HoldTime > 420*ms || st.MaxHold < 200*ms {
 			a.Errorf("hold time %v (max %v), want 2 × 200 ms", st.HoldTime, st.MaxHold)
+		}
+		// The device's timeline (Options.Timelines): every packet, each way, as it went on the
+		// air — the two after idle 200 ms after they were sent.
+		epoch, tls := l.Timelines()
+		if len(tls) != 1 || len(tls[0].Packets) != 16 || !strings.HasPrefix(tls[0].Device, "udp/") {
+			a.Errorf("timelines %+v, want one UDP device with 8 round trips", tls)
+			return
+		}
+		ps := tls[0].Packets
+		for i, p := range ps {
+			if p.Up != (i%2 == 0) || p.Bytes != 20+8+16 {
+				a.Errorf("packet %d: %+v, want %s of 44 bytes", i, p, map[bool]string{true: "up", false: "down"}[i%2 == 0])
+			}
+		}
+		if at := epoch.Add(ps[0].At); at.Sub(sent) < 200*ms || at.Sub(sent) > 250*ms {
+			a.Errorf("the first packet went on the air %v after it was sent, want the 200 ms promotion", at.Sub(sent))
+		}
+		if gap := ps[12].At - ps[11].At; gap < radio.InactivityTimer+radio.PromotionDelay {
+			a.Errorf("the packet after idle went on the air %v after the last one, want at least the %v idle and the %v promotion", gap, radio.InactivityTimer, radio.PromotionDelay)
 		}
 	})
 }
