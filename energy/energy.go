@@ -22,10 +22,15 @@ import (
 // Model is a radio's power in each state, in milliwatts, at the supply voltage VoltageV (a
 // datasheet's current times its voltage).
 type Model struct {
-	Name     string
+	Name string
+	// Source cites where every number comes from, and which were chosen (docs/energy.md).
+	Source   string
 	VoltageV float64
-	// TxMW and RxMW while a packet is on the air, up and down.
-	TxMW, RxMW float64
+	// TxMW and RxMW while a packet is on the air, up and down; TxPerMbps and RxPerMbps add as
+	// much per Mbit/s of the link's rate in that direction (Huang et al.'s LTE model): AtRates
+	// applies them.
+	TxMW, RxMW           float64
+	TxPerMbps, RxPerMbps float64
 	// ConnectedMW is connected-mode DRX between packets, until the inactivity timer: the tail.
 	ConnectedMW float64
 	// PromotionMW while the connection is set up (random access, RRC connection setup).
@@ -36,6 +41,14 @@ type Model struct {
 	PagingOnDuration time.Duration
 	// PSMMW is the power saving mode floor.
 	PSMMW float64
+}
+
+// AtRates is m with its transfer powers at l's rates (TxPerMbps, RxPerMbps applied).
+func (m Model) AtRates(l Link) Model {
+	m.TxMW += m.TxPerMbps * l.UpBitsPerSecond / 1e6
+	m.RxMW += m.RxPerMbps * l.DownBitsPerSecond / 1e6
+	m.TxPerMbps, m.RxPerMbps = 0, 0
+	return m
 }
 
 // Link is what the energy depends on besides the model: the rates that set each packet's
@@ -131,8 +144,8 @@ func (a *Account) Add(b Account) {
 	a.Packets += b.Packets
 }
 
-// Validate refuses a model that cannot be right: negative powers or voltage, a paging
-// on-duration longer than the cycle.
+// Validate refuses a model that cannot be right: negative powers, no voltage. (An on-duration
+// as long as the paging cycle is a radio that always listens.)
 func (m Model) Validate(l Link) error {
 	for _, f := range []struct {
 		name string
@@ -145,9 +158,6 @@ func (m Model) Validate(l Link) error {
 	}
 	if m.VoltageV == 0 {
 		return fmt.Errorf("voltage: 0 V")
-	}
-	if l.PagingCycle > 0 && m.PagingOnDuration > l.PagingCycle {
-		return fmt.Errorf("pagingOnDuration %v is longer than the paging cycle %v", m.PagingOnDuration, l.PagingCycle)
 	}
 	return nil
 }
@@ -254,7 +264,7 @@ func (mt *Meter) idle(a, b time.Duration) {
 	span := b - a
 	var on time.Duration
 	if mt.l.PagingCycle > 0 {
-		on = time.Duration(float64(span) * float64(mt.m.PagingOnDuration) / float64(mt.l.PagingCycle))
+		on = time.Duration(float64(span) * min(1, float64(mt.m.PagingOnDuration)/float64(mt.l.PagingCycle)))
 	}
 	mt.add(Paging, on)
 	mt.add(Idle, span-on)
@@ -279,7 +289,7 @@ func (mt *Meter) add(s State, d time.Duration) {
 		return
 	}
 	mt.acc.Time[s] += d
-	mt.acc.EnergyMJ[s] += mt.m.power(s) * d.Seconds()
+	mt.acc.EnergyMJ[s] += mt.m.Power(s) * d.Seconds()
 }
 
 // countIn counts an event at t when t is in the window.
@@ -289,7 +299,8 @@ func (mt *Meter) countIn(n *int, t time.Duration) {
 	}
 }
 
-func (m Model) power(s State) float64 {
+// Power is the model's power in state s, in milliwatts.
+func (m Model) Power(s State) float64 {
 	switch s {
 	case Tx:
 		return m.TxMW

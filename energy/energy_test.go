@@ -13,8 +13,6 @@ var model = Model{Name: "test", VoltageV: 3.6, TxMW: 500, RxMW: 100, ConnectedMW
 var link = Link{UpBitsPerSecond: 60000, DownBitsPerSecond: 30000, InactivityTimer: 20 * time.Second,
 	PromotionDelay: time.Second, PagingCycle: 2560 * time.Millisecond, PSMAfter: 30 * time.Second}
 
-const sec = float64(time.Second)
-
 func near(t *testing.T, what string, got, want, tol float64) {
 	t.Helper()
 	if math.Abs(got-want) > tol*math.Abs(want) {
@@ -99,12 +97,14 @@ func TestTheWindowCuts(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	bad := model
-	bad.PagingOnDuration = 3 * time.Second
-	if err := bad.Validate(link); err == nil {
-		t.Error("an on-duration longer than the cycle")
+	always := model // an on-duration as long as the cycle: always listening
+	always.PagingOnDuration = 3 * time.Second
+	noPSM := link
+	noPSM.PSMAfter = 0
+	if a := Timeline(always, noPSM, nil, 0, 0, time.Minute); a.Time[Paging] != time.Minute {
+		t.Errorf("always listening: %+v", a.Time)
 	}
-	bad = model
+	bad := model
 	bad.TxMW = -1
 	if err := bad.Validate(link); err == nil {
 		t.Error("a negative power")

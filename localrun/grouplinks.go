@@ -25,9 +25,12 @@ func (r *runner) startGroupLinks(ctx context.Context) error {
 			target = a
 		}
 		n := g.Network
-		l, err := emulator.Start(n.Link, emulator.Options{Radio: n.Radio})
+		l, err := emulator.Start(n.Link, emulator.Options{Radio: n.Radio, Timelines: n.Energy != nil})
 		if err != nil {
 			return fmt.Errorf("spec.groups[%s].network: %w", g.Name, err)
+		}
+		if n.Energy != nil {
+			r.energy = append(r.energy, energyOf(l, n.Energy, g.Name, r.plan.Timing.Warmup))
 		}
 		server := l.Server()
 		addrs := server.Addrs()

@@ -20,9 +20,12 @@ func (r *runner) startLink() error {
 	if err := emulator.CheckPrivileges(); err != nil {
 		return err
 	}
-	l, err := emulator.Start(link, emulator.Options{Radio: radio})
+	l, err := emulator.Start(link, emulator.Options{Radio: radio, Timelines: n.Energy != nil})
 	if err != nil {
 		return err
+	}
+	if n.Energy != nil {
+		r.energy = append(r.energy, energyOf(l, n.Energy, "", r.plan.Timing.Warmup))
 	}
 	r.onTeardown(func() {
 		st := l.Stats()

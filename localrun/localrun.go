@@ -95,6 +95,8 @@ type runner struct {
 	spec *v1alpha1.MessagingBenchmarkSpec
 	plan *plan.Plan // the spec compiled (Check): the network resolved once
 	o    Options
+	// energy attaches each emulated link's devices' energy to the result (energyOf).
+	energy []func(*results.Result)
 
 	net      *network
 	bundle   *certs.Bundle
@@ -241,6 +243,13 @@ func (r *runner) completion(marks []results.NetworkStepMark) complete.Run {
 	}
 	if r.net.packets != nil {
 		run.Packets = r.net.packets()
+	}
+	if len(r.energy) > 0 {
+		run.Energy = func(res *results.Result) {
+			for _, f := range r.energy {
+				f(res)
+			}
+		}
 	}
 	return run
 }

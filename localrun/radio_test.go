@@ -41,7 +41,8 @@ spec:
 `
 		var sets []string
 		if radio {
-			sets = append(sets, "network.radio.inactivityTimer=1s")
+			// The devices' energy too (docs/energy.md): nb-iot's power model, a 5000 mAh cell.
+			sets = append(sets, "network.radio.inactivityTimer=1s", "network.radio.energy.batteryMilliampHours=5000")
 		} else {
 			// The run without radio states gives only minimums to compare with: 4 s (4
 			// publishes) gives them as well as 8 s did.
@@ -95,6 +96,43 @@ spec:
 	}
 	if h, _ := nr["holdMillis"].(float64); h < 8000 {
 		t.Errorf("network.radio holdMillis %v, want at least 8 promotions of 1 s", nr["holdMillis"])
+	}
+
+	// The energy: every device (4 publishers, 4 subscribers) accounted over the whole window,
+	// each state at the model's power, each promotion its 1 s, per message and battery life
+	// following from the totals.
+	if base.Energy != nil {
+		t.Errorf("energy without spec.network.radio.energy: %+v", base.Energy)
+	}
+	e := radio.Energy
+	if e == nil {
+		t.Fatal("no energy with spec.network.radio.energy")
+	}
+	t.Logf("energy: %s", e.Summary())
+	var seconds, mj float64
+	for _, st := range e.States {
+		seconds += st.Seconds
+		mj += st.Millijoules
+		if d := st.Millijoules - st.Seconds*st.MilliwattsSet; d > 1e-6*st.Millijoules+1e-9 || d < -1e-6*st.Millijoules-1e-9 {
+			t.Errorf("%s: %.6g mJ for %.6g s at %g mW", st.State, st.Millijoules, st.Seconds, st.MilliwattsSet)
+		}
+		// A promotion counts when its packet goes on the air in the window, and its second is
+		// cut at the window's edges: each device may have one cut at either end.
+		if st.State == "promotion" && (st.Seconds < float64(e.Promotions-e.Devices) || st.Seconds > float64(e.Promotions+e.Devices)) {
+			t.Errorf("%d promotions took %.3f s, want 1 s each (give or take one per device at the window's edges)", e.Promotions, st.Seconds)
+		}
+	}
+	if e.Model != "nb-iot" || e.Devices != 8 || e.Seconds != radio.MeasuredSeconds || seconds < 8*e.Seconds*0.9999 || seconds > 8*e.Seconds*1.0001 {
+		t.Errorf("model %s, %d devices, %.3f device-seconds over a %.3f s window; want 8 devices the whole window", e.Model, e.Devices, seconds, e.Seconds)
+	}
+	if e.Promotions < 8 || mj < e.Millijoules*0.9999 || mj > e.Millijoules*1.0001 {
+		t.Errorf("%d promotions (want every publish's and delivery's), states %.6g mJ of %.6g", e.Promotions, mj, e.Millijoules)
+	}
+	if e.PerMessageMillijoules == nil || e.Messages != float64(radio.Sent+radio.Received) || *e.PerMessageMillijoules != e.Millijoules/e.Messages {
+		t.Errorf("per message %v over %v messages; sent %d received %d", e.PerMessageMillijoules, e.Messages, radio.Sent, radio.Received)
+	}
+	if e.BatteryDays == nil || *e.BatteryDays != 5000/e.MeanMilliamps/24 || e.MeanMilliamps < 1 {
+		t.Errorf("battery %v days at %.3f mA", e.BatteryDays, e.MeanMilliamps)
 	}
 }
 

@@ -26,6 +26,8 @@ type Network struct {
 	Outages []time.Duration
 	// Radio is the radio state machine, nil without spec.network.radio.
 	Radio *netem.Radio
+	// Energy is the devices' radio power model, nil without spec.network.radio.energy.
+	Energy *netem.Energy
 	// Window is the measured window the timeline's steps must begin in: spec.workload.duration,
 	// or 0 for a run that ends after spec.workload.messages (no window to check against).
 	Window time.Duration
@@ -94,6 +96,11 @@ func ResolveNetwork(spec v1alpha1.NetworkSpec) (Network, error) {
 	}
 	if n.Radio, err = netem.ResolveRadio(spec); err != nil {
 		return Network{}, err
+	}
+	if n.Radio != nil {
+		if n.Energy, err = netem.ResolveEnergy(spec, n.Link, *n.Radio); err != nil {
+			return Network{}, err
+		}
 	}
 	for _, t := range spec.Timeline {
 		if t.Outage && t.For != nil {

@@ -46,6 +46,9 @@ type GroupResult struct {
 	// Network describes the group's own link (spec.groups[].network) as resolved; absent when
 	// its clients take the run's.
 	Network map[string]any `json:"network,omitempty"`
+	// Energy is what the group's radios spent, for a group behind a link of its own with
+	// network.radio.energy (Result.Energy says how it is counted).
+	Energy *Energy `json:"energy,omitempty"`
 }
 
 // GroupWire is what a group's sockets carried, both ways, over the whole run.

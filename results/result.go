@@ -99,6 +99,10 @@ type Result struct {
 	// Groups are the figures of each device group of a run with spec.groups, and Pairs the
 	// delivery from each publishing group to each subscribing group that receives from it
 	// (docs/fleets.md); absent for a run without groups.
+	// Energy is what the devices' radios spent (spec.network.radio.energy; docs/energy.md); a
+	// group behind a link of its own has its own (groups[].energy). Absent without a model.
+	Energy *Energy `json:"energy,omitempty"`
+
 	Groups  []GroupResult   `json:"groups,omitempty"`
 	Pairs   []PairResult    `json:"pairs,omitempty"`
 	Workers []WorkerSummary `json:"workers"`

@@ -123,6 +123,14 @@ func WriteSummary(w io.Writer, r *Result) error {
 		}
 	}
 	row("resources", res)
+	if e := r.Energy; e != nil {
+		row("energy", e.Summary())
+	}
+	for _, g := range r.Groups {
+		if g.Energy != nil {
+			row("energy", g.Name+": "+g.Energy.Summary())
+		}
+	}
 	// Per device group and per pair of groups: a second column names the group, so that the
 	// figures line up under each other.
 	for i, l := range groupFigureLines(r) {

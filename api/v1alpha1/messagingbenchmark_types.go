@@ -1040,6 +1040,83 @@ type RadioSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('24h')",message="must be at most 24h"
 	// +optional
 	PSMAfter *metav1.Duration `json:"psmAfter,omitempty"`
+
+	// energy estimates what each device's radio spends, from every packet it sent and received
+	// and the states above, with a radio power model (docs/energy.md): energy per message, mean
+	// current, the time and energy in each state, and the battery life.
+	// +optional
+	Energy *EnergySpec `json:"energy,omitempty"`
+}
+
+// EnergySpec is a radio power model and the battery a device runs on. The model's numbers
+// (docs/energy.md cites each) can be overridden one by one.
+type EnergySpec struct {
+	// model names the radio's power numbers: nb-iot, lte-m, lte or 5g-sa (default: the
+	// network profile's, when it is one of these).
+	// +kubebuilder:validation:Enum=nb-iot;lte-m;lte;5g-sa
+	// +optional
+	Model string `json:"model,omitempty"`
+
+	// batteryMilliampHours is the device's battery: its life at the run's traffic is reported.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000000
+	// +optional
+	BatteryMilliampHours *int32 `json:"batteryMilliampHours,omitempty"`
+
+	// voltage is the supply voltage in volts ("3.6"), at which currents are reported.
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,3}(\.[0-9]{1,6})?$`
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^0*([.]0*)?$')",message="must be above 0"
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	Voltage *string `json:"voltage,omitempty"`
+
+	// milliwatts overrides the model's power in each state.
+	// +optional
+	Milliwatts *PowerSpec `json:"milliwatts,omitempty"`
+
+	// pagingOnDuration is how long the radio listens at each paging occasion.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	PagingOnDuration *metav1.Duration `json:"pagingOnDuration,omitempty"`
+}
+
+// PowerSpec is a radio's power in each state, in milliwatts as decimal strings ("230.5").
+type PowerSpec struct {
+	// transmit and receive while a packet is on the air.
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,6}(\.[0-9]{1,6})?$`
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	Transmit *string `json:"transmit,omitempty"`
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,6}(\.[0-9]{1,6})?$`
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	Receive *string `json:"receive,omitempty"`
+	// connected is connected-mode DRX between packets, until the inactivity timer.
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,6}(\.[0-9]{1,6})?$`
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	Connected *string `json:"connected,omitempty"`
+	// promotion while the connection is set up.
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,6}(\.[0-9]{1,6})?$`
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	Promotion *string `json:"promotion,omitempty"`
+	// idle between paging occasions, and paging during each occasion's on-duration.
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,6}(\.[0-9]{1,6})?$`
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	Idle *string `json:"idle,omitempty"`
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,6}(\.[0-9]{1,6})?$`
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	Paging *string `json:"paging,omitempty"`
+	// psm is the power saving mode floor.
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,6}(\.[0-9]{1,6})?$`
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	PSM *string `json:"psm,omitempty"`
 }
 
 // NetworkSpec is the emulated link between the clients (devices) and the broker or gateway.
@@ -1050,6 +1127,7 @@ type RadioSpec struct {
 // +kubebuilder:validation:XValidation:rule="self.profile != 'none' || (!has(self.delay) && !has(self.jitter) && !has(self.lossPercent) && !has(self.duplicatePercent) && !has(self.corruptPercent) && !has(self.reorderPercent) && !has(self.bandwidth) && !has(self.gilbertElliott) && !has(self.correlation) && !has(self.up) && !has(self.down) && !has(self.mtuBytes))",message="spec.network.profile: none applies no impairment; use profile custom (or a preset) with explicit fields",fieldPath=".profile",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="!(has(self.gilbertElliott) || (has(self.up) && has(self.up.gilbertElliott)) || (has(self.down) && has(self.down.gilbertElliott)) || (has(self.timeline) && self.timeline.exists(s, has(s.gilbertElliott) || (has(s.up) && has(s.up.gilbertElliott)) || (has(s.down) && has(s.down.gilbertElliott)))))",message="on Kubernetes, spec.network: Chaos Mesh's NetworkChaos has no Gilbert-Elliott loss (tc netem's gemodel), so it cannot apply gilbertElliott; use lossPercent with correlation there (docs/netem.md), or run the manifest with msgbench run, whose emulator applies the model exactly",fieldPath=".gilbertElliott",reason="FieldValueForbidden"
 // +kubebuilder:validation:XValidation:rule="!has(self.radio)",message="on Kubernetes, spec.network.radio: Chaos Mesh applies one netem queue to a pod's traffic and cannot keep per-device radio states (idle, paging, power saving); run the manifest with msgbench run, whose emulator keeps them",fieldPath=".radio",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="!has(self.radio) || !has(self.radio.energy) || has(self.radio.energy.model) || (has(self.profile) && self.profile in ['nb-iot', 'lte-m', 'lte', '5g-sa'])",message="spec.network.radio.energy.model: only the nb-iot, lte-m, lte and 5g-sa profiles have a power model; with another profile name one",fieldPath=".radio.energy.model",reason="FieldValueRequired"
 // +kubebuilder:validation:XValidation:rule="!has(self.radio) || (has(self.profile) && self.profile in ['nb-iot', 'lte-m', 'lte', '5g-sa']) || (has(self.radio.inactivityTimer) && has(self.radio.promotionDelay))",message="spec.network.radio: only the nb-iot, lte-m, lte and 5g-sa profiles carry radio numbers; with another profile set radio.inactivityTimer and radio.promotionDelay",fieldPath=".radio",reason="FieldValueRequired"
 // +kubebuilder:validation:XValidation:rule="!has(self.timeline) || self.timeline.all(a, self.timeline.exists_one(b, duration(b.at) == duration(a.at)) && self.timeline.all(b, duration(b.at) <= duration(a.at) || !has(a.for) || duration(a.at) + duration(a.for) <= duration(b.at)))",message="spec.network.timeline: two steps start at the same time, or a step begins before the one before it has ended (its at + for)",fieldPath=".timeline",reason="FieldValueInvalid"
 type NetworkSpec struct {

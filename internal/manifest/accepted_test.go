@@ -98,6 +98,11 @@ var (
 		{"network.profile=nb-iot", "network.up.delay=0s"},
 		{"network.profile=lte", "network.direction=to"},
 		{"network.profile=lte", "network.direction=from"},
+		{"network.profile=nb-iot", "network.radio.psmAfter=10s", "network.radio.energy.model=nb-iot", "network.radio.energy.batteryMilliampHours=5000"},
+		{"network.profile=lte-m", "network.radio.energy.model=lte-m", `network.radio.energy.milliwatts.transmit="800.5"`, `network.radio.energy.voltage="3.3"`},
+		{"network.profile=lte", "network.radio.energy.model=lte", "network.radio.pagingCycle=0s"},
+		{"network.profile=custom", "network.radio.inactivityTimer=5s", "network.radio.promotionDelay=100ms", "network.radio.energy.model=5g-sa", "network.radio.energy.pagingOnDuration=2h"},
+		{"network.profile=5g-sa", "network.radio.energy.batteryMilliampHours=10000000", `network.radio.energy.milliwatts.psm="0"`},
 		{"network.profile=nb-iot", "network.mtuBytes=68"},
 		{"network.profile=satellite", "network.mtuBytes=65535", `network.down.reorderPercent="1"`},
 	}

@@ -30,6 +30,9 @@ type Run struct {
 	Caveats func(*results.Result) []results.Caveat
 	// Environment completes the merged environment (the broker as the runner started it).
 	Environment func(*results.Environment)
+	// Energy adds the devices' energy to the merged result (local runs with
+	// spec.network.radio.energy: the emulator saw every packet of every device).
+	Energy func(*results.Result)
 }
 
 // Complete merges parts and finishes the result as run describes. An error is a result that
@@ -65,6 +68,9 @@ func Complete(parts []*results.Result, run Run) (*results.Result, error) {
 		for _, c := range run.Caveats(merged) {
 			merged.AddCaveat(c)
 		}
+	}
+	if run.Energy != nil { // before the objectives, which may judge it
+		run.Energy(merged)
 	}
 	if err := objectives.Apply(merged); err != nil { // its errors name spec.objectives[i]
 		return nil, err

@@ -33,6 +33,12 @@ const (
 	Seconds Kind = "seconds"
 	// Percent is a share in percent (0–100).
 	Percent Kind = "percent"
+	// Energy is joules; objectives write it with its unit (5mJ, 0.2J, 300uJ).
+	Energy Kind = "energy"
+	// Current is amperes; objectives write it with its unit (10mA, 5uA).
+	Current Kind = "current"
+	// Days is a length of time in days (a battery's life).
+	Days Kind = "days"
 )
 
 // Unit is the unit a figure of this kind is stored in, for documentation and messages.
@@ -50,6 +56,12 @@ func (k Kind) Unit() string {
 		return "s"
 	case Percent:
 		return "%"
+	case Energy:
+		return "J"
+	case Current:
+		return "A"
+	case Days:
+		return "days"
 	}
 	return "count"
 }
@@ -299,7 +311,66 @@ func build() []Figure {
 		{Name: "resources.brokerMaxRSSBytes", Kind: Bytes, Definition: "peak resident memory of the broker's processes", AbsentWhen: brokerNotOurs,
 			value: ptr(func(r *results.Result) *int64 { return r.Resources.BrokerMaxRSSBytes })},
 	}...)
+	for _, f := range energyFigures {
+		get := f.get
+		fs = append(fs, Figure{Name: "energy." + f.name, Kind: f.kind, Definition: f.what, AbsentWhen: f.absent,
+			value: func(r *results.Result) (float64, bool) { return get(r.Energy) }})
+	}
 	return fs
+}
+
+// noEnergy is when a result has no energy figures.
+const noEnergy = "the devices' link has no radio power model (spec.network.radio.energy; locally only, docs/energy.md)"
+
+// energyFigures are the figures of a results.Energy, the run's (energy.*) or a group's
+// (groups.<group>.energy.*).
+var energyFigures = []struct {
+	name, what, absent string
+	kind               Kind
+	get                func(*results.Energy) (float64, bool)
+}{
+	{"perMessage", "the devices' radio energy in the window per message they delivered (sent and reached its subscribers, or received), in joules", noEnergy + ", or no message was delivered", Energy,
+		func(e *results.Energy) (float64, bool) {
+			if e == nil || e.PerMessageMillijoules == nil {
+				return 0, false
+			}
+			return *e.PerMessageMillijoules / 1000, true
+		}},
+	{"total", "the devices' radio energy in the window, in joules", noEnergy, Energy,
+		func(e *results.Energy) (float64, bool) {
+			if e == nil {
+				return 0, false
+			}
+			return e.Millijoules / 1000, true
+		}},
+	{"meanCurrent", "a device's mean radio current over the window, averaged over the devices, in amperes", noEnergy, Current,
+		func(e *results.Energy) (float64, bool) {
+			if e == nil {
+				return 0, false
+			}
+			return e.MeanMilliamps / 1000, true
+		}},
+	{"deviceCurrentP99", "the 99th percentile of the devices' mean currents, in amperes", noEnergy, Current,
+		func(e *results.Energy) (float64, bool) {
+			if e == nil {
+				return 0, false
+			}
+			return e.DeviceMilliampsP99 / 1000, true
+		}},
+	{"batteryDays", "the battery's life at the mean current (spec.network.radio.energy.batteryMilliampHours), in days", noEnergy + ", or no battery is given", Days,
+		func(e *results.Energy) (float64, bool) {
+			if e == nil || e.BatteryDays == nil {
+				return 0, false
+			}
+			return *e.BatteryDays, true
+		}},
+	{"batteryDaysP99", "the battery's life at the devices' p99 current: the 1 % that run out first, in days", noEnergy + ", or no battery is given", Days,
+		func(e *results.Energy) (float64, bool) {
+			if e == nil || e.BatteryDaysP99 == nil {
+				return 0, false
+			}
+			return *e.BatteryDaysP99, true
+		}},
 }
 
 // brokerNotOurs is when a result has no broker cost: msgbench did not start the broker's processes.

@@ -29,6 +29,8 @@ func sample(t *testing.T) *results.Result {
 		Wire: results.Wire{BytesSent: 60000, BytesReceived: 138495, WindowBytes: 198495, BytesDuringWindow: 198495, Connections: 7, ConnectBytesTotal: 700, PublishBytesTotal: 75000, PublishMessageCount: 500,
 			SegmentsSent: results.Int64(400), SegmentsReceived: results.Int64(600), Retransmits: results.Int64(4)},
 		Resources: results.Resources{LoadgenCPUSeconds: 1.5, LoadgenMaxRSSBytes: 50 << 20, BrokerCPUSeconds: results.Float64(0.75), BrokerMaxRSSBytes: results.Int64(8 << 20)},
+		Energy: &results.Energy{Millijoules: 100000, PerMessageMillijoules: results.Float64(250), MeanMilliamps: 12.5, DeviceMilliampsP99: 20,
+			BatteryDays: results.Float64(16.6)},
 	}
 	h := map[string]*hdrhistogram.Histogram{}
 	for _, n := range []string{results.HistEndToEnd, results.HistPublishAck, results.HistConnect, results.HistFirstMessage} {
@@ -74,6 +76,8 @@ func TestEveryFigureAgainstAResult(t *testing.T) {
 		"wire.datagramsSent": absent, "wire.datagramsReceived": absent,
 		"resources.loadgenCPUSeconds": 1.5, "resources.loadgenMaxRSSBytes": 50 << 20, "resources.brokerCPUSeconds": 0.75,
 		"resources.brokerMaxRSSBytes": 8 << 20, "resources.brokerCPUPerMessage": 0.75 / 990,
+		"energy.perMessage": 0.25, "energy.total": 100, "energy.meanCurrent": 0.0125, "energy.deviceCurrentP99": 0.02,
+		"energy.batteryDays": 16.6, "energy.batteryDaysP99": absent,
 	}
 	r := sample(t)
 	seen := map[string]bool{}

@@ -193,6 +193,11 @@ func buildGroup() []Figure {
 			},
 		})
 	}
+	for _, f := range energyFigures {
+		get := f.get
+		fs = append(fs, Figure{Name: "energy." + f.name, Kind: f.kind, Definition: f.what, AbsentWhen: f.absent,
+			group: func(_ *results.Result, g *results.GroupResult) (float64, bool) { return get(g.Energy) }})
+	}
 	return append(fs, []Figure{
 		{Name: "wire.bytesSent", Kind: Bytes, Definition: "bytes the group's sockets sent, set-up included",
 			group: func(_ *results.Result, g *results.GroupResult) (float64, bool) { return f64(g.Wire.BytesSent), true }},

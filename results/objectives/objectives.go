@@ -208,6 +208,7 @@ func checkGroups(o Objective, groups []v1alpha1.DeviceGroupSpec) error {
 var (
 	durationUnits = map[string]float64{"ns": 1e-3, "us": 1, "µs": 1, "μs": 1, "ms": 1e3, "s": 1e6, "m": 60e6, "h": 3600e6}
 	si            = map[string]float64{"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
+	small         = map[string]float64{"": 1, "m": 1e-3, "u": 1e-6, "µ": 1e-6, "k": 1e3}
 	iec           = map[string]float64{"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30}
 	numberPart    = regexp.MustCompile(`^([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)(.*)$`)
 	singleUnit    = regexp.MustCompile(`^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)$`)
@@ -249,6 +250,15 @@ func value(f figures.Figure, s string) (v, scale float64, unit string, err error
 		if mult != "" {
 			return 0, 0, "", fmt.Errorf("%s: %s", s, hint(f))
 		}
+	case figures.Energy, figures.Current:
+		unit := map[figures.Kind]string{figures.Energy: "J", figures.Current: "A"}[f.Kind]
+		k, ok := small[strings.TrimSuffix(mult, unit)]
+		if !ok || !strings.HasSuffix(suffix, unit) {
+			return 0, 0, "", fmt.Errorf("%s: %s", s, hint(f))
+		}
+		return x * k, k, suffix, nil
+	case figures.Days:
+		mult = strings.TrimSuffix(mult, "d")
 	}
 	k, ok := si[mult]
 	if !ok && (f.Kind == figures.Bytes || f.Kind == figures.ByteRate) {
@@ -298,6 +308,12 @@ func hint(f figures.Figure) string {
 		return fmt.Sprintf("%s is bytes: write a number such as 300, 64k, 64KiB or 2MB", f.Name)
 	case figures.Percent:
 		return fmt.Sprintf("%s is a percentage: write a number such as 1 or 0.5%%", f.Name)
+	case figures.Energy:
+		return fmt.Sprintf("%s is energy: write it with its unit, such as 5mJ, 0.2J or 300uJ", f.Name)
+	case figures.Current:
+		return fmt.Sprintf("%s is a current: write it with its unit, such as 10mA or 5uA", f.Name)
+	case figures.Days:
+		return fmt.Sprintf("%s is days: write a number such as 3650", f.Name)
 	}
 	h := fmt.Sprintf("%s is a count: write a number such as 0, 1000 or 1k", f.Name)
 	if p, err := figures.Lookup(f.Name + "Percent"); err == nil {

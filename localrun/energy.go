@@ -1,0 +1,55 @@
+package localrun
+
+import (
+	"time"
+
+	"github.com/msgbench/msgbench/energy"
+	"github.com/msgbench/msgbench/netem"
+	"github.com/msgbench/msgbench/netem/emulator"
+	"github.com/msgbench/msgbench/results"
+)
+
+// energyOf attaches to a result the energy of the devices behind link l (spec.network.radio
+// energy): the run's when group is "", else the group's. Every device (client connection) is
+// accounted over the measured window from its timeline as the radio stage let its packets on
+// the air, starting asleep when the link started.
+func energyOf(l *emulator.Link, e *netem.Energy, group string, warmup time.Duration) func(*results.Result) {
+	return func(res *results.Result) {
+		epoch, devices := l.Timelines()
+		if epoch.IsZero() || res.MeasuredSeconds <= 0 {
+			return
+		}
+		window := time.Duration(res.MeasuredSeconds * float64(time.Second))
+		from := res.StartTime.Add(warmup).Sub(epoch)
+		accounts := make([]energy.Account, 0, len(devices))
+		for _, d := range devices {
+			accounts = append(accounts, energy.Timeline(e.Model, e.Link, d.Packets, 0, from, from+window))
+		}
+		if group == "" {
+			res.Energy = results.NewEnergy(e.Model, e.Parameters(), accounts, window, delivered(res.Sent, res.Expected, res.Lost, res.Received), e.Battery)
+			return
+		}
+		g := res.Group(group)
+		if g == nil {
+			return
+		}
+		var expected, lost int64
+		for _, p := range res.Pairs {
+			if p.From == group {
+				expected, lost = expected+p.Expected, lost+p.Lost
+			}
+		}
+		g.Energy = results.NewEnergy(e.Model, e.Parameters(), accounts, window, delivered(g.Sent, expected, &lost, g.Received), e.Battery)
+	}
+}
+
+// delivered is what devices delivered: the messages they sent, times the share of the
+// deliveries those called for that arrived (all of them with no subscriber to expect any), plus
+// the messages they received.
+func delivered(sent, expected int64, lost *int64, received int64) float64 {
+	share := 1.0
+	if expected > 0 && lost != nil {
+		share = float64(expected-*lost) / float64(expected)
+	}
+	return float64(sent)*share + float64(received)
+}
