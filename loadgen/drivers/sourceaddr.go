@@ -133,7 +133,7 @@ func (s *spreader) dialFrom(ctx context.Context, network, address string, src ne
 	if s.dialDefault != nil && !src.IsValid() {
 		return s.dialDefault(ctx, network, address)
 	}
-	var d net.Dialer
+	d := net.Dialer{KeepAlive: -1} // a device sends no TCP keep-alive probes (emulator.Namespace.DialContext)
 	if src.IsValid() {
 		switch network {
 		case "tcp", "tcp4":

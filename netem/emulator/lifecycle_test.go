@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/msgbench/msgbench/netem"
 )
@@ -209,5 +212,47 @@ func TestStartFailureCleansUp(t *testing.T) {
 	}
 	if got := fdCount(t); got > fds {
 		t.Errorf("%d descriptors open after the failed Start, %d before", got, fds)
+	}
+}
+
+// TestNoTCPKeepAliveProbes: connections dialled from the device side and accepted on the
+// server side send no TCP keep-alive probes. Go's default sends one every 15 s, which a device
+// does not (the kernel's own default waits 2 h) and which would keep an emulated radio connected
+// for ever: NB-IoT's 20 s inactivity timer never ran out.
+func TestNoTCPKeepAliveProbes(t *testing.T) {
+	l := startLink(t, netem.Link{}, Options{})
+	ln, err := l.Server().Listen(context.Background(), "tcp", "198.18.0.2:5556")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ln.Close() }()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	c, err := l.Device().DialContext(context.Background(), "tcp", "198.18.0.2:5556")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close() }()
+	s := <-accepted
+	if s == nil {
+		t.Fatal("nothing accepted")
+	}
+	defer func() { _ = s.Close() }()
+	for side, conn := range map[string]net.Conn{"dialled": c, "accepted": s} {
+		raw, err := conn.(*net.TCPConn).SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var on int
+		var serr error
+		if err := raw.Control(func(fd uintptr) { on, serr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_KEEPALIVE) }); err != nil || serr != nil {
+			t.Fatal(err, serr)
+		}
+		if on != 0 {
+			t.Errorf("the %s connection has SO_KEEPALIVE on: it would probe every 15 s", side)
+		}
 	}
 }

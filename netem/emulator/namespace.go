@@ -118,7 +118,9 @@ func (n *Namespace) DialContext(ctx context.Context, network, address string) (n
 	}
 	var conn net.Conn
 	err := n.Do(func() error {
-		var d net.Dialer
+		// No TCP keep-alive probes (Go's default is one every 15 s): a device sends none (the
+		// kernel's default waits 2 h), and they would keep an emulated radio from ever going idle.
+		d := net.Dialer{KeepAlive: -1}
 		var err error
 		conn, err = d.DialContext(ctx, network, address)
 		return err
@@ -130,7 +132,7 @@ func (n *Namespace) DialContext(ctx context.Context, network, address string) (n
 func (n *Namespace) Listen(ctx context.Context, network, address string) (net.Listener, error) {
 	var l net.Listener
 	err := n.Do(func() error {
-		var lc net.ListenConfig
+		lc := net.ListenConfig{KeepAlive: -1} // no probes on accepted connections either (DialContext)
 		var err error
 		l, err = lc.Listen(ctx, network, address)
 		return err
