@@ -13,8 +13,8 @@ import (
 	"github.com/msgbench/msgbench/results"
 )
 
-// RunFigures are the figures of one run: throughput over time, latency by percentile, delivery
-// and bytes on the wire.
+// RunFigures are the figures of one run: throughput over time, latency by percentile, delivery,
+// bytes on the wire and, with a radio power model, where the energy went.
 func RunFigures(r *results.Result) ([]*Figure, error) {
 	var out []*Figure
 	if f := throughputFigure(r); f != nil {
@@ -30,6 +30,9 @@ func RunFigures(r *results.Result) ([]*Figure, error) {
 	out = append(out, groupFigures(r)...)
 	out = append(out, deliveryFigure(r))
 	if f := wireFigure(r); f != nil {
+		out = append(out, f)
+	}
+	if f := energyFigure(r); f != nil {
 		out = append(out, f)
 	}
 	return out, nil

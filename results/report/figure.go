@@ -134,7 +134,8 @@ func (f *Figure) CSV() []byte {
 
 func num(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
 
-// yUnit converts a figure's stored value to the unit plotted and names it: latencies in ms.
+// yUnit converts a figure's stored value to the unit plotted and names it: latencies in ms,
+// energy in mJ, currents in mA.
 func yUnit(f figures.Figure) (scale float64, unit string) {
 	switch f.Kind {
 	case figures.Duration:
@@ -149,6 +150,12 @@ func yUnit(f figures.Figure) (scale float64, unit string) {
 		return 1, "s"
 	case figures.Percent:
 		return 1, "%"
+	case figures.Energy: // a device's message costs millijoules, not joules
+		return 1e3, "mJ"
+	case figures.Current:
+		return 1e3, "mA"
+	case figures.Days:
+		return 1, "days"
 	}
 	return 1, ""
 }
@@ -170,6 +177,12 @@ func yTitle(name string) string {
 		"wire.connectBytes":                 "bytes per connection set-up",
 		"wire.publishBytesPerMessage":       "publisher uplink bytes per message",
 		"lostPercent":                       "messages lost",
+		"energy.perMessage":                 "radio energy per message",
+		"energy.total":                      "radio energy of all devices",
+		"energy.meanCurrent":                "mean radio current per device",
+		"energy.deviceCurrentP99":           "radio current of the p99 device",
+		"energy.batteryDays":                "battery life",
+		"energy.batteryDaysP99":             "battery life of the p99 device",
 	}[name]
 	if text == "" {
 		if parts := strings.Split(name, "."); len(parts) == 3 && parts[0] == "latency" {

@@ -131,7 +131,9 @@ func yFigures(d *Dataset, x *Axis) []string {
 		ys = []string{"throughput.receivedPerSecond", "latency.endToEnd.p50", "latency.endToEnd.p99"}
 	}
 	// Messages handled mean little without those lost: a QoS 0 sender can outrun its receiver.
-	ys = append(ys, "lostPercent")
+	// With a radio power model (spec.network.radio.energy), what a message costs the devices
+	// and how long their batteries last: IoT protocols are weighed by them (docs/energy.md).
+	ys = append(ys, "lostPercent", "energy.perMessage", "energy.batteryDays")
 	switch {
 	case axis("tls.enabled"):
 		// What TLS costs (study 5): every byte on the wire per second — the study's
@@ -235,10 +237,11 @@ func matches(p *Point, vals map[string]string) bool {
 
 var unsafeID = regexp.MustCompile(`[^a-zA-Z0-9]+`)
 
-// figureID is a file name for the figure: "receivedPerSecond-by-clients-payload-1024".
+// figureID is a file name for the figure: "receivedPerSecond-by-clients-payload-1024",
+// "energy-perMessage-by-protocol".
 func figureID(fs FigureSpec) string {
 	y := fs.Y
-	if i := strings.Index(y, "."); i >= 0 && !strings.HasPrefix(y, "latency.") {
+	if i := strings.Index(y, "."); i >= 0 && !strings.HasPrefix(y, "latency.") && !strings.HasPrefix(y, "energy.") {
 		y = y[i+1:]
 	}
 	id := strings.TrimPrefix(y, "latency.")

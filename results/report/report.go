@@ -50,6 +50,9 @@ type Page struct {
 	GroupsAsking bool
 	// Search is a capacity search's outcome and steps (spec.search).
 	Search *SearchSummary
+	// Energy is a single run's devices' radio energy, the run's and each group's that has its
+	// own (spec.network.radio.energy).
+	Energy []EnergySection
 }
 
 // SuiteSummary heads a suite's page.
@@ -105,6 +108,26 @@ var columns = []struct{ figure, head string }{
 	{"lostPercent", "lost"},
 }
 
+// energyColumns are added to the points table when some point has the figure: the devices'
+// radio energy (spec.network.radio.energy).
+var energyColumns = []struct{ figure, head string }{
+	{"energy.perMessage", "energy/msg"},
+	{"energy.meanCurrent", "mean current"},
+	{"energy.batteryDays", "battery"},
+}
+
+// tableColumns are the points table's columns for d: the headline figures, and the energy
+// figures some point has.
+func tableColumns(d *Dataset) []struct{ figure, head string } {
+	out := columns
+	for _, c := range energyColumns {
+		if anyValue(d, c.figure) {
+			out = append(out[:len(out):len(out)], c)
+		}
+	}
+	return out
+}
+
 // WriteHTML writes the dataset's self-contained page (figures inline, CSVs as data: links), with
 // the baseline comparison when cmp is not nil.
 func WriteHTML(w io.Writer, d *Dataset, cmp *Comparison) error {
@@ -128,6 +151,7 @@ func writePage(w io.Writer, d *Dataset, figs []*Figure, cmp *Comparison) error {
 		page.Groups, page.Matrix = groupRows(page.Single), pairMatrix(page.Single)
 		page.GroupsRetained = anyRetained(page.Groups)
 		page.GroupsAsking = anyAsking(page.Groups)
+		page.Energy = energySections(page.Single)
 	default: // one run that failed: its summary says why; it has no figures
 		page.Single = d.Failed[0].Result
 	}
@@ -146,11 +170,12 @@ func writePage(w io.Writer, d *Dataset, figs []*Figure, cmp *Comparison) error {
 			page.Notes = append(page.Notes, "The suite was interrupted: only the runs that finished are here.")
 		}
 	}
-	for _, c := range columns {
+	cols := tableColumns(d)
+	for _, c := range cols {
 		page.Columns = append(page.Columns, c.head)
 	}
 	for _, p := range d.Points {
-		page.Points = append(page.Points, pointRow(d, p))
+		page.Points = append(page.Points, pointRow(d, p, cols))
 		page.Percentiles = append(page.Percentiles, percentileRows(p)...)
 		page.Notes = append(page.Notes, prefixed(p.Name, p.Stats.Notes)...)
 	}
@@ -308,7 +333,7 @@ func withUnit(f figures.Figure, v float64, digits int) string {
 	scale, unit := yUnit(f)
 	text := si(roundSig(v*scale, digits))
 	switch unit {
-	case "ms", "%", "s":
+	case "ms", "%", "s", "mJ", "mA", "days":
 		return text + " " + unit
 	}
 	return text
@@ -320,14 +345,14 @@ func roundSig(v float64, n int) float64 {
 	return p
 }
 
-func pointRow(d *Dataset, p *Point) PointRow {
+func pointRow(d *Dataset, p *Point, cols []struct{ figure, head string }) PointRow {
 	row := PointRow{Name: p.Name, Runs: len(p.Runs)}
 	var vals []string
 	for _, a := range d.Axes {
 		vals = append(vals, valueLabel(a, p.Values[a.Field()]))
 	}
 	row.Values = strings.Join(vals, ", ")
-	for _, c := range columns {
+	for _, c := range cols {
 		f, _ := figures.Lookup(c.figure)
 		st, ok := p.Stats.Figures[c.figure]
 		v, okv := p.Stats.Value(c.figure)
@@ -475,6 +500,7 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"
  figure { margin: 1.5rem 0; } figure svg { width: 100%; max-width: 1000px; height: auto; display: block; }
  figure.study { border-left: 4px solid #0072B2; padding-left: .8rem; }
  figcaption { color: #5b6577; font-size: .88rem; margin-top: .3rem; }
+ h3 { font-size: 1rem; margin: 1.2rem 0 .4rem; }
  dl.kv { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; font-size: .92rem; }
  dl.kv dt { color: #5b6577; } dl.kv dd { margin: 0; }
  pre { background: #f5f7fa; padding: .8rem; font-size: .8rem; overflow-x: auto; }
@@ -532,6 +558,23 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"
 {{range .Rows}}<tr><th class="l">{{.From}}</th>{{range .Cells}}<td class="l">{{if .Pair}}expected {{.Expected}}<br>received {{.Received}}<br><span{{if .Lost}} class="failed"{{end}}>lost {{.Lost}}</span>, duplicates {{.Duplicates}}{{if .OutOfOrder}}, out of order {{.OutOfOrder}}{{end}}{{if .P50}}<br>e2e p50 {{.P50}}, p99 {{.P99}}{{end}}{{else}}—{{end}}</td>{{end}}</tr>
 {{end}}</table></div>{{end}}
 {{end}}
+{{if .Energy}}<h2 id="energy">Energy</h2>
+<p class="meta">The devices' radio energy in the measured window, from every packet each device sent and received as its link's radio states let it on the air, at the power model's numbers (docs/energy.md). Energy per message is over the messages the devices delivered: those they published that reached their subscribers, and those they received. A state's time is summed over the devices.</p>
+{{range .Energy}}{{with .Group}}<h3>group {{.}}</h3>
+{{end}}<dl class="kv">
+ <dt>model</dt><dd>{{.Model}}</dd>
+ {{with .Source}}<dt>source</dt><dd>{{.}}</dd>{{end}}
+ {{with .Radio}}<dt>radio</dt><dd>{{.}}</dd>{{end}}
+ <dt>devices</dt><dd>{{.Devices}}</dd>
+ <dt>per message</dt><dd>{{.PerMessage}}</dd>
+ <dt>mean current</dt><dd>{{.Current}}</dd>
+ {{with .Battery}}<dt>battery</dt><dd>{{.}}</dd>{{end}}
+</dl>
+<div class="scroll"><table id="energy-states{{with .Group}}-{{.}}{{end}}">
+<tr><th class="l">state</th><th>time (s)</th><th>time %</th><th>energy (mJ)</th><th>energy %</th><th>power (mW)</th></tr>
+{{range .States}}<tr><td class="l">{{.State}}</td><td>{{.Seconds}}</td><td>{{.TimePercent}}</td><td>{{.Millijoules}}</td><td>{{.SharePercent}}</td><td>{{.Milliwatts}}</td></tr>
+{{end}}</table></div>
+{{end}}{{end}}
 {{with .Comparison}}
 <h2>Against the baseline</h2>
 <p class="meta">Baseline {{.Baseline}}. A regression is a change in the figure's bad direction beyond {{.ThresholdPercent}} % (and, for latencies, beyond {{.LatencyFloorMicros}} µs), significant at α = {{.Alpha}} where both sides have two or more repetitions (Welch's t-test{{with .Correction}}, {{.}} correction over every test{{end}}).</p>
