@@ -26,7 +26,7 @@ func energyOf(l *emulator.Link, e *netem.Energy, group string, warmup time.Durat
 			accounts = append(accounts, energy.Timeline(e.Model, e.Link, d.Packets, 0, from, from+window))
 		}
 		if group == "" {
-			res.Energy = results.NewEnergy(e.Model, e.Parameters(), accounts, window, delivered(res.Sent, res.Expected, res.Lost, res.Received), e.Battery)
+			res.Energy = results.NewEnergy(e.Model, e.Parameters(), accounts, window, delivered(res.Sent, res.Expected, res.Lost, res.ReceivedInWindow), e.Battery)
 			return
 		}
 		g := res.Group(group)
@@ -43,9 +43,11 @@ func energyOf(l *emulator.Link, e *netem.Energy, group string, warmup time.Durat
 	}
 }
 
-// delivered is what devices delivered: the messages they sent, times the share of the
-// deliveries those called for that arrived (all of them with no subscriber to expect any), plus
-// the messages they received.
+// delivered is what devices delivered: the messages they sent in the window, times the share
+// of the deliveries those called for that arrived (all of them with no subscriber to expect
+// any), plus the messages they received in the window — the window the energy is counted over
+// (a group's received count still includes the drain's deliveries: no in-window count exists
+// per group yet).
 func delivered(sent, expected int64, lost *int64, received int64) float64 {
 	share := 1.0
 	if expected > 0 && lost != nil {

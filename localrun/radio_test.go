@@ -128,8 +128,8 @@ spec:
 	if e.Promotions < 8 || mj < e.Millijoules*0.9999 || mj > e.Millijoules*1.0001 {
 		t.Errorf("%d promotions (want every publish's and delivery's), states %.6g mJ of %.6g", e.Promotions, mj, e.Millijoules)
 	}
-	if e.PerMessageMillijoules == nil || e.Messages != float64(radio.Sent+radio.Received) || *e.PerMessageMillijoules != e.Millijoules/e.Messages {
-		t.Errorf("per message %v over %v messages; sent %d received %d", e.PerMessageMillijoules, e.Messages, radio.Sent, radio.Received)
+	if e.PerMessageMillijoules == nil || e.Messages != float64(radio.Sent+radio.ReceivedInWindow) || *e.PerMessageMillijoules != e.Millijoules/e.Messages {
+		t.Errorf("per message %v over %v messages; sent %d, received in the window %d", e.PerMessageMillijoules, e.Messages, radio.Sent, radio.ReceivedInWindow)
 	}
 	if e.BatteryDays == nil || *e.BatteryDays != 5000/e.MeanMilliamps/24 || e.MeanMilliamps < 1 {
 		t.Errorf("battery %v days at %.3f mA", e.BatteryDays, e.MeanMilliamps)

@@ -28,7 +28,7 @@ type Energy struct {
 	Millijoules float64 `json:"millijoules"`
 	// Messages is what the devices delivered: the messages they published in the window that
 	// reached their subscribers (sent × the share of the deliveries they called for that
-	// arrived) plus the messages they received.
+	// arrived) plus the messages they received in the window (localrun.delivered).
 	Messages float64 `json:"messages"`
 	// PerMessageMillijoules is Millijoules / Messages (nil without messages).
 	PerMessageMillijoules *float64 `json:"perMessageMillijoules"`
