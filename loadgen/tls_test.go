@@ -102,7 +102,10 @@ func TestNegotiatedTLSInResult(t *testing.T) {
 // P-256/384/521) where [x25519] lists 1: the ClientHello is 1220 + 12 = 1232 bytes longer. A Go
 // server picks the hybrid and answers with a 1088-byte ML-KEM ciphertext + 32 bytes where X25519
 // sends 32: 1088 more, 2320 in all. Mosquitto on OpenSSL 3.0 knows no ML-KEM and picks X25519:
-// the default then costs only the longer ClientHello, 1232 bytes.
+// the default then costs only the longer ClientHello, 1232 bytes. Mosquitto's side varies more
+// from run to run than Go's (a connection's mean was 2194–2206 bytes with [x25519] over 7 runs:
+// OpenSSL's two session tickets and the ECDSA signature carry DER integers whose length depends
+// on their random values), so its window is ±16 where Go's is ±8.
 func TestHybridKeyShareBytes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short (make test-unit): runs in make test")
@@ -114,7 +117,7 @@ func TestHybridKeyShareBytes(t *testing.T) {
 		lo, hi   float64
 	}{
 		{"go server (hybrid negotiated)", true, 2320 - 8, 2320 + 8},
-		{"mosquitto, OpenSSL 3.0 (x25519 negotiated)", false, 1232 - 8, 1232 + 8},
+		{"mosquitto, OpenSSL 3.0 (x25519 negotiated)", false, 1232 - 16, 1232 + 16},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			def := tlsRun(t, &v1alpha1.TLSSpec{}, c.goServer)
