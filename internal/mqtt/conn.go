@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/msgbench/msgbench/internal/keepalive"
 )
 
 // Options configure a client connection.
@@ -105,8 +107,8 @@ type Conn struct {
 	// Incoming QoS 2 packet ids between PUBLISH and PUBREL (allocated on first use).
 	qos2In []uint64
 
-	wrote     atomic.Bool
-	keepalive *time.Timer
+	// ka pings when nothing was sent for the keep-alive period (nil without keep-alive).
+	ka *keepalive.Pinger
 
 	closeOnce sync.Once
 	closing   atomic.Bool
@@ -203,8 +205,8 @@ func Connect(ctx context.Context, nc net.Conn, o Options) (*Conn, error) {
 	c.lowWater = make(chan struct{}, 1)
 	c.mask = uint16(size - 1) // slots are allocated at the first request or publish
 	if o.Connect.KeepAlive > 0 {
-		period := time.Duration(o.Connect.KeepAlive) * time.Second * 3 / 4
-		c.keepalive = time.AfterFunc(period, func() { c.keepaliveTick(period) })
+		c.ka = keepalive.New(time.Duration(o.Connect.KeepAlive)*time.Second, c.sendPing, c.fail)
+		c.ka.Start()
 	}
 	c.peek = c.peekReadable
 	go c.readLoop()
@@ -382,7 +384,7 @@ func (c *Conn) writePublishLocked(topic string, payload []byte, qos byte, id uin
 		h = append(h, props...)
 	}
 	c.hdr = h
-	c.wrote.Store(true)
+	c.ka.Wrote()
 	if _, err := c.bw.Write(h); err != nil {
 		return err
 	}
@@ -477,7 +479,7 @@ func (c *Conn) drainAcksLocked() {
 		c.ackMu.Unlock()
 		return
 	}
-	c.wrote.Store(true)
+	c.ka.Wrote()
 	_, err := c.bw.Write(c.ackBuf)
 	c.ackBuf = c.ackBuf[:0]
 	c.ackMu.Unlock()
@@ -527,7 +529,7 @@ func (c *Conn) request(ctx context.Context, build func([]byte, uint16) []byte) (
 	c.waiters[id] = reply
 	c.smu.Unlock()
 	c.hdr = build(c.hdr[:0], id)
-	c.wrote.Store(true)
+	c.ka.Wrote()
 	_, err := c.bw.Write(c.hdr)
 	if err == nil {
 		err = c.bw.Flush()
@@ -610,33 +612,29 @@ func (c *Conn) fail(err error) {
 func (c *Conn) finish(err error) {
 	c.closeOnce.Do(func() {
 		c.err = err
-		if c.keepalive != nil {
-			c.keepalive.Stop()
-		}
+		c.ka.Stop()
 		_ = c.nc.Close()
 		close(c.done)
 	})
 }
 
-func (c *Conn) keepaliveTick(period time.Duration) {
+// sendPing writes a PINGREQ (keepalive.Pinger calls it when nothing was sent for the period).
+func (c *Conn) sendPing() error {
 	select {
 	case <-c.done:
-		return
+		return nil
 	default:
 	}
-	if !c.wrote.Swap(false) {
-		c.wmu.Lock()
-		_, err := c.bw.Write(pingreqPacket)
-		if err == nil {
-			err = c.bw.Flush()
-		}
-		c.unlockWriter()
-		if err != nil {
-			c.fail(fmt.Errorf("send PINGREQ: %w", err))
-			return
-		}
+	c.wmu.Lock()
+	_, err := c.bw.Write(pingreqPacket)
+	if err == nil {
+		err = c.bw.Flush()
 	}
-	c.keepalive.Reset(period)
+	c.unlockWriter()
+	if err != nil {
+		return fmt.Errorf("send PINGREQ: %w", err)
+	}
+	return nil
 }
 
 // readPacket reads one packet. The body aliases the read buffer when it fits (the caller must

@@ -273,3 +273,63 @@ func TestProbe(t *testing.T) {
 		_ = ln.Close()
 	}
 }
+
+// pingConn timestamps the PINGREQs a client writes (each one write of 0xC0 0x00).
+type pingConn struct {
+	net.Conn
+	start time.Time
+	mu    sync.Mutex
+	pings []time.Duration
+}
+
+func (p *pingConn) Write(b []byte) (int, error) {
+	if len(b) == 2 && b[0] == 0xC0 && b[1] == 0 {
+		p.mu.Lock()
+		p.pings = append(p.pings, time.Since(p.start))
+		p.mu.Unlock()
+	}
+	return p.Conn.Write(b)
+}
+
+// TestKeepAlivePingsAPeriodAfterTheLastPacket: a client with a 1 s keep-alive that publishes
+// once, 400 ms after its CONNECT, then sends nothing pings 1 s after that publish and every 1 s
+// after — a device's radio wakes once per keep-alive (docs/energy.md) — and the real Mosquitto
+// keeps the session (it allows 1.5 s). A client that checked every ¾ period whether it had sent
+// anything pinged at 1.5, 2.25, 3 s.
+func TestKeepAlivePingsAPeriodAfterTheLastPacket(t *testing.T) {
+	b := startBroker(t, false)
+	nc, err := net.Dial("tcp", b.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := &pingConn{Conn: nc, start: time.Now()}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := mqtt.Connect(ctx, pc, mqtt.Options{Connect: mqtt.ConnectOptions{ClientID: "keepalive", CleanSession: true, KeepAlive: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	time.Sleep(400*time.Millisecond - time.Since(pc.start))
+	if _, err := c.Publish("ka/test", []byte("x"), 0, false, true); err != nil {
+		t.Fatal(err)
+	}
+	published := time.Since(pc.start)
+	time.Sleep(3600*time.Millisecond - time.Since(pc.start))
+	if err := c.Err(); err != nil {
+		t.Fatalf("the broker closed the session: %v", err)
+	}
+	pc.mu.Lock()
+	pings := append([]time.Duration(nil), pc.pings...)
+	pc.mu.Unlock()
+	t.Logf("published at %v; PINGREQ at %v", published, pings)
+	if len(pings) != 3 {
+		t.Fatalf("%d PINGREQs in 3.6 s, want 3 (at 1.4, 2.4, 3.4 s)", len(pings))
+	}
+	for i, at := range pings {
+		want := published + time.Duration(i+1)*time.Second
+		if d := at - want; d < 0 || d > 150*time.Millisecond {
+			t.Errorf("PINGREQ %d at %v, want %v (1 s after the last packet)", i+1, at, want)
+		}
+	}
+}

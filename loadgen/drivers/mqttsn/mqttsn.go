@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/keepalive"
 	sn "github.com/msgbench/msgbench/internal/mqttsn"
 	"github.com/msgbench/msgbench/internal/wire"
 	"github.com/msgbench/msgbench/loadgen/drivers"
@@ -68,7 +69,6 @@ type session struct {
 
 	bytesSent, bytesRecv, dgSent, dgRecv atomic.Int64
 	connectBytes                         int64
-	lastSend                             atomic.Int64
 
 	ctl chan []byte // control answers (CONNACK, REGACK, SUBACK, …) for the request in progress
 
@@ -79,7 +79,7 @@ type session struct {
 	nextMsgID uint16
 	wbuf      []byte // publisher goroutine (QoS 0)
 	retry     *time.Timer
-	keepalive *time.Timer
+	ka        *keepalive.Pinger // nil without keep-alive
 
 	// reader goroutine
 	rbuf   []byte
@@ -123,6 +123,9 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 		nextMsgID: 1, rbuf: make([]byte, 65536), done: make(chan struct{}), stopped: make(chan struct{})}
 	s.retry = time.AfterFunc(time.Hour, s.retransmit)
 	s.retry.Stop()
+	if d.keepAlive > 0 && d.qos >= 0 || c.Role == drivers.Subscriber && d.keepAlive > 0 {
+		s.ka = keepalive.New(time.Duration(d.keepAlive)*time.Second, s.sendPing, s.fail)
+	}
 	go s.readLoop()
 	if err := s.setup(ctx); err != nil {
 		s.fail(err)
@@ -130,10 +133,7 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 		return nil, fmt.Errorf("MQTT-SN %s: %w", c.ID, err)
 	}
 	s.connectBytes = s.bytesSent.Load() + s.bytesRecv.Load()
-	if d.keepAlive > 0 && d.qos >= 0 || c.Role == drivers.Subscriber && d.keepAlive > 0 {
-		period := time.Duration(d.keepAlive) * time.Second * 3 / 4
-		s.keepalive = time.AfterFunc(period, func() { s.ping(period) })
-	}
+	s.ka.Start()
 	return s, nil
 }
 
@@ -255,7 +255,7 @@ func (s *session) write(b []byte) error {
 	}
 	s.bytesSent.Add(int64(n))
 	s.dgSent.Add(1)
-	s.lastSend.Store(time.Now().UnixNano())
+	s.ka.Wrote()
 	return nil
 }
 
@@ -452,28 +452,20 @@ func (s *session) fail(err error) {
 		}
 		s.err = err
 		s.retry.Stop()
-		if s.keepalive != nil {
-			s.keepalive.Stop()
-		}
+		s.ka.Stop()
 		close(s.done)
 		_ = s.conn.Close()
 	})
 }
 
-// ping sends PINGREQ when the client sent nothing for a keep-alive period's three quarters.
-func (s *session) ping(period time.Duration) {
+// sendPing sends PINGREQ (keepalive.Pinger calls it when nothing was sent for the period).
+func (s *session) sendPing() error {
 	select {
 	case <-s.done:
-		return
+		return nil
 	default:
 	}
-	if time.Since(time.Unix(0, s.lastSend.Load())) >= period {
-		if err := s.write([]byte{2, byte(sn.PINGREQ)}); err != nil {
-			s.fail(err)
-			return
-		}
-	}
-	s.keepalive.Reset(period)
+	return s.write([]byte{2, byte(sn.PINGREQ)})
 }
 
 func (s *session) readLoop() {
