@@ -15,7 +15,9 @@
 package energy
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -58,6 +60,11 @@ type Link struct {
 	InactivityTimer, PromotionDelay    time.Duration
 	// PagingCycle 0: no paging occasions while idle. PSMAfter 0: no power saving mode.
 	PagingCycle, PSMAfter time.Duration
+	// DownlinkDelay is how long after its recorded time a downlink packet reaches the device:
+	// the link emulator's radio stands at the link's entry in both directions, so a downlink
+	// packet is recorded before its one-way delay, which in a cellular network comes before the
+	// base station sends it over the air. Timeline moves downlink packets by it (0: as recorded).
+	DownlinkDelay time.Duration
 }
 
 // Packet is one packet of a device's timeline: when it went on the air (after any promotion),
@@ -318,9 +325,12 @@ func (m Model) Power(s State) float64 {
 	return m.PSMMW
 }
 
-// Timeline is a device's account over [from, to) from its whole timeline (packets in time order),
-// the device asleep at start.
+// Timeline is a device's account over [from, to) from its whole timeline (packets in time order,
+// downlink ones DownlinkDelay before they reach the device), the device asleep at start.
 func Timeline(m Model, l Link, packets []Packet, start, from, to time.Duration) Account {
+	if l.DownlinkDelay > 0 {
+		packets = arrivals(packets, l.DownlinkDelay)
+	}
 	mt := NewMeter(m, l, start, from, to)
 	for _, p := range packets {
 		if p.At >= to {
@@ -329,4 +339,16 @@ func Timeline(m Model, l Link, packets []Packet, start, from, to time.Duration) 
 		mt.Packet(p)
 	}
 	return mt.Close()
+}
+
+// arrivals is packets with the downlink ones delay later, in time order (a copy).
+func arrivals(packets []Packet, delay time.Duration) []Packet {
+	out := slices.Clone(packets)
+	for i := range out {
+		if !out[i].Up {
+			out[i].At += delay
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Packet) int { return cmp.Compare(a.At, b.At) })
+	return out
 }

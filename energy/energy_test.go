@@ -113,3 +113,43 @@ func TestValidate(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A keep-alive exchange a minute, as the emulator records it: the PINGREQ (54 bytes) on the air
+// after its promotion, the PINGRESP (54 bytes) recorded as it enters the downlink 200 ms after
+// the PINGREQ's airtime — before the link's 400 ms downlink delay, which DownlinkDelay adds back —
+// and the device's TCP ACK (52 bytes) 40 ms after the PINGRESP arrived. The connected tail runs
+// 20 s from the ACK's airtime.
+func TestKeepAliveExchangeByHand(t *testing.T) {
+	l := link
+	l.DownlinkDelay = 400 * time.Millisecond
+	a1, a2, a3 := 54*8/60000.0, 54*8/30000.0, 52*8/60000.0 // airtimes: PINGREQ up, PINGRESP down, ACK up
+	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+	var pkts []Packet
+	for k := 0; k < 10; k++ {
+		s := float64(61 + 60*k)
+		r := s + a1 + 0.2 // the PINGRESP enters the downlink
+		pkts = append(pkts, Packet{At: sec(s), Up: true, Bytes: 54}, Packet{At: sec(r), Bytes: 54},
+			Packet{At: sec(r + 0.4 + a2 + 0.04), Up: true, Bytes: 52})
+	}
+	a := Timeline(model, l, pkts, 0, 60*time.Second, 660*time.Second)
+	span := a1 + 0.2 + 0.4 + a2 + 0.04 + a3 // first airtime's start to the last one's end
+	pagingShare := 0.010 / 2.56
+	psm := 60 - 1 - span - 20 - 30
+	period := 1*200 + (a1+a3)*500 + a2*100 + (span-a1-a2-a3+20)*50 + 30*(pagingShare*80+(1-pagingShare)*3) + psm*0.01
+	near(t, "energy", a.TotalMJ(), 10*period, 1e-6)
+	near(t, "connected time", a.Time[Connected].Seconds(), 10*(span-a1-a2-a3+20), 1e-6)
+	near(t, "receive time", a.Time[Rx].Seconds(), 10*a2, 1e-6)
+	if a.Promotions != 10 || a.Packets != 30 {
+		t.Errorf("promotions %d, packets %d; want 10, 30", a.Promotions, a.Packets)
+	}
+	// Over UDP (MQTT-SN) nothing follows the PINGRESP: without DownlinkDelay its tail would start
+	// 400 ms sooner than it does, 10 × 0.4 s more in PSM instead of connected.
+	var udp []Packet
+	for _, p := range pkts {
+		if p.Bytes != 52 {
+			udp = append(udp, p)
+		}
+	}
+	arrived, recorded := Timeline(model, l, udp, 0, 60*time.Second, 660*time.Second), Timeline(model, link, udp, 0, 60*time.Second, 660*time.Second)
+	near(t, "UDP, delay applied", arrived.TotalMJ()-recorded.TotalMJ(), 10*0.4*(50-0.01), 1e-6)
+}

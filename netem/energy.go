@@ -34,7 +34,8 @@ func ResolveEnergy(spec v1alpha1.NetworkSpec, link Link, radio Radio) (*Energy, 
 	}
 	e := &Energy{Model: m, Battery: s.BatteryMilliampHours, Link: energy.Link{
 		UpBitsPerSecond: float64(link.Up.RateBitsPerSecond), DownBitsPerSecond: float64(link.Down.RateBitsPerSecond),
-		InactivityTimer: radio.InactivityTimer, PromotionDelay: radio.PromotionDelay, PagingCycle: radio.PagingCycle, PSMAfter: radio.PSMAfter}}
+		InactivityTimer: radio.InactivityTimer, PromotionDelay: radio.PromotionDelay, PagingCycle: radio.PagingCycle, PSMAfter: radio.PSMAfter,
+		DownlinkDelay: link.Down.Delay}}
 	e.Model = e.Model.AtRates(e.Link) // an override below is the power itself
 	set := func(field string, v *string, into *float64) error {
 		if v == nil {
@@ -86,6 +87,7 @@ func (e *Energy) Parameters() map[string]any {
 		"upBitsPerSecond":  e.Link.UpBitsPerSecond, "downBitsPerSecond": e.Link.DownBitsPerSecond,
 		"inactivityTimer": e.Link.InactivityTimer.String(), "promotionDelay": e.Link.PromotionDelay.String(),
 		"pagingCycle": e.Link.PagingCycle.String(), "psmAfter": e.Link.PSMAfter.String(),
-		"source": m.Source,
+		"downlinkDelay": e.Link.DownlinkDelay.String(),
+		"source":        m.Source,
 	}
 }
