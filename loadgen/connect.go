@@ -137,7 +137,7 @@ func (r *run) clientID(role string, index int) string {
 func (r *run) connect(ctx context.Context, gr *groupRun, c drivers.Client, h drivers.Handler, dialStart *atomic.Int64) (drivers.Session, error) {
 	start := r.now()
 	dialStart.Store(start)
-	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	ctx, cancel := context.WithTimeout(drivers.WithClient(ctx, c.ID), connectTimeout)
 	defer cancel()
 	sess, err := gr.drv.Connect(ctx, c, h)
 	if err != nil {

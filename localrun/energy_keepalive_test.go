@@ -3,6 +3,9 @@ package localrun
 import (
 	"context"
 	"testing"
+	"time"
+
+	"github.com/msgbench/msgbench/energy"
 
 	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/netem/emulator"
@@ -109,5 +112,67 @@ spec:
 	}
 	if p := res.Group("ka8").Energy.Promotions; p != 3 {
 		t.Errorf("keep-alive 8 s: %d promotions in 24 s, want 3", p)
+	}
+}
+
+// TestADeviceIsAClientNotAConnection: HTTP/1.1 publishers without keep-alive open a connection
+// per message; each publisher is still one device with one radio, its connections' packets one
+// timeline (the devices' count is the clients', not the connections').
+func TestADeviceIsAClientNotAConnection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (make test-unit): runs in make test")
+	}
+	if err := emulator.CheckPrivileges(); err != nil {
+		t.Skipf("needs root: %v", err)
+	}
+	mb, err := manifest.Parse([]byte(`
+apiVersion: msgbench.io/v1alpha1
+kind: MessagingBenchmark
+metadata: {name: http-devices}
+spec:
+  protocol: http
+  http: {version: "1.1", keepAlive: false}
+  network:
+    profile: lte
+    radio: {inactivityTimer: 1s, energy: {}}
+  workload: {publishers: 2, subscribers: 1, topics: 1, payloadBytes: 16, rate: 2, warmup: 2s, duration: 6s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), mb, Options{Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := res.Energy
+	if e == nil {
+		t.Fatal("no energy")
+	}
+	t.Logf("sent %d, connections %v; energy: %d devices, %d promotions, %.0f mJ", res.Sent, res.Wire.Connections, e.Devices, e.Promotions, e.Millijoules)
+	if e.Devices != 3 {
+		t.Errorf("%d devices, want 3 (2 publishers and a subscriber, however many connections)", e.Devices)
+	}
+	if res.Sent < 8 {
+		t.Errorf("sent %d, want about 12", res.Sent)
+	}
+}
+
+func TestByDevice(t *testing.T) {
+	p := func(at time.Duration) energy.Packet { return energy.Packet{At: at, Up: true, Bytes: 60} }
+	flows := []emulator.DeviceTimeline{
+		{Device: "tcp/1000", Packets: []energy.Packet{p(1), p(5)}},
+		{Device: "tcp/1001", Packets: []energy.Packet{p(2)}},
+		{Device: "tcp/1002", Packets: []energy.Packet{p(3), p(4)}},
+		{Device: "udp/1000", Packets: []energy.Packet{p(9)}},
+	}
+	owners := map[string]string{"tcp/1000": "a", "tcp/1002": "a", "tcp/1001": "b"}
+	got := byDevice(flows, func(f string) string { return owners[f] })
+	if len(got) != 3 || len(got[0]) != 4 || len(got[1]) != 1 || len(got[2]) != 1 {
+		t.Fatalf("devices %v, want a (4 packets), b (1), udp/1000 (1)", got)
+	}
+	for i, at := range []time.Duration{1, 3, 4, 5} {
+		if got[0][i].At != at {
+			t.Errorf("device a's packets %v, want in time order", got[0])
+		}
 	}
 }

@@ -29,8 +29,11 @@ func (r *runner) startGroupLinks(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("spec.groups[%s].network: %w", g.Name, err)
 		}
+		dial := l.Device().DialContext
 		if n.Energy != nil {
-			r.energy = append(r.energy, energyOf(l, n.Energy, g.Name, r.plan.Timing.Warmup))
+			ports := &devicePorts{}
+			dial = ports.wrap(dial)
+			r.energy = append(r.energy, energyOf(l, n.Energy, ports, g.Name, r.plan.Timing.Warmup))
 		}
 		server := l.Server()
 		addrs := server.Addrs()
@@ -69,7 +72,7 @@ func (r *runner) startGroupLinks(ctx context.Context) error {
 		if r.dials == nil {
 			r.dials = map[string]drivers.DialFunc{}
 		}
-		r.endpoints[g.Name], r.dials[g.Name] = relayAddr, l.Device().DialContext
+		r.endpoints[g.Name], r.dials[g.Name] = relayAddr, dial
 		r.logf("network: group %s behind its own link %s (%s, RTT %s), relayed to %s", g.Name, l.Name(), n.Profile, n.Link.RTT(), target)
 	}
 	return nil

@@ -24,8 +24,12 @@ func (r *runner) startLink() error {
 	if err != nil {
 		return err
 	}
+	server, device := l.Server(), l.Device()
+	dial := device.DialContext
 	if n.Energy != nil {
-		r.energy = append(r.energy, energyOf(l, n.Energy, "", r.plan.Timing.Warmup))
+		ports := &devicePorts{}
+		dial = ports.wrap(dial)
+		r.energy = append(r.energy, energyOf(l, n.Energy, ports, "", r.plan.Timing.Warmup))
 	}
 	r.onTeardown(func() {
 		st := l.Stats()
@@ -40,14 +44,13 @@ func (r *runner) startLink() error {
 		}
 		_ = l.Close()
 	})
-	server, device := l.Server(), l.Device()
 	addrs := server.Addrs()
 	if len(addrs) == 0 {
 		return fmt.Errorf("link %s: the server side has no address", l.Name())
 	}
 	r.net = &network{
 		serverHost: addrs[0].String(),
-		dial:       device.DialContext,
+		dial:       dial,
 		listenTCP: func(ctx context.Context, address string) (net.Listener, error) {
 			return server.Listen(ctx, "tcp", address)
 		},

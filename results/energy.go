@@ -20,7 +20,7 @@ type Energy struct {
 	// applied (milliwatts, volts, durations), overrides included.
 	Model      string         `json:"model"`
 	Parameters map[string]any `json:"parameters"`
-	// Devices counts the radios: each client connection (a TCP or UDP flow) is one device.
+	// Devices counts the radios: one per client, with every connection it opened.
 	Devices int `json:"devices"`
 	// Seconds is the window each device is accounted over.
 	Seconds float64 `json:"seconds"`

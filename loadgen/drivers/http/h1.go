@@ -38,13 +38,17 @@ type h1Publisher struct {
 	head   []byte // request head up to and including "Content-Length: "
 	wbuf   []byte
 	connB  int64
+	// redial is the context later connections are dialled with: Connect's values (the
+	// client's id, drivers.WithClient) without its deadline.
+	redial context.Context
 	done   chan struct{}
 	err    error
 	closed atomic.Bool
 }
 
 func (d *driver) newH1Publisher(ctx context.Context, c drivers.Client, h drivers.Handler) (*h1Publisher, error) {
-	p := &h1Publisher{d: d, h: h, tls: d.clientTLS.For(c.ID), done: make(chan struct{})}
+	p := &h1Publisher{d: d, h: h, tls: d.clientTLS.For(c.ID), done: make(chan struct{}),
+		redial: context.WithoutCancel(ctx)}
 	var b bytes.Buffer
 	b.WriteString("POST " + d.path(c.Topic) + " HTTP/1.1\r\nHost: " + d.host + "\r\n")
 	if d.auth != "" {
@@ -100,7 +104,7 @@ func (p *h1Publisher) Publish(payload []byte, _ bool) error {
 	}
 	sentAt := p.d.cfg.Now()
 	if p.nc == nil {
-		if err := p.dial(context.Background()); err != nil {
+		if err := p.dial(p.redial); err != nil {
 			return p.fail(err)
 		}
 		if p.closed.Load() { // Close ran while we dialled: it could not close this connection
@@ -117,7 +121,7 @@ func (p *h1Publisher) Publish(payload []byte, _ bool) error {
 		// The gateway closed the idle connection as the request left: it never read it, so
 		// sending it again on a new connection cannot duplicate the message.
 		p.hangUp()
-		if err = p.dial(context.Background()); err == nil {
+		if err = p.dial(p.redial); err == nil {
 			status, keep, err = p.roundTrip()
 		}
 	}

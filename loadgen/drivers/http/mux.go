@@ -49,8 +49,8 @@ func (d *driver) newMuxPublisher(ctx context.Context, c drivers.Client, h driver
 		live: map[exchanger]*liveConn{},
 		// A slot per message in flight; a connection without keep-alive carries one.
 		window: make(chan struct{}, d.window)}
-	p.ctx, p.cancel = context.WithCancel(context.Background())
-	ex, err := p.dial(ctx) // a POST never rides in 0-RTT (docs/tls.md)
+	p.ctx, p.cancel = context.WithCancel(context.WithoutCancel(ctx)) // Connect's values (drivers.WithClient), not its deadline
+	ex, err := p.dial(ctx)                                           // a POST never rides in 0-RTT (docs/tls.md)
 	if err != nil {
 		p.cancel()
 		return nil, err

@@ -62,7 +62,7 @@ func (d *driver) commonOpts(c drivers.Client, cs *conns) []kgo.Opt {
 	return []kgo.Opt{
 		kgo.SeedBrokers(d.cfg.Address),
 		kgo.ClientID(c.ID),
-		kgo.Dialer(cs.dialer(d.cfg.Dialer(), d.clientTLS.For(c.ID), d.Note)),
+		kgo.Dialer(cs.dialer(drivers.ForClient(d.cfg.Dialer(), c.ID), d.clientTLS.For(c.ID), d.Note)),
 		// franz-go never asks the broker to auto-create topics (it would use the broker's own
 		// partition count): topics come from ensureTopic or from Strimzi's KafkaTopics.
 	}
