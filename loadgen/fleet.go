@@ -470,6 +470,7 @@ func (r *run) groupResults(res *results.Result, perGroup []int64, perPair map[[2
 		if n := gr.g.Network; n != nil {
 			g.Network = n.Describe("msgbench user-space link of the group")
 		}
+		g.ReceivedInWindow = c.inWindow
 		g.Throughput = results.Throughput{OfferedPerSecond: gr.g.Load.Rate, SentPerSecond: rate(c.sent), ReceivedPerSecond: rate(c.inWindow),
 			SentBytesPerSecond: rate(gr.payloadSent())}
 		if secs > 0 {

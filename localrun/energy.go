@@ -42,15 +42,13 @@ func energyOf(l *emulator.Link, e *netem.Energy, ports *devicePorts, group strin
 				expected, lost = expected+p.Expected, lost+p.Lost
 			}
 		}
-		g.Energy = results.NewEnergy(e.Model, e.Parameters(), accounts, window, delivered(g.Sent, expected, &lost, g.Received), e.Battery)
+		g.Energy = results.NewEnergy(e.Model, e.Parameters(), accounts, window, delivered(g.Sent, expected, &lost, g.ReceivedInWindow), e.Battery)
 	}
 }
 
 // delivered is what devices delivered: the messages they sent in the window, times the share
 // of the deliveries those called for that arrived (all of them with no subscriber to expect
-// any), plus the messages they received in the window — the window the energy is counted over
-// (a group's received count still includes the drain's deliveries: no in-window count exists
-// per group yet).
+// any), plus the messages they received in the window — the window the energy is counted over.
 func delivered(sent, expected int64, lost *int64, received int64) float64 {
 	share := 1.0
 	if expected > 0 && lost != nil {

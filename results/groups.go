@@ -27,6 +27,9 @@ type GroupResult struct {
 	Duplicates *int64 `json:"duplicates"`
 	OutOfOrder *int64 `json:"outOfOrder"`
 	Errors     int64  `json:"errors"`
+	// ReceivedInWindow counts its subscribers' deliveries that arrived in the measured window
+	// (the run's receivedInWindow, for the group): throughput.receivedPerSecond's numerator.
+	ReceivedInWindow int64 `json:"receivedInWindow"`
 	// Retained counts the retained messages its subscriptions brought, apart from the others:
 	// expected is one per topic a subscription matched on which this run's retained message had
 	// surely arrived (acknowledged; written, at QoS 0) when it subscribed. Nil when none.
