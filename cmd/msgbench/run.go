@@ -170,13 +170,21 @@ func runLocal(cmd *cobra.Command, f runFlags) error {
 	}
 	g := &compiled.Groups[0]
 	fmt.Fprintf(errOut, "msgbench: running %s (%s, QoS %d) locally, results in %s\n", mb.Name, g.Protocol, g.QoS, out.dir)
+	started := time.Now()
 	res, err := localrun.Run(ctx, mb, o)
 	if clearLine != nil {
 		clearLine()
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted; everything it started was stopped: %w", err)
+			err = fmt.Errorf("interrupted; everything it started was stopped: %w", err)
+		}
+		// The folder keeps the run: its result.json says it failed and why.
+		var w written
+		writeFailedRun(&w, mb, out.runID, started, err, out.dir)
+		if kept = len(w.files) > 0; kept {
+			out.markLatest()
+			fmt.Fprintf(errOut, "msgbench: the run failed; %s says why\n", w.files[0])
 		}
 		return err
 	}

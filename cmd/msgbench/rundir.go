@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/internal/atomicfile"
 	"github.com/msgbench/msgbench/results"
 	"github.com/msgbench/msgbench/results/report"
@@ -201,4 +202,22 @@ func resultJSON(res *results.Result) ([]byte, error) {
 		return nil, err
 	}
 	return append(data, '\n'), nil
+}
+
+// failedResult is the result.json of a run that ended with err before it had a result (a
+// broker that refused its clients, a link that could not start, Ctrl-C): Failed, with the reason,
+// so that every run's folder says what became of it (docs/results.md).
+func failedResult(mb *v1alpha1.MessagingBenchmark, runID string, start time.Time, err error) *results.Result {
+	return &results.Result{APIVersion: results.APIVersion, Kind: results.Kind, Name: mb.Name, RunID: runID, Spec: &mb.Spec,
+		Phase: string(v1alpha1.PhaseFailed), Message: err.Error(), StartTime: start.UTC(), EndTime: time.Now().UTC()}
+}
+
+// writeFailedRun writes a failed run's result.json into dir (nothing else: it measured nothing).
+func writeFailedRun(w *written, mb *v1alpha1.MessagingBenchmark, runID string, start time.Time, err error, dir string) {
+	data, jerr := resultJSON(failedResult(mb, runID, start, err))
+	if jerr != nil {
+		w.add(nil, jerr)
+		return
+	}
+	w.file(filepath.Join(dir, "result.json"), data)
 }

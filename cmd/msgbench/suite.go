@@ -228,6 +228,7 @@ func runOne(ctx context.Context, f runFlags, errOut io.Writer, o localrun.Option
 	} else {
 		fmt.Fprintf(errOut, "msgbench: %s\n", label)
 	}
+	started := time.Now()
 	res, runErr := localrun.Run(ctx, mb, o)
 	if clearLine != nil {
 		clearLine()
@@ -242,6 +243,9 @@ func runOne(ctx context.Context, f runFlags, errOut io.Writer, o localrun.Option
 	case interrupted:
 	case runErr != nil:
 		outcome.Phase, outcome.Message = string(v1alpha1.PhaseFailed), runErr.Error()
+		before := len(w.failed)
+		writeFailedRun(w, mb, out.runID, started, runErr, dir) // its folder says why
+		unwritable = len(w.failed) > before
 	default:
 		res.RunID = out.runID
 		data, err := resultJSON(res)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,4 +132,34 @@ func TestUploadFailureFailsTheRun(t *testing.T) {
 	if _, err := results.ReadFile(filepath.Join(out, "mqtt-qos0", "lost", "result.json")); err != nil {
 		t.Errorf("the local result was not kept: %v", err)
 	}
+}
+
+// TestAFailedRunKeepsItsFolder: a run that fails once started — here its external broker
+// refuses every connection — keeps its folder with a result.json that says Failed and why
+// (it used to delete the folder), and latest points at it.
+func TestAFailedRunKeepsItsFolder(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close() // nothing listens there now: connections are refused
+	out := t.TempDir()
+	_, runErr := msgbench(t, "run", "-q", "--out", out, "--run-id", "refused", "-f", repo("config", "samples", "mqtt-external-broker.yaml"),
+		"--set", "broker.external.address="+addr, "--set", "workload.duration=2s")
+	if runErr == nil {
+		t.Fatal("the run succeeded against a closed port")
+	}
+	data, err := os.ReadFile(filepath.Join(out, "mqtt-external-broker", "latest", "result.json"))
+	if err != nil {
+		t.Fatalf("no result.json kept (run error: %v): %v", runErr, err)
+	}
+	var res results.Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Phase != "Failed" || res.Message != runErr.Error() || res.RunID != "refused" || res.Spec == nil {
+		t.Errorf("result.json: phase %q, message %q, run %q; want Failed with the run's error %q", res.Phase, res.Message, res.RunID, runErr)
+	}
+	t.Logf("kept: %s", res.Message)
 }
