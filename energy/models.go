@@ -49,12 +49,40 @@ var models = map[string]Model{
 		TxMW: 700 * nrUnit, RxMW: 300 * nrUnit, ConnectedMW: 56 * nrUnit, PromotionMW: 300 * nrUnit,
 		IdleMW: 1 * nrUnit, PagingMW: 170 * nrUnit, PagingOnDuration: 10 * ms, PSMMW: 1 * nrUnit,
 		Source: "3GPP TR 38.840 §8.1 relative UE power (FR1): UL at 23 dBm 700, PDCCH+PDSCH 300, PDCCH-only 100, micro sleep 45, deep sleep 1, PDCCH + 2 SSB 170 (as the 5G-LENA NR energy model cites them); 1 unit = 3.5 mW is a choice (the TR gives no absolute scale), as are connected C-DRX 56 (20 % PDCCH-only, 80 % micro sleep), promotion 300, a 10 ms paging on-duration and 3.7 V"},
+	// Wi-Fi station: an Espressif ESP32 associated with an access point, in Wi-Fi power save
+	// (WIFI_PS_MIN_MODEM, ESP-IDF's default) with auto light-sleep between beacons, at 3.3 V.
+	// The package's states for it:
+	//   - transmit: a frame on the air, 190 mA (ESP32 Series Datasheet §5.4 Table 5-4, 802.11g
+	//     OFDM 54 Mbps at +16 dBm: the wifi profile is 802.11g); receive 100 mA (Table 5-4's
+	//     receive 802.11b/g/n is 95~100 mA: its top).
+	//   - connected (the tail): the station awake after traffic, listening, before it returns to
+	//     modem sleep. It stays awake ESP-IDF's minimum active time, 50 ms by default, restarted by
+	//     every frame sent or received (CONFIG_ESP_WIFI_SLP_DEFAULT_MIN_ACTIVE_TIME): the
+	//     inactivity timer. Listening draws the receive current (Table 4-2 puts "Wi-Fi Rx and
+	//     listening" in Table 5-4's receive row).
+	//   - promotion: the RF woken from modem sleep to transmit; the station stays associated, so
+	//     no connection is set up. Its power at the receive current and its 1 ms are choices.
+	//   - idle with paging: modem sleep, waking for each DTIM beacon (the paging occasion, one
+	//     every pagingCycle = DTIM × 102.4 ms) to read the TIM: the access point holds frames for
+	//     the station until then. Between beacons the chip is in auto light-sleep at 1.35 mA (the
+	//     floor ESP-IDF measured at DTIM 1); each beacon listens at the receive current for 2.066 ms,
+	//     derived so that the mean at DTIM 1 is ESP-IDF's measured 3.34 mA:
+	//     (3.34 − 1.35) / (100 − 1.35) × 102.4 ms = 2.0656 ms.
+	//   - PSM: none fits. Light sleep still wakes for every DTIM beacon (it is the idle floor
+	//     above); what hears no beacon is deep sleep, which drops the association (ESP-IDF: Wi-Fi
+	//     connection "Disconnect") and wakes through a reboot and a reconnection, not a
+	//     promotion. PSMMW is deep sleep's 10 µA (Table 4-2, RTC timer + RTC memory) for a
+	//     psmAfter a user sets; the recommended timers leave psmAfter unset.
+	"wifi": {Name: "wifi", VoltageV: 3.3,
+		TxMW: mw(190, 3.3), RxMW: mw(100, 3.3), ConnectedMW: mw(100, 3.3), PromotionMW: mw(100, 3.3),
+		IdleMW: mw(1.35, 3.3), PagingMW: mw(100, 3.3), PagingOnDuration: 2066 * time.Microsecond, PSMMW: mw(0.010, 3.3),
+		Source: "Espressif ESP32 station in Wi-Fi power save (WIFI_PS_MIN_MODEM, ESP-IDF's default) with auto light-sleep. TX 190 mA (ESP32 Series Datasheet v4.9–v5.2 §5.4 Table 5-4: 802.11g OFDM 54 Mbps at +16 dBm; 802.11b 1 Mbps at +19.5 dBm 240 mA, 802.11n MCS7 at +14 dBm 180 mA; 3.3 V, 25 °C, transmitters at a 50 % duty cycle: applying 190 mA over the whole airtime is a choice); RX 100 mA (Table 5-4: 802.11b/g/n 95~100 mA, its top); connected 100 mA (Table 4-2: 'Wi-Fi/BT Rx and listening' at Table 5-4's RX current); idle 1.35 mA (ESP-IDF 'Introduction to Low Power Mode in Wi-Fi Scenarios', Auto Light-sleep, ESP32 at 160 MHz, DTIM 1: min 1.35 mA, average 3.34 mA); paging at the RX current (a choice) for 2.066 ms per beacon, derived so the mean at DTIM 1 (102.4 ms) is that 3.34 mA average ((3.34 − 1.35) / (100 − 1.35) × 102.4 ms); PSM 10 µA (Table 4-2 Deep-sleep, RTC timer + RTC memory), a floor without the association; 3.3 V (the datasheet's supply); promotion at the RX current is a choice"},
 }
 
 // nrUnit is the milliwatts of TR 38.840's power unit: a choice (see the 5g-sa model).
 const nrUnit = 3.5
 
-// Lookup returns the named model (nb-iot, lte-m, lte, 5g-sa).
+// Lookup returns the named model (nb-iot, lte-m, lte, 5g-sa, wifi).
 func Lookup(name string) (Model, bool) {
 	m, ok := models[name]
 	return m, ok

@@ -16,7 +16,7 @@ import (
 // let it on the air: the time and energy in each state, per message, as a mean current, and the
 // battery life at the run's traffic.
 type Energy struct {
-	// Model names the power numbers (nb-iot, lte-m, lte, 5g-sa); Parameters are every number
+	// Model names the power numbers (nb-iot, lte-m, lte, 5g-sa, wifi); Parameters are every number
 	// applied (milliwatts, volts, durations), overrides included.
 	Model      string         `json:"model"`
 	Parameters map[string]any `json:"parameters"`

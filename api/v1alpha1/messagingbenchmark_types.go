@@ -1051,9 +1051,10 @@ type RadioSpec struct {
 // EnergySpec is a radio power model and the battery a device runs on. The model's numbers
 // (docs/energy.md cites each) can be overridden one by one.
 type EnergySpec struct {
-	// model names the radio's power numbers: nb-iot, lte-m, lte or 5g-sa (default: the
-	// network profile's, when it is one of these).
-	// +kubebuilder:validation:Enum=nb-iot;lte-m;lte;5g-sa
+	// model names the radio's power numbers: nb-iot, lte-m, lte, 5g-sa (default: the network
+	// profile's, when it is one of these) or wifi (an ESP32 station in Wi-Fi power save; with
+	// the wifi profile, name it and set the radio's timers: docs/energy.md).
+	// +kubebuilder:validation:Enum=nb-iot;lte-m;lte;5g-sa;wifi
 	// +optional
 	Model string `json:"model,omitempty"`
 

@@ -103,6 +103,7 @@ var (
 		{"network.profile=lte", "network.radio.energy.model=lte", "network.radio.pagingCycle=0s"},
 		{"network.profile=custom", "network.radio.inactivityTimer=5s", "network.radio.promotionDelay=100ms", "network.radio.energy.model=5g-sa", "network.radio.energy.pagingOnDuration=2h"},
 		{"network.profile=5g-sa", "network.radio.energy.batteryMilliampHours=10000000", `network.radio.energy.milliwatts.psm="0"`},
+		{"network.profile=wifi", "network.radio.inactivityTimer=50ms", "network.radio.promotionDelay=1ms", "network.radio.pagingCycle=102.4ms", "network.radio.energy.model=wifi", "network.radio.energy.pagingOnDuration=3.052ms"},
 		{"network.profile=nb-iot", "network.mtuBytes=68"},
 		{"network.profile=satellite", "network.mtuBytes=65535", `network.down.reorderPercent="1"`},
 	}
