@@ -32,6 +32,10 @@ func TestPathCaveats(t *testing.T) {
 	caveats := func(st emulator.Stats, l netem.Link, res *results.Result, steps ...netem.Step) []results.Caveat {
 		return linkCaveats(st, l, lossy(l, steps), res)
 	}
+	link := func(st emulator.Stats, l netem.Link) groupLink {
+		return groupLink{stats: func() emulator.Stats { return st }, link: l, lossy: lossy(l, nil)}
+	}
+	groups := func(ls ...groupLink) *runner { return &runner{groupLinks: ls} }
 	busy := emulator.Stats{Up: emulator.DirectionStats{Packets: 100, Late: 7, MaxLate: 30 * time.Millisecond}}
 	for _, c := range []struct {
 		name string
@@ -47,6 +51,11 @@ func TestPathCaveats(t *testing.T) {
 		{"outage step later, retransmits", caveats(emulator.Stats{}, lossless, withRetransmits(40), outageLater...), nil},
 		{"lossless link holding packets for radios, retransmits", caveats(emulator.Stats{Radio: emulator.RadioStats{HeldPackets: 9}}, lossless, withRetransmits(4)), nil},
 		{"late emulator", caveats(busy, lossyLink, withRetransmits(40)), []string{results.CaveatEmulatorLate}},
+		// Groups behind links of their own (the rest on loopback): judged against their links.
+		{"group links, one holding packets for radios", groups(link(emulator.Stats{}, lossless), link(emulator.Stats{Radio: emulator.RadioStats{HeldPackets: 9}}, lossless)).groupLinkCaveats(withRetransmits(94)), nil},
+		{"group links, one lossy", groups(link(emulator.Stats{}, lossless), link(emulator.Stats{}, lossyLink)).groupLinkCaveats(withRetransmits(9)), nil},
+		{"group links, lossless", groups(link(emulator.Stats{}, lossless)).groupLinkCaveats(withRetransmits(4)), []string{results.CaveatRetransmits}},
+		{"group links, one late", groups(link(emulator.Stats{}, lossless), link(busy, lossyLink)).groupLinkCaveats(withRetransmits(0)), []string{results.CaveatEmulatorLate}},
 	} {
 		if got := types(c.got); len(got) != len(c.want) || (len(got) > 0 && got[0] != c.want[0]) {
 			t.Errorf("%s: caveats %v, want %v", c.name, got, c.want)

@@ -8,7 +8,9 @@ import (
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/netem"
 	"github.com/msgbench/msgbench/netem/emulator"
+	"github.com/msgbench/msgbench/results"
 )
 
 // startGroupLinks puts each group with a network of its own (spec.groups[].network) behind an
@@ -35,6 +37,7 @@ func (r *runner) startGroupLinks(ctx context.Context) error {
 			dial = ports.wrap(dial)
 			r.energy = append(r.energy, energyOf(l, n.Energy, ports, g.Name, r.plan.Timing.Warmup))
 		}
+		r.groupLinks = append(r.groupLinks, groupLink{stats: l.Stats, link: n.Link, lossy: lossy(n.Link, nil)})
 		server := l.Server()
 		addrs := server.Addrs()
 		if len(addrs) == 0 {
@@ -86,4 +89,39 @@ func (r *runner) relayDial() func(ctx context.Context, network, address string) 
 	}
 	d := net.Dialer{Timeout: 10 * time.Second}
 	return d.DialContext
+}
+
+// groupLink is a group's own emulated link, for the run's caveats.
+type groupLink struct {
+	stats func() emulator.Stats
+	link  netem.Link
+	lossy bool
+}
+
+// groupLinkCaveats are the path's caveats when groups have links of their own (the others reach
+// the broker over loopback): the latest any link's emulator ran, and TCP retransmits judged
+// against all of them — none lossless if one may lose packets or held some for its radio (a SYN
+// held past its 1 s timer by a promotion is retransmitted as if lost).
+func (r *runner) groupLinkCaveats(res *results.Result) []results.Caveat {
+	var cs []results.Caveat
+	var worst *results.Caveat
+	lossless, drops := true, int64(0)
+	for _, gl := range r.groupLinks {
+		st := gl.stats()
+		late := max(st.Up.MaxLate, st.Down.MaxLate)
+		if c := results.EmulatorLateCaveat(late, st.Up.Late+st.Down.Late, st.Up.Packets+st.Down.Packets, gl.link.RTT()); c != nil && (worst == nil || *c.Value > *worst.Value) {
+			worst = c
+		}
+		lossless = lossless && !gl.lossy && st.Radio.HeldPackets == 0
+		drops += int64(st.Up.QueueDrops + st.Down.QueueDrops)
+	}
+	if worst != nil {
+		cs = append(cs, *worst)
+	}
+	if res.Wire.Retransmits != nil {
+		if c := results.RetransmitCaveat(*res.Wire.Retransmits, lossless, drops); c != nil {
+			cs = append(cs, *c)
+		}
+	}
+	return cs
 }

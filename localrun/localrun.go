@@ -97,6 +97,8 @@ type runner struct {
 	o    Options
 	// energy attaches each emulated link's devices' energy to the result (energyOf).
 	energy []func(*results.Result)
+	// groupLinks are the groups' own links (spec.groups[].network): the path's caveats are theirs.
+	groupLinks []groupLink
 
 	net      *network
 	bundle   *certs.Bundle
@@ -235,6 +237,9 @@ func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
 // pipeline (merge, judge, caveats, objectives) the operator shares.
 func (r *runner) completion(marks []results.NetworkStepMark) complete.Run {
 	run := complete.Run{Caveats: r.net.pathCaveats}
+	if len(r.groupLinks) > 0 {
+		run.Caveats = r.groupLinkCaveats
+	}
 	if len(r.net.timeline) > 0 {
 		run.Timeline = marks
 	}
