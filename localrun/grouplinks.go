@@ -46,7 +46,7 @@ func (r *runner) startGroupLinks(ctx context.Context) error {
 		}
 		var relayAddr string
 		var stop func()
-		if g.Protocol == v1alpha1.ProtocolMQTTSN {
+		if g.Protocol == v1alpha1.ProtocolMQTTSN || g.QUIC() { // UDP: MQTT-SN, HTTP/3, MQTT over QUIC
 			pc, err := server.ListenPacket(ctx, "udp", hostPort(addrs[0].String(), 0))
 			if err != nil {
 				_ = l.Close()

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/msgbench/msgbench/internal/wire"
 	"github.com/msgbench/msgbench/loadgen/drivers"
@@ -33,11 +34,15 @@ type h1Publisher struct {
 	ncMu   sync.Mutex // guards nc for Close, which must not wait for a response
 	nc     net.Conn
 	served int // responses read on nc
-	retire func()
-	br     *bufio.Reader
-	head   []byte // request head up to and including "Content-Length: "
-	wbuf   []byte
-	connB  int64
+	// idleSince is when nc last carried a response, or was dialled: a server may close a
+	// connection that sat idle (Go's ReadHeaderTimeout closes a new one that sends no request
+	// for 10 s; nginx's client_header_timeout does the same after 60 s).
+	idleSince time.Time
+	retire    func()
+	br        *bufio.Reader
+	head      []byte // request head up to and including "Content-Length: "
+	wbuf      []byte
+	connB     int64
 	// redial is the context later connections are dialled with: Connect's values (the
 	// client's id, drivers.WithClient) without its deadline.
 	redial context.Context
@@ -73,7 +78,7 @@ func (p *h1Publisher) dial(ctx context.Context) error {
 		return err
 	}
 	p.ncMu.Lock()
-	p.nc, p.served = nc, 0
+	p.nc, p.served, p.idleSince = nc, 0, time.Now()
 	p.ncMu.Unlock()
 	p.retire = p.t.add(counted.Counters)
 	if p.br == nil {
@@ -129,6 +134,7 @@ func (p *h1Publisher) Publish(payload []byte, _ bool) error {
 		return p.fail(err)
 	}
 	p.served++
+	p.idleSince = time.Now()
 	if !keep || !p.d.keepAlive {
 		p.hangUp()
 	}
@@ -136,13 +142,20 @@ func (p *h1Publisher) Publish(payload []byte, _ bool) error {
 	return nil
 }
 
+// staleAfter is how long a new connection waits for its first request before a close by the
+// server counts as an idle connection's (errStale) rather than a refusal.
+const staleAfter = time.Second
+
 // errStale marks a failure on a reused connection before any byte of the response arrived:
 // what a server closing an idle keep-alive connection looks like.
 var errStale = errors.New("idle connection closed by the server")
 
 // roundTrip writes p.wbuf and reads the response.
 func (p *h1Publisher) roundTrip() (status int, keep bool, err error) {
-	reused := p.served > 0
+	// A reused connection, or a new one that waited for its first request (an open-loop device
+	// whose first message is due a minute after it connected), may have been closed by the
+	// server as idle: the request then goes again on a new connection.
+	reused := p.served > 0 || time.Since(p.idleSince) >= staleAfter
 	if _, err := p.nc.Write(p.wbuf); err != nil {
 		if reused {
 			return 0, false, fmt.Errorf("%w: send POST: %w", errStale, err)

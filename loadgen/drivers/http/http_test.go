@@ -4,7 +4,11 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os/exec"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -325,4 +329,50 @@ func tlsDriver(t *testing.T, version v1alpha1.HTTPVersion, inflight int32, addr 
 		t.Fatal(err)
 	}
 	return drv
+}
+
+// TestFirstRequestAfterTheServerClosedAnIdleConnection: a device that connects and publishes its
+// first message later than the server waits for a request (Go's ReadHeaderTimeout closes such a
+// connection; nginx's client_header_timeout too) sends it again on a new connection, as after a
+// kept-alive connection's idle close — it used to fail the publisher (an NB-IoT sensor posting a
+// reading a minute through msgbench's gateway, whose ReadHeaderTimeout is 10 s).
+func TestFirstRequestAfterTheServerClosedAnIdleConnection(t *testing.T) {
+	var conns atomic.Int64
+	srv := &http.Server{ReadHeaderTimeout: 300 * time.Millisecond,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.WriteHeader(http.StatusNoContent)
+		}),
+		ConnState: func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				conns.Add(1)
+			}
+		}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	start := time.Now()
+	drv, err := httpdrv.New(drivers.Config{Group: driverstest.Group(t, spec(v1alpha1.HTTP11, false, true, 1)), Address: ln.Addr().String(),
+		Now: func() int64 { return int64(time.Since(start)) }}, httpdrv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st statuses
+	sess, err := drv.Connect(context.Background(), drivers.Client{ID: "late", Role: drivers.Publisher, Topic: "http/0"}, &st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	time.Sleep(1200 * time.Millisecond) // the server has closed the new connection by now
+	for i := range 2 {
+		if err := sess.Publish(make([]byte, 100), true); err != nil {
+			t.Fatalf("publish %d: %v", i+1, err)
+		}
+	}
+	if st.ok.Load() != 2 || conns.Load() != 2 {
+		t.Errorf("%d of 2 publishes accepted over %d connections; want 2 over 2 (the first closed idle, one more)", st.ok.Load(), conns.Load())
+	}
 }
