@@ -753,6 +753,13 @@ func (r *run) drain(ctx context.Context) []error {
 	// many publishers the warm-up's backlog can take longer to come through than the window
 	// lasted; the window's messages come after it (64 publishers: all of them, counted lost, when
 	// only measured arrivals counted).
+	// A subscriber asleep in PSM hears its messages only when it next wakes (its keep-alive at
+	// the latest): a quiet spell is no sign of loss until that long has passed — within half of
+	// what the run's timeout leaves, so that a drain never fails the run.
+	sleepHold := r.compiled.SleepHold()
+	if dl, ok := ctx.Deadline(); ok {
+		sleepHold = min(sleepHold, time.Until(dl)/2)
+	}
 	var last int64 = -1
 	lastChange := time.Now()
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -767,6 +774,7 @@ func (r *run) drain(ctx context.Context) []error {
 			break
 		}
 		quiet := min(2*time.Second+2*time.Duration(r.rec.maxEndToEnd())*time.Microsecond, 60*time.Second)
+		quiet = max(quiet, sleepHold)
 		if r.split {
 			// Only the quiet ends a split worker's drain (above), and another pod's publishers
 			// may still be retrying a message its broker was slow to acknowledge.

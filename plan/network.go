@@ -135,3 +135,33 @@ func checkQUICMTU(spec *v1alpha1.MessagingBenchmarkSpec, g Group, link netem.Lin
 		"an MTU of at least %d bytes, and it sets don't-fragment, so the run would fail on the handshake; "+
 		"set spec.network.mtuBytes to 1280 (docs/netem.md), or use a TCP protocol", where, what, QUICMinMTU)
 }
+
+// SleepHold is the longest a delivery to one of the plan's subscribers may wait in the network
+// for its device to wake: behind a radio with PSM a device hears nothing until its next uplink,
+// at the latest its keep-alive ping, then its promotion and a round trip (0: no subscriber
+// sleeps, or none pings). The drain waits this long for deliveries (loadgen), where a lossy run
+// would stop after a quiet spell.
+func (p *Plan) SleepHold() time.Duration {
+	var hold time.Duration
+	for i := range p.Groups {
+		g := &p.Groups[i]
+		n := &p.Network
+		if g.Network != nil {
+			n = g.Network
+		}
+		if g.Subscribers == 0 || n.Radio == nil || n.Radio.PSMAfter == 0 {
+			continue
+		}
+		var keepAlive time.Duration
+		switch {
+		case g.MQTT != nil:
+			keepAlive = g.MQTT.KeepAlive
+		case g.MQTTSN != nil:
+			keepAlive = g.MQTTSN.KeepAlive
+		}
+		if keepAlive > 0 {
+			hold = max(hold, keepAlive+n.Radio.PromotionDelay+n.Link.RTT())
+		}
+	}
+	return hold
+}
