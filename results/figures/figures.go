@@ -319,6 +319,18 @@ func build() []Figure {
 	return fs
 }
 
+// GroupEnergy are the energy figures of device group g (groups.<g>.energy.*): suites compare
+// them per point when the energy is a group's (a device group behind a link of its own).
+func GroupEnergy(g string) []Figure {
+	out := make([]Figure, 0, len(energyFigures))
+	for _, e := range energyFigures {
+		if f, err := Lookup(GroupPrefix + g + ".energy." + e.name); err == nil {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // noEnergy is when a result has no energy figures.
 const noEnergy = "the devices' link has no radio power model (spec.network.radio.energy; locally only, docs/energy.md)"
 

@@ -279,3 +279,48 @@ func TestSuiteEnergyFigures(t *testing.T) {
 		}
 	}
 }
+
+// TestSuiteGroupEnergyFigures: when the energy is a device group's (sensors behind a link of
+// their own), the suite's statistics hold groups.<g>.energy.* and the report plots them like
+// the run's, labelled with the group.
+func TestSuiteGroupEnergyFigures(t *testing.T) {
+	protocols := axis{[]string{"groups[sensors].protocol"}, []string{"mqtt-sn", "mqtt"}}
+	cost := map[string]float64{"mqtt-sn": 1, "mqtt": 1.5}
+	doc := synthetic([]axis{protocols}, 2, func(v map[string]string, rep int) *results.Result {
+		r := measured(8, 512, 2000, 3000, 120)
+		r.Groups = []results.GroupResult{{Name: "sensors", Energy: nbiotEnergy(t, cost[v["groups[sensors].protocol"]])}}
+		return r
+	})
+	d := FromSuite(doc)
+	var per *FigureSpec
+	for _, s := range Plan(d) {
+		if s.Y == "energy.perMessage" {
+			t.Errorf("planned the run's energy per message, which no run has")
+		}
+		if s.Y == "groups.sensors.energy.perMessage" {
+			per = &s
+		}
+	}
+	if per == nil {
+		t.Fatalf("planned %v: no groups.sensors.energy.perMessage", Plan(d))
+	}
+	f, err := Build(d, *per)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.YLabel != "sensors: radio energy per message (mJ)" {
+		t.Errorf("y label %q", f.YLabel)
+	}
+	var n int
+	for _, s := range f.Series {
+		for _, v := range s.Values {
+			n++
+			if v.N != 2 {
+				t.Errorf("%s %+v: want the mean of 2 repetitions", s.Label, v)
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d values, want one per protocol", n)
+	}
+}

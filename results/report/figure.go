@@ -184,6 +184,15 @@ func yTitle(name string) string {
 		"energy.batteryDays":                "battery life",
 		"energy.batteryDaysP99":             "battery life of the p99 device",
 	}[name]
+	if rest, ok := strings.CutPrefix(name, figures.GroupPrefix); text == "" && ok {
+		// A device group's figure: the run's figure's words, for the group ("sensors: battery
+		// life (days)").
+		if g, figure, ok := strings.Cut(rest, "."); ok {
+			if t := yTitle(figure); t != figure {
+				return g + ": " + t
+			}
+		}
+	}
 	if text == "" {
 		if parts := strings.Split(name, "."); len(parts) == 3 && parts[0] == "latency" {
 			text = label(parts[1]) + " latency " + parts[2]

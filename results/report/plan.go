@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/msgbench/msgbench/results/figures"
 )
 
 // FigureSpec says what one comparison figure shows: figure Y (a name of results/figures) against
@@ -134,6 +136,9 @@ func yFigures(d *Dataset, x *Axis) []string {
 	// With a radio power model (spec.network.radio.energy), what a message costs the devices
 	// and how long their batteries last: IoT protocols are weighed by them (docs/energy.md).
 	ys = append(ys, "lostPercent", "energy.perMessage", "energy.batteryDays")
+	for _, g := range energyGroups(d) { // a device group's, behind its own link
+		ys = append(ys, figures.GroupPrefix+g+".energy.perMessage", figures.GroupPrefix+g+".energy.batteryDays")
+	}
 	switch {
 	case axis("tls.enabled"):
 		// What TLS costs (study 5): every byte on the wire per second — the study's
@@ -257,4 +262,23 @@ func figureID(fs FigureSpec) string {
 		id += "-" + fs.FacetLabel
 	}
 	return strings.Trim(unsafeID.ReplaceAllString(fmt.Sprint(id), "-"), "-")
+}
+
+// energyGroups are the device groups whose energy some point's statistics have
+// (groups.<g>.energy.*), in name order.
+func energyGroups(d *Dataset) []string {
+	var gs []string
+	for _, p := range d.Points {
+		for name := range p.Stats.Figures {
+			rest, ok := strings.CutPrefix(name, figures.GroupPrefix)
+			if !ok {
+				continue
+			}
+			if g, _, ok := strings.Cut(rest, ".energy."); ok && !slices.Contains(gs, g) {
+				gs = append(gs, g)
+			}
+		}
+	}
+	slices.Sort(gs)
+	return gs
 }

@@ -7,6 +7,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -131,6 +132,29 @@ func Point(runs []*results.Result) PointStats {
 		}
 		if len(xs) > 0 {
 			p.Figures[f.Name] = FigureStats{Summary: Describe(xs)}
+		}
+	}
+	// A device group's energy (groups.<g>.energy.*), for the groups that have one: what a suite
+	// over a battery question compares when the devices are a group behind their own link.
+	var energyGroups []string
+	for _, r := range counted {
+		for _, g := range r.Groups {
+			if g.Energy != nil && !slices.Contains(energyGroups, g.Name) {
+				energyGroups = append(energyGroups, g.Name)
+			}
+		}
+	}
+	for _, g := range energyGroups {
+		for _, f := range figures.GroupEnergy(g) {
+			var xs []float64
+			for _, r := range counted {
+				if v, ok := f.Value(r); ok {
+					xs = append(xs, v)
+				}
+			}
+			if len(xs) > 0 {
+				p.Figures[f.Name] = FigureStats{Summary: Describe(xs)}
+			}
 		}
 	}
 	for _, h := range results.HistogramNames {
