@@ -123,7 +123,19 @@ func Point(runs []*results.Result) PointStats {
 		counted, index = append(counted, r), append(index, i)
 	}
 	p.Runs = len(counted)
-	for _, f := range figures.All() {
+	fs := figures.All()
+	// A device group's energy (groups.<g>.energy.*), for the groups that have one: what a suite
+	// over a battery question compares when the devices are a group behind their own link.
+	var energyGroups []string
+	for _, r := range counted {
+		for _, g := range r.Groups {
+			if g.Energy != nil && !slices.Contains(energyGroups, g.Name) {
+				energyGroups = append(energyGroups, g.Name)
+				fs = append(fs, figures.GroupEnergy(g.Name)...)
+			}
+		}
+	}
+	for _, f := range fs {
 		var xs []float64
 		for _, r := range counted {
 			if v, ok := f.Value(r); ok {
@@ -132,29 +144,6 @@ func Point(runs []*results.Result) PointStats {
 		}
 		if len(xs) > 0 {
 			p.Figures[f.Name] = FigureStats{Summary: Describe(xs)}
-		}
-	}
-	// A device group's energy (groups.<g>.energy.*), for the groups that have one: what a suite
-	// over a battery question compares when the devices are a group behind their own link.
-	var energyGroups []string
-	for _, r := range counted {
-		for _, g := range r.Groups {
-			if g.Energy != nil && !slices.Contains(energyGroups, g.Name) {
-				energyGroups = append(energyGroups, g.Name)
-			}
-		}
-	}
-	for _, g := range energyGroups {
-		for _, f := range figures.GroupEnergy(g) {
-			var xs []float64
-			for _, r := range counted {
-				if v, ok := f.Value(r); ok {
-					xs = append(xs, v)
-				}
-			}
-			if len(xs) > 0 {
-				p.Figures[f.Name] = FigureStats{Summary: Describe(xs)}
-			}
 		}
 	}
 	for _, h := range results.HistogramNames {
