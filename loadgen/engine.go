@@ -271,7 +271,14 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		if d := o.Dials[g.Name]; d != nil {
 			dial = d
 		}
-		drv, err := drivers.New(string(g.Protocol), drivers.Config{Group: g, Address: address, TLS: o.TLS, Dial: dial, Now: r.now})
+		// The run's client TLS is for the groups whose connections are encrypted: an MQTT
+		// backend beside HTTP/3 devices (whose gateway serves TLS) talks plain MQTT to a plain
+		// broker.
+		clientTLS := o.TLS
+		if !g.DialsTLS(compiled.Broker) {
+			clientTLS = nil
+		}
+		drv, err := drivers.New(string(g.Protocol), drivers.Config{Group: g, Address: address, TLS: clientTLS, Dial: dial, Now: r.now})
 		if err != nil {
 			return nil, err
 		}

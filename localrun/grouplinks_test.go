@@ -91,3 +91,42 @@ spec:
 		t.Errorf("networks: far %v, near %v, local %v", far.Network, near.Network, local.Network)
 	}
 }
+
+// TestHTTP3GroupBesideAnMQTTBackend: HTTP/3 devices behind a link of their own (UDP, relayed as
+// UDP) publish through msgbench's gateway, which serves TLS, to a plain MQTT backend group. The
+// run's client TLS is the HTTP/3 group's alone: the backend used to dial the plain broker with
+// TLS and was reset, and a group link relayed only TCP for anything but MQTT-SN.
+func TestHTTP3GroupBesideAnMQTTBackend(t *testing.T) {
+	if err := emulator.CheckPrivileges(); err != nil {
+		t.Skip(err)
+	}
+	t.Parallel()
+	mb, err := manifest.Parse([]byte(`
+apiVersion: msgbench.io/v1alpha1
+kind: MessagingBenchmark
+metadata: {name: h3-group}
+spec:
+  protocol: mqtt
+  qos: 1
+  http: {version: "3"}
+  topics: [{name: readings, pattern: "r/{index}", count: 2}]
+  groups:
+  - {name: sensors, count: 2, protocol: http, network: {profile: custom, delay: 20ms}, publish: {topics: readings, payloadBytes: 32, interval: 500ms}}
+  - {name: backend, count: 1, subscribe: {filter: "r/#"}}
+  workload: {warmup: 1s, duration: 3s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), mb, Options{Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Phase != "Succeeded" || res.Sent < 10 || res.Received != res.Sent {
+		t.Fatalf("phase %s: sent %d, received %d: %s", res.Phase, res.Sent, res.Received, res.Message)
+	}
+	// Each message crossed the sensors' link once, one way: 20 ms at least.
+	if p50 := time.Duration(res.Group("backend").Latency.EndToEnd.P50Micros) * time.Microsecond; p50 < 20*time.Millisecond {
+		t.Errorf("end-to-end p50 %v, want the link's 20 ms at least", p50)
+	}
+}

@@ -9,7 +9,9 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
@@ -190,9 +192,14 @@ func Compile(spec *v1alpha1.MessagingBenchmarkSpec, target Target) (*Plan, error
 		}
 	}
 	if target == Local {
-		for _, g := range p.Groups {
-			if err := checkQUICMTU(spec, g, p.Network.Link); err != nil {
-				return nil, err
+		for i, g := range p.Groups {
+			if g.Network == nil {
+				if err := checkQUICMTU(spec, g, p.Network.Link); err != nil {
+					return nil, err
+				}
+			} else if err := checkQUICMTU(GroupView(spec, &spec.Groups[i]), g, g.Network.Link); err != nil {
+				// The group's own link: its fields, in the advice too.
+				return nil, errors.New(strings.ReplaceAll(err.Error(), "spec.network.", "spec.groups["+g.Name+"].network."))
 			}
 		}
 	}

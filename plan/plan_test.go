@@ -162,3 +162,32 @@ func TestCompileRefusesNoSpecAndUnknownTarget(t *testing.T) {
 		t.Errorf("unknown target: %v", err)
 	}
 }
+
+// A device group's own link is held to the same rule, naming the group's fields.
+func TestQUICMTUOfAGroupsLink(t *testing.T) {
+	mb, err := manifest.Parse([]byte(`
+apiVersion: msgbench.io/v1alpha1
+kind: MessagingBenchmark
+metadata: {name: h3-group}
+spec:
+  protocol: mqtt
+  http: {version: "3"}
+  topics: [{name: readings, pattern: "r/{index}", count: 2}]
+  groups:
+  - {name: sensors, count: 2, protocol: http, network: {profile: nb-iot}, publish: {topics: readings, payloadBytes: 16, interval: 1s}}
+  - {name: backend, count: 1, subscribe: {filter: "r/#"}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = plan.Compile(&mb.Spec, plan.Local)
+	if err == nil || !strings.HasPrefix(err.Error(), "spec.groups[sensors].network.profile: nb-iot's MTU of 296 bytes is too small for http version 3") ||
+		!strings.Contains(err.Error(), "set spec.groups[sensors].network.mtuBytes to 1280") {
+		t.Errorf("local: %v", err)
+	}
+	mtu := int32(1280)
+	mb.Spec.Groups[0].Network.MTUBytes = &mtu
+	if _, err := plan.Compile(&mb.Spec, plan.Local); err != nil {
+		t.Errorf("with mtuBytes 1280: %v", err)
+	}
+}
