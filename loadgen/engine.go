@@ -763,7 +763,8 @@ func (r *run) drain(ctx context.Context) []error {
 	// A subscriber asleep in PSM hears its messages only when it next wakes (its keep-alive at
 	// the latest): a quiet spell is no sign of loss until that long has passed — within half of
 	// what the run's timeout leaves, so that a drain never fails the run.
-	sleepHold := r.compiled.SleepHold()
+	// Likewise an MQTT-SN publisher's lost datagram arrives only with its retransmission.
+	sleepHold := max(r.compiled.SleepHold(), r.compiled.RetransmitHold())
 	if dl, ok := ctx.Deadline(); ok {
 		sleepHold = min(sleepHold, time.Until(dl)/2)
 	}

@@ -165,3 +165,23 @@ func (p *Plan) SleepHold() time.Duration {
 	}
 	return hold
 }
+
+// RetransmitHold is the longest a message of the plan's MQTT-SN publishers at QoS 1 or 2 may
+// take to arrive after a lost datagram: its retransmission comes T_retry (spec.mqttsn.
+// retryInterval) later, plus a round trip on the group's link (0: no such publisher). A drain
+// that ended on a shorter quiet spell would count it lost.
+func (p *Plan) RetransmitHold() time.Duration {
+	var hold time.Duration
+	for i := range p.Groups {
+		g := &p.Groups[i]
+		if g.Publishers == 0 || g.MQTTSN == nil || g.QoS < 1 {
+			continue
+		}
+		n := &p.Network
+		if g.Network != nil {
+			n = g.Network
+		}
+		hold = max(hold, g.MQTTSN.RetryInterval+n.Link.RTT())
+	}
+	return hold
+}

@@ -30,3 +30,24 @@ func TestSleepHold(t *testing.T) {
 		}
 	}
 }
+
+func TestRetransmitHold(t *testing.T) {
+	link := netem.Link{Up: netem.Impairment{Delay: 20 * time.Millisecond}, Down: netem.Impairment{Delay: 20 * time.Millisecond}}
+	sn := func(qos int32, n *Network) Group {
+		return Group{Publishers: 2, QoS: qos, MQTTSN: &MQTTSNOptions{RetryInterval: 10 * time.Second}, Network: n}
+	}
+	for _, c := range []struct {
+		name string
+		p    Plan
+		want time.Duration
+	}{
+		{"MQTT-SN QoS 1: T_retry", Plan{Groups: []Group{sn(1, nil)}}, 10 * time.Second},
+		{"on its own link: plus a round trip", Plan{Groups: []Group{sn(2, &Network{Link: link})}}, 10*time.Second + 40*time.Millisecond},
+		{"QoS 0: nothing is retransmitted", Plan{Groups: []Group{sn(0, nil)}}, 0},
+		{"MQTT", Plan{Groups: []Group{{Publishers: 2, QoS: 1, MQTT: &MQTTOptions{}}}}, 0},
+	} {
+		if got := c.p.RetransmitHold(); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
