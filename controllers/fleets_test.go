@@ -50,20 +50,38 @@ groups:
   count: 1
   subscribe: {filter: "site/#"}
 workload: {warmup: 1s, duration: 3s}`)
+	// The run's Jobs, gateway Deployments and Services, read while it runs: the cleanup deletes
+	// them once it finished (reading them afterwards raced it: under load one Job was gone).
+	ctx := context.Background()
+	gatewayNames := []string{"fleet-links-gateway-mqtt-sn", "fleet-links-gateway-http"}
+	var jobs batchv1.JobList
+	var deps appsv1.DeploymentList
+	svcs := map[string]corev1.Service{}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_ = env.Client.List(ctx, &jobs, client.InNamespace(ns))
+		_ = env.Client.List(ctx, &deps, client.InNamespace(ns), client.MatchingLabels{v1alpha1.LabelComponent: v1alpha1.ComponentGateway})
+		for _, name := range gatewayNames {
+			var svc corev1.Service
+			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &svc); err == nil {
+				svcs[name] = svc
+			}
+		}
+		if len(jobs.Items) == 2 && len(deps.Items) == 2 && len(svcs) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 60 s: %d Jobs, %d gateway Deployments, Services %v", len(jobs.Items), len(deps.Items), svcs)
+		}
+	}
 	mb := waitFinished(t, ns, "fleet-links", 90*time.Second)
 	if mb.Status.Phase != v1alpha1.PhaseSucceeded {
 		t.Fatalf("phase %s: %s", mb.Status.Phase, mb.Status.Message)
 	}
-	ctx := context.Background()
 	if mb.Status.Workers.Desired != 2 || mb.Status.Workers.Succeeded != 2 {
 		t.Errorf("workers %+v, want 2 desired and succeeded", mb.Status.Workers)
 	}
 
 	// Two worker Jobs, each running its groups; the sensors' pods labelled with their group.
-	var jobs batchv1.JobList
-	if err := env.Client.List(ctx, &jobs, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
 	want := map[string]string{"fleet-links-workers": "meters,backend", "fleet-links-workers-sensors": "sensors"}
 	for _, j := range jobs.Items {
 		args := strings.Join(j.Spec.Template.Spec.Containers[0].Args, " ") + " "
@@ -81,20 +99,12 @@ workload: {warmup: 1s, duration: 3s}`)
 	}
 
 	// A gateway per protocol, each Service selecting its own Deployment's pods only.
-	var deps appsv1.DeploymentList
-	if err := env.Client.List(ctx, &deps, client.InNamespace(ns), client.MatchingLabels{v1alpha1.LabelComponent: v1alpha1.ComponentGateway}); err != nil {
-		t.Fatal(err)
-	}
 	templates := map[string]labels.Set{}
 	for _, d := range deps.Items {
 		templates[d.Name] = d.Spec.Template.Labels
 	}
-	for _, name := range []string{"fleet-links-gateway-mqtt-sn", "fleet-links-gateway-http"} {
-		var svc corev1.Service
-		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &svc); err != nil {
-			t.Errorf("gateway Service %s: %v", name, err)
-			continue
-		}
+	for _, name := range gatewayNames {
+		svc := svcs[name]
 		for d, l := range templates {
 			if labels.SelectorFromSet(svc.Spec.Selector).Matches(l) != (d == name) {
 				t.Errorf("Service %s selects the pods of %s: %v", name, d, svc.Spec.Selector)

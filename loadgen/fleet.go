@@ -259,8 +259,9 @@ type source struct {
 	div  uint32
 	pair *pairStats
 	// shift puts the send time of a publisher another worker runs on this worker's clock
-	// (nanoseconds; clockOf).
-	shift int64
+	// (nanoseconds; clockOf); slack is that correction's uncertainty (nanoseconds): a delivery
+	// quicker than it may seem to arrive before it was sent.
+	shift, slack int64
 }
 
 // sourceOf finds the publisher with id pub among the run's fleet and checks that this
@@ -302,6 +303,9 @@ func (s *subscriber) findSource(pub uint32) *source {
 	if pg.remote {
 		var pc *results.PairClock
 		src.shift, pc = r.clockOf(pg)
+		if !pc.Uncorrected {
+			src.slack = pc.UncertaintyMicros * 1000
+		}
 		src.pair.mu.Lock()
 		if src.pair.clock == nil || pc.Uncorrected {
 			src.pair.clock = pc
