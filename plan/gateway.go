@@ -17,6 +17,10 @@ type GatewayOptions struct {
 	// connection per client; when unset) or aggregating (a pool shared by all clients). Empty for
 	// the other protocols.
 	MQTTSNMode v1alpha1.MQTTSNGatewayMode
+	// AcceptEarlyPublishes is spec.http.acceptEarlyPublishes for an HTTP group: the gateway acts
+	// on a publish that may be replayed (sent in 0-RTT before the handshake completed, or marked
+	// "Early-Data: 1") instead of answering 425 Too Early. False for the other protocols.
+	AcceptEarlyPublishes bool
 }
 
 // gatewayOptions are the GatewayOptions of the group spec describes, nil when its clients talk
@@ -28,6 +32,9 @@ func gatewayOptions(spec *v1alpha1.MessagingBenchmarkSpec) *GatewayOptions {
 	o := &GatewayOptions{MQTTVersion: v1alpha1.MQTT311}
 	if spec.MQTT.Version == v1alpha1.MQTT5 {
 		o.MQTTVersion = v1alpha1.MQTT5
+	}
+	if spec.Protocol == v1alpha1.ProtocolHTTP {
+		o.AcceptEarlyPublishes = spec.HTTP.AcceptEarlyPublishes
 	}
 	if spec.Protocol == v1alpha1.ProtocolMQTTSN {
 		o.MQTTSNMode = spec.MQTTSN.GatewayMode

@@ -336,8 +336,10 @@ const (
 type QUICSpec struct {
 	// zeroRTT lets a client that reconnects send its first request in 0-RTT packets, resuming the
 	// TLS session of its previous connection: an MQTT CONNECT, or an HTTP/3 subscriber's GET (a
-	// POST is not idempotent and waits for the handshake). Each client's first connection still
-	// takes a full handshake; the result counts the connections that used 0-RTT (docs/tls.md).
+	// POST is not idempotent and waits for the handshake; the HTTP gateway answers another
+	// client's 0-RTT POST 425 Too Early unless spec.http.acceptEarlyPublishes). Each client's
+	// first connection still takes a full handshake; the result counts the connections that used
+	// 0-RTT (docs/tls.md).
 	// +optional
 	ZeroRTT bool `json:"zeroRTT,omitempty"`
 }
@@ -488,6 +490,17 @@ type HTTPSpec struct {
 	// +kubebuilder:default=true
 	// +optional
 	KeepAlive *bool `json:"keepAlive,omitempty"`
+
+	// acceptEarlyPublishes lets the gateway act on a publish (any request but GET and HEAD) that
+	// may be replayed: one that arrived in HTTP/3 0-RTT data before the QUIC handshake completed,
+	// or one that carries "Early-Data: 1" from a proxy that received it in TLS early data. An
+	// attacker who captured such a request can send it again, and each copy would be published.
+	// By default (false) the gateway answers these 425 Too Early (RFC 8470), and the client
+	// retries once the handshake is done; GET and HEAD (a subscription) are served in 0-RTT
+	// either way. Groups that share the gateway must agree (docs/http-api.md).
+	// +kubebuilder:default=false
+	// +optional
+	AcceptEarlyPublishes bool `json:"acceptEarlyPublishes,omitempty"`
 }
 
 // KafkaCompression is a Kafka producer compression codec.

@@ -38,6 +38,8 @@ type api struct {
 	// running totals for the metrics: publishes passed to the broker, deliveries written to
 	// subscription streams, requests refused or failed
 	in, out, failed atomic.Uint64
+	// tooEarly counts requests answered 425 Too Early (earlyData): none of them is published.
+	tooEarly atomic.Uint64
 }
 
 func newAPI(o gateway.Options, l Limits) (*api, error) {
@@ -68,6 +70,9 @@ type settings struct {
 	// inflight is the most publishes a broker connection keeps unacknowledged: the largest
 	// Inflight of the groups (20 without groups).
 	inflight int
+	// acceptEarly acts on requests that may be replayed (earlyData) instead of answering 425:
+	// the groups' GatewayOptions.AcceptEarlyPublishes, which must agree (false without groups).
+	acceptEarly bool
 }
 
 // settingsOf are the settings of a gateway serving groups (none: its defaults, QoS 1, MQTT
@@ -97,6 +102,11 @@ func settingsOf(groups []plan.Group) (settings, error) {
 	if version == v1alpha1.MQTT5 {
 		s.mqttVersion = mqtt.V5
 	}
+	if s.acceptEarly, err = gateway.Shared(groups, "spec.http.acceptEarlyPublishes", func(g *plan.Group) bool {
+		return g.GatewayOptions != nil && g.GatewayOptions.AcceptEarlyPublishes
+	}); err != nil {
+		return s, fmt.Errorf("http gateway: %w", err)
+	}
 	s.inflight = 0
 	for i := range groups {
 		s.inflight = max(s.inflight, groups[i].Inflight, 1)
@@ -125,6 +135,13 @@ func fail(w http.ResponseWriter, status int, msg string) {
 
 // ServeHTTP routes /topics/<topic> by method.
 func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && !a.settings.acceptEarly && earlyData(r) {
+		// RFC 8470: a request that may be replayed is not acted on; the client retries it once
+		// its handshake is done (a replayed copy's connection never completes one).
+		a.tooEarly.Add(1)
+		fail(w, http.StatusTooEarly, "425 Too Early: a "+r.Method+" sent in TLS early data (0-RTT) may be a replay; send it again once the handshake is complete (RFC 8470; the benchmark's spec.http.acceptEarlyPublishes accepts it)")
+		return
+	}
 	path := r.URL.Path
 	if !strings.HasPrefix(path, Prefix) {
 		fail(w, http.StatusNotFound, "not found: topics live under /topics/<topic>")

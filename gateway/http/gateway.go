@@ -175,11 +175,12 @@ func (g *Gateway) listen(ctx context.Context, o gateway.Options) error {
 		TLSConfig:      http3.ConfigureTLSConfig(o.TLS.Clone()),
 		MaxHeaderBytes: 16 << 10,
 		IdleTimeout:    g.api.limits.IdleTimeout,
+		ConnContext:    withQUICConn, // a request learns whether it came before the handshake completed (early.go)
 		QUICConfig: &quic.Config{
 			MaxIdleTimeout:       g.api.limits.IdleTimeout,
 			MaxIncomingStreams:   1000,
 			HandshakeIdleTimeout: gateway.QUICHandshakeTimeout,
-			Allow0RTT:            true, // a client with spec.quic.zeroRTT sends its GET in 0-RTT
+			Allow0RTT:            true, // a client with spec.quic.zeroRTT sends its GET in 0-RTT; a POST gets 425 (early.go)
 		},
 	}
 	return nil
@@ -213,6 +214,9 @@ func (g *Gateway) Totals() gateway.Totals {
 	a := g.api
 	return gateway.Totals{Clients: int64(len(a.streams)), MessagesIn: a.in.Load(), MessagesOut: a.out.Load(), Dropped: a.failed.Load()}
 }
+
+// TooEarly counts the requests answered 425 Too Early: sent in early data, not acted on.
+func (g *Gateway) TooEarly() uint64 { return g.api.tooEarly.Load() }
 
 // HTTP3Addr is the UDP address of HTTP/3, or nil without TLS.
 func (g *Gateway) HTTP3Addr() net.Addr {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -110,3 +111,16 @@ type h3Conn struct {
 func (c h3Conn) Close() error { return c.qc.Close() }
 
 func (c h3Conn) Err() error { return context.Cause(c.Context()) }
+
+// handshake waits until the QUIC handshake is complete (a 0-RTT connection's completes after
+// its first requests were sent).
+func (c h3Conn) handshake(ctx context.Context) error {
+	select {
+	case <-c.qc.HandshakeComplete():
+		return nil
+	case <-c.qc.Context().Done():
+		return fmt.Errorf("the QUIC handshake did not complete: %w", context.Cause(c.qc.Context()))
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

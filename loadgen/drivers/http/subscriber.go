@@ -51,19 +51,35 @@ func (d *driver) subscribe(ctx context.Context, c drivers.Client, h drivers.Hand
 	if d.zeroRTT {
 		method = http3.MethodGet0RTT // a GET is safe to replay: quic-go's http3 sends it in 0-RTT
 	}
-	req, err := http.NewRequestWithContext(sctx, method, d.scheme+"://"+d.host+d.path(c.Topic), nil)
-	if err != nil {
-		s.abort()
-		return nil, err
+	get := func(method string) (*http.Request, *http.Response, error) {
+		req, err := http.NewRequestWithContext(sctx, method, d.scheme+"://"+d.host+d.path(c.Topic), nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		if d.auth != "" {
+			req.Header.Set("Authorization", d.auth)
+		}
+		resp, err := cc.RoundTrip(req)
+		if err != nil {
+			return nil, nil, fmt.Errorf("GET %s: %w", req.URL.Path, err)
+		}
+		return req, resp, nil
 	}
-	if d.auth != "" {
-		req.Header.Set("Authorization", d.auth)
+	req, resp, err := get(method)
+	if hc, ok := cc.(h3Conn); ok && err == nil && resp.StatusCode == http.StatusTooEarly && method == http3.MethodGet0RTT {
+		// RFC 8470 §5.2: a server unwilling to act on early data answers 425, and a client that
+		// sent the request in early data retries it, not in early data, once the handshake is
+		// complete (quic-go's client does not). Once: a second 425 is the server's final word.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		_ = resp.Body.Close()
+		if err = hc.handshake(sctx); err == nil {
+			req, resp, err = get(http.MethodGet)
+		}
 	}
-	resp, err := cc.RoundTrip(req)
 	stop()
 	if err != nil {
 		s.abort()
-		return nil, fmt.Errorf("GET %s: %w", req.URL.Path, err)
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
