@@ -83,6 +83,11 @@ type Options struct {
 	// wallSkew is added to the wall clock the headers carry when split (tests: a worker on
 	// another machine, whose clock is off).
 	wallSkew time.Duration
+	// AccountRadio records what every client with a radio energy model (spec.network.radio.energy)
+	// writes and reads on its sockets and accounts its energy from that (loadgen/radiolog): on
+	// Kubernetes, where no link emulator sees the devices' packets. msgbench run's emulator
+	// accounts them itself.
+	AccountRadio bool
 	// AckWait is how long the end of the run waits for acknowledgements still due, before
 	// twice the slowest acknowledgement seen is added (default 60 s).
 	AckWait time.Duration
@@ -179,6 +184,8 @@ type run struct {
 	// split is set when other workers run some of the plan's groups (Options.Groups): the
 	// counts of this worker are its share, results.Merge adds them up.
 	split  bool
+	// radio are the energy sections this worker accounts from its sockets (Options.AccountRadio).
+	radio []*radioAccount
 	clocks atomic.Pointer[clocks] // the workers' clock offsets, when split
 	// wallBase is added to the send times in message headers, and taken off again where they
 	// are read: 0 in one worker, whose engine time they are; the wall-clock time of the epoch
@@ -271,6 +278,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		if d := o.Dials[g.Name]; d != nil {
 			dial = d
 		}
+		dial = r.radioDial(g, dial)
 		// The run's client TLS is for the groups whose connections are encrypted: an MQTT
 		// backend beside HTTP/3 devices (whose gateway serves TLS) talks plain MQTT to a plain
 		// broker.
@@ -1009,6 +1017,7 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 			}
 		}
 	}
+	r.radioEnergy(res)
 	r.environment(&res.Environment)
 	r.tlsCounts(&res.Wire)
 	res.Churn = r.churnResult(hists, res.Lost)

@@ -28,33 +28,13 @@ func energyOf(l *emulator.Link, e *netem.Energy, ports *devicePorts, group strin
 		for _, packets := range devices {
 			accounts = append(accounts, energy.Timeline(e.Model, e.Link, packets, 0, from, from+window))
 		}
+		section := results.NewEnergy(e.Model, e.Parameters(), accounts, window, res.EnergyMessages(group), e.Battery)
 		if group == "" {
-			res.Energy = results.NewEnergy(e.Model, e.Parameters(), accounts, window, delivered(res.Sent, res.Expected, res.Lost, res.ReceivedInWindow), e.Battery)
-			return
+			res.Energy = section
+		} else if g := res.Group(group); g != nil {
+			g.Energy = section
 		}
-		g := res.Group(group)
-		if g == nil {
-			return
-		}
-		var expected, lost int64
-		for _, p := range res.Pairs {
-			if p.From == group {
-				expected, lost = expected+p.Expected, lost+p.Lost
-			}
-		}
-		g.Energy = results.NewEnergy(e.Model, e.Parameters(), accounts, window, delivered(g.Sent, expected, &lost, g.ReceivedInWindow), e.Battery)
 	}
-}
-
-// delivered is what devices delivered: the messages they sent in the window, times the share
-// of the deliveries those called for that arrived (all of them with no subscriber to expect
-// any), plus the messages they received in the window — the window the energy is counted over.
-func delivered(sent, expected int64, lost *int64, received int64) float64 {
-	share := 1.0
-	if expected > 0 && lost != nil {
-		share = float64(expected-*lost) / float64(expected)
-	}
-	return float64(sent)*share + float64(received)
 }
 
 // byDevice merges the flows' timelines by the device each belongs to (owner; a flow of no known

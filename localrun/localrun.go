@@ -46,6 +46,10 @@ type Options struct {
 	// WorkerCommand… loadgen … (default: this executable). Tests that run in a test binary set it
 	// to a built msgbench.
 	WorkerCommand []string
+	// sockets, a test's, receives the merged result as the workers accounted their radios from
+	// their sockets (loadgen.Options.AccountRadio, as on Kubernetes), before the emulator's
+	// energy takes its place: the two accountings of one run, side by side.
+	sockets func(*results.Result)
 	// Metrics, when set, gets the run's live metrics: every worker's (kept after the run, with
 	// the result's totals), the broker's CPU and memory and the gateway's counters (until they
 	// stop).
@@ -211,7 +215,7 @@ func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
 				Address: r.address, Endpoints: r.endpoints, Dials: r.dials, TLS: r.clientTLS, Dial: r.net.dial,
 				Ready: start.ready, Start: start.wait,
 				BrokerUsage: r.usage, Environment: r.env, Network: r.net.applied(),
-				Monitor: monitors[i],
+				Monitor: monitors[i], AccountRadio: r.o.sockets != nil,
 			})
 			if errs[i] != nil {
 				start.abort(errs[i])
@@ -251,6 +255,9 @@ func (r *runner) completion(marks []results.NetworkStepMark) complete.Run {
 	}
 	if len(r.energy) > 0 {
 		run.Energy = func(res *results.Result) {
+			if r.o.sockets != nil {
+				r.o.sockets(res)
+			}
 			for _, f := range r.energy {
 				f(res)
 			}

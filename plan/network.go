@@ -185,3 +185,19 @@ func (p *Plan) RetransmitHold() time.Duration {
 	}
 	return hold
 }
+
+// RadioOf is the link whose radio energy model accounts g's devices (nil: none), and the group
+// whose result carries that energy ("": the run's): g's own link (spec.groups[].network), else
+// the run's (spec.network, which no group may then override: every client is behind it).
+func (p *Plan) RadioOf(g *Group) (n *Network, group string) {
+	if g.Network != nil {
+		if g.Network.Energy != nil {
+			return g.Network, g.Name
+		}
+		return nil, ""
+	}
+	if p.Network.Energy != nil {
+		return &p.Network, ""
+	}
+	return nil, ""
+}

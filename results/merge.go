@@ -3,6 +3,7 @@ package results
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -108,7 +109,7 @@ func Merge(parts []*Result) (*Result, error) {
 		EndTime:     first.EndTime,
 	}
 	if len(parts) == 1 {
-		m.Groups, m.Pairs = first.Groups, first.Pairs
+		m.Groups, m.Pairs = slices.Clone(first.Groups), first.Pairs
 	}
 	hists := map[string]*hdrhistogram.Histogram{}
 	var messages []string
@@ -250,6 +251,7 @@ func Merge(parts []*Result) (*Result, error) {
 	}
 	sort.Slice(m.Workers, func(a, b int) bool { return m.Workers[a].Index < m.Workers[b].Index })
 	m.WorkersStart = StartSpreadOf(m.Workers)
+	m.mergeEnergySections(parts)
 	if err := m.Finalize(hists); err != nil {
 		return nil, err
 	}
@@ -318,4 +320,19 @@ func derefInt(p *int64) int64 {
 		return 0
 	}
 	return *p
+}
+
+// mergeEnergySections sets the merged result's energy: the run's over every worker's devices,
+// each group's from the worker that ran it, with the merged counts' messages.
+func (m *Result) mergeEnergySections(parts []*Result) {
+	run := make([]*Energy, len(parts))
+	for i, p := range parts {
+		run[i] = p.Energy
+	}
+	m.Energy = mergeEnergy(run, m.EnergyMessages(""))
+	for i := range m.Groups {
+		if g := &m.Groups[i]; g.Energy != nil {
+			g.Energy = mergeEnergy([]*Energy{g.Energy}, m.EnergyMessages(g.Name))
+		}
+	}
 }

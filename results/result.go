@@ -237,6 +237,9 @@ const (
 	// CaveatClocksUncorrected: a pair of device groups ran in two workers whose clock offsets
 	// were not known, so its latencies mix two clocks.
 	CaveatClocksUncorrected = "ClocksUncorrected"
+	// CaveatRadioAccountedOnly: the devices' radio states were accounted from what their
+	// sockets wrote and read (on Kubernetes), not applied to their packets.
+	CaveatRadioAccountedOnly = "RadioAccountedOnly"
 )
 
 // Environment says where and with what the run happened: what a reader needs to judge and

@@ -165,6 +165,9 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 		Environment: results.Environment{Mode: "local", MsgbenchVersion: version.Version, Broker: "at " + f.broker},
 		Logf:        func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) },
 	}
+	// msgbench run's emulator sees its worker processes' packets and accounts their radios;
+	// a worker pod, or msgbench loadgen on its own, accounts them from its sockets.
+	o.AccountRadio = ctl == nil || f.controlFD == 0
 	if ctl == nil {
 		res, err := loadgen.Run(ctx, o)
 		if err != nil {

@@ -116,7 +116,7 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 	if err != nil {
 		return nil, err
 	}
-	if uc, ok := conn.(*net.UDPConn); ok {
+	if uc, ok := conn.(interface{ SetReadBuffer(int) error }); ok { // a UDP socket, or one wrapped (radiolog)
 		_ = uc.SetReadBuffer(1 << 20)
 	}
 	s := &session{d: d, conn: conn, c: c, h: h, ctl: make(chan []byte, 4), window: make(chan struct{}, 1),
