@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -34,6 +35,7 @@ import (
 type earlyEnv struct {
 	gw        *gwhttp.Gateway
 	clientTLS *tls.Config
+	caPEM     []byte              // the CA of the gateway's certificate
 	link      *roundtrip.UDPProxy // to the gateway's HTTP/3 port
 }
 
@@ -53,7 +55,7 @@ func startEarly(t *testing.T, accept bool) *earlyEnv {
 	if o := groups[0].GatewayOptions; o == nil || o.AcceptEarlyPublishes != accept {
 		t.Fatalf("the plan's gateway options %+v do not carry acceptEarlyPublishes %v", o, accept)
 	}
-	e := &earlyEnv{}
+	e := &earlyEnv{caPEM: bundle.CACert}
 	if e.gw, err = gwhttp.Start(context.Background(), gateway.Options{Listen: "127.0.0.1:0", Broker: b.Addr, Groups: groups, TLS: srv}, gwhttp.Limits{}); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +168,7 @@ func (c *zeroRTTClient) earlyPost(t *testing.T, ctx context.Context, topic strin
 	status, msg := 0, ""
 	for {
 		typ, err := quicvarint.Read(r)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
@@ -206,21 +208,29 @@ func (c *zeroRTTClient) earlyPost(t *testing.T, ctx context.Context, topic strin
 // next reads the subscription's next message, or fails after a while.
 func next(t *testing.T, frames *stream.Reader) []byte {
 	t.Helper()
-	type got struct {
-		p   []byte
-		err error
-	}
-	ch := make(chan got, 1)
-	go func() { p, err := frames.Next(); ch <- got{append([]byte(nil), p...), err} }()
-	select {
-	case g := <-ch:
-		if g.err != nil {
-			t.Fatal(g.err)
-		}
-		return g.p
-	case <-time.After(10 * time.Second):
+	p, ok := poll(frames, 10*time.Second)
+	if !ok {
 		t.Fatal("no message within 10 s")
-		return nil
+	}
+	return p
+}
+
+// poll reads the subscription's next message within wait (ok false: none, or the stream ended).
+// A read still waiting when it gives up takes the next message, so poll is the last read.
+func poll(frames *stream.Reader, wait time.Duration) ([]byte, bool) {
+	ch := make(chan []byte, 1)
+	go func() {
+		p, err := frames.Next()
+		if err != nil {
+			p = nil
+		}
+		ch <- append([]byte(nil), p...)
+	}()
+	select {
+	case p := <-ch:
+		return p, p != nil
+	case <-time.After(wait):
+		return nil, false
 	}
 }
 

@@ -44,9 +44,11 @@ func startStrictFront(t *testing.T, g *gateways) (*strictFront, *certs.Bundle) {
 	rp.FlushInterval = -1 // the subscription stream, frame by frame
 	f := &strictFront{}
 	f.srv = &http3.Server{
-		TLSConfig:   http3.ConfigureTLSConfig(srvTLS.Clone()),
-		QUICConfig:  &quic.Config{Allow0RTT: true},
-		ConnContext: func(ctx context.Context, c *quic.Conn) context.Context { return context.WithValue(ctx, quicConnKey{}, c) },
+		TLSConfig:  http3.ConfigureTLSConfig(srvTLS.Clone()),
+		QUICConfig: &quic.Config{Allow0RTT: true},
+		ConnContext: func(ctx context.Context, c *quic.Conn) context.Context {
+			return context.WithValue(ctx, quicConnKey{}, c)
+		},
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-r.Context().Value(quicConnKey{}).(*quic.Conn).HandshakeComplete():
@@ -70,7 +72,7 @@ func startStrictFront(t *testing.T, g *gateways) (*strictFront, *certs.Bundle) {
 
 type messages chan []byte
 
-func (m messages) Message(p []byte)      { m <- append([]byte(nil), p...) }
+func (m messages) Message(p []byte)    { m <- append([]byte(nil), p...) }
 func (messages) Completed(int64, bool) {}
 
 // TestHTTP3SubscriberRetriesTooEarly (RFC 8470 §5.2): a subscriber with spec.quic.zeroRTT sends
