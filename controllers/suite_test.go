@@ -440,7 +440,9 @@ func (k *kubelet) runWorker(ctx context.Context, index int, pod *corev1.Pod) {
 	go func() {
 		// The worker pod's own loop (control.Server.Run, as `msgbench loadgen --control` runs it).
 		_, err := ctl.Run(runCtx, loadgen.Options{Name: compiled.Benchmark.Name, Plan: compiled, Worker: index, RunID: resources.RunID(&mb),
-			Address: address, Endpoints: endpoints, Groups: groups, Ready: func() { close(readyCh) }}, func(string, ...any) {})
+			Address: address, Endpoints: endpoints, Groups: groups, Ready: func() { close(readyCh) },
+			AccountRadio: true, // as a worker pod: no emulator sees its packets
+		}, func(string, ...any) {})
 		resultCh <- err
 	}()
 	select {

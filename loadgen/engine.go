@@ -183,9 +183,9 @@ type run struct {
 	fleet *fleet
 	// split is set when other workers run some of the plan's groups (Options.Groups): the
 	// counts of this worker are its share, results.Merge adds them up.
-	split  bool
+	split bool
 	// radio are the energy sections this worker accounts from its sockets (Options.AccountRadio).
-	radio []*radioAccount
+	radio  []*radioAccount
 	clocks atomic.Pointer[clocks] // the workers' clock offsets, when split
 	// wallBase is added to the send times in message headers, and taken off again where they
 	// are read: 0 in one worker, whose engine time they are; the wall-clock time of the epoch

@@ -324,15 +324,15 @@ func derefInt(p *int64) int64 {
 
 // mergeEnergySections sets the merged result's energy: the run's over every worker's devices,
 // each group's from the worker that ran it, with the merged counts' messages.
-func (m *Result) mergeEnergySections(parts []*Result) {
+func (r *Result) mergeEnergySections(parts []*Result) {
 	run := make([]*Energy, len(parts))
 	for i, p := range parts {
 		run[i] = p.Energy
 	}
-	m.Energy = mergeEnergy(run, m.EnergyMessages(""))
-	for i := range m.Groups {
-		if g := &m.Groups[i]; g.Energy != nil {
-			g.Energy = mergeEnergy([]*Energy{g.Energy}, m.EnergyMessages(g.Name))
+	r.Energy = mergeEnergy(run, r.EnergyMessages(""))
+	for i := range r.Groups {
+		if g := &r.Groups[i]; g.Energy != nil {
+			g.Energy = mergeEnergy([]*Energy{g.Energy}, r.EnergyMessages(g.Name))
 		}
 	}
 }

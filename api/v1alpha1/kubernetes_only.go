@@ -43,8 +43,8 @@ var KubernetesOnlyRules = []KubernetesOnlyRule{
 	},
 	{
 		Path: "network",
-		Rule: "!has(self.radio)",
-		Why:  "Chaos Mesh applies one netem queue per pod and keeps no per-device radio states; the local emulator does",
+		Rule: "!has(self.radio) || has(self.radio.energy)",
+		Why:  "Chaos Mesh applies one netem queue per pod and keeps no per-device radio states, so a radio there only accounts energy; the local emulator keeps the states",
 	},
 	{
 		Path: "",
@@ -58,8 +58,8 @@ var KubernetesOnlyRules = []KubernetesOnlyRule{
 	},
 	{
 		Path: "groups.[*].network",
-		Rule: "!has(self.radio)",
-		Why:  "Chaos Mesh applies one netem queue per pod and keeps no per-device radio states; the local emulator does",
+		Rule: "!has(self.radio) || has(self.radio.energy)",
+		Why:  "Chaos Mesh applies one netem queue per pod and keeps no per-device radio states, so a radio there only accounts energy; the local emulator keeps the states",
 	},
 }
 

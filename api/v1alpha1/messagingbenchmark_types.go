@@ -1018,7 +1018,8 @@ type NetworkStep struct {
 // downlink packet waits for the device's next uplink. Unset fields take the profile's numbers
 // (nb-iot, lte-m, lte, 5g-sa; docs/network-profiles.md cites each); other profiles must set
 // inactivityTimer and promotionDelay. Only the local emulator keeps per-device radio state:
-// the Kubernetes API server refuses radio, because Chaos Mesh has nothing like it.
+// Chaos Mesh has nothing like it, so on Kubernetes radio only accounts energy (with energy set;
+// the API server refuses it without), from what the workers' sockets wrote and read.
 type RadioSpec struct {
 	// inactivityTimer is how long the radio stays connected without traffic.
 	// +kubebuilder:validation:Type=string
@@ -1140,7 +1141,7 @@ type PowerSpec struct {
 // +kubebuilder:validation:XValidation:rule="(has(self.direction) && self.direction == 'to') || (has(self.down) && has(self.down.reorderPercent) ? self.down.reorderPercent : has(self.reorderPercent) ? self.reorderPercent : '0').matches('^0*([.]0*)?$') || (has(self.down) && has(self.down.delay) ? duration(self.down.delay) : has(self.delay) ? duration(self.delay) : duration((has(self.profile) && self.profile == 'custom') ? '0s' : '1ms')) > duration('0s')",message="spec.network.down.reorderPercent: reordering needs a delay (reordered packets overtake delayed ones), and the downlink's delay is 0: set a delay too",fieldPath=".down.reorderPercent",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="self.profile != 'none' || (!has(self.delay) && !has(self.jitter) && !has(self.lossPercent) && !has(self.duplicatePercent) && !has(self.corruptPercent) && !has(self.reorderPercent) && !has(self.bandwidth) && !has(self.gilbertElliott) && !has(self.correlation) && !has(self.up) && !has(self.down) && !has(self.mtuBytes))",message="spec.network.profile: none applies no impairment; use profile custom (or a preset) with explicit fields",fieldPath=".profile",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="!(has(self.gilbertElliott) || (has(self.up) && has(self.up.gilbertElliott)) || (has(self.down) && has(self.down.gilbertElliott)) || (has(self.timeline) && self.timeline.exists(s, has(s.gilbertElliott) || (has(s.up) && has(s.up.gilbertElliott)) || (has(s.down) && has(s.down.gilbertElliott)))))",message="on Kubernetes, spec.network: Chaos Mesh's NetworkChaos has no Gilbert-Elliott loss (tc netem's gemodel), so it cannot apply gilbertElliott; use lossPercent with correlation there (docs/netem.md), or run the manifest with msgbench run, whose emulator applies the model exactly",fieldPath=".gilbertElliott",reason="FieldValueForbidden"
-// +kubebuilder:validation:XValidation:rule="!has(self.radio)",message="on Kubernetes, spec.network.radio: Chaos Mesh applies one netem queue to a pod's traffic and cannot keep per-device radio states (idle, paging, power saving); run the manifest with msgbench run, whose emulator keeps them",fieldPath=".radio",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="!has(self.radio) || has(self.radio.energy)",message="on Kubernetes, spec.network.radio: Chaos Mesh applies one netem queue to a pod's traffic and cannot keep per-device radio states (idle, paging, power saving), so there radio only accounts the devices' energy (radio.energy, docs/energy.md) and without energy would do nothing; add radio.energy, or run the manifest with msgbench run, whose emulator keeps the states",fieldPath=".radio",reason="FieldValueForbidden"
 // +kubebuilder:validation:XValidation:rule="!has(self.radio) || !has(self.radio.energy) || has(self.radio.energy.model) || (has(self.profile) && self.profile in ['nb-iot', 'lte-m', 'lte', '5g-sa'])",message="spec.network.radio.energy.model: only the nb-iot, lte-m, lte and 5g-sa profiles have a power model; with another profile name one",fieldPath=".radio.energy.model",reason="FieldValueRequired"
 // +kubebuilder:validation:XValidation:rule="!has(self.radio) || (has(self.profile) && self.profile in ['nb-iot', 'lte-m', 'lte', '5g-sa']) || (has(self.radio.inactivityTimer) && has(self.radio.promotionDelay))",message="spec.network.radio: only the nb-iot, lte-m, lte and 5g-sa profiles carry radio numbers; with another profile set radio.inactivityTimer and radio.promotionDelay",fieldPath=".radio",reason="FieldValueRequired"
 // +kubebuilder:validation:XValidation:rule="!has(self.timeline) || self.timeline.all(a, self.timeline.exists_one(b, duration(b.at) == duration(a.at)) && self.timeline.all(b, duration(b.at) <= duration(a.at) || !has(a.for) || duration(a.at) + duration(a.for) <= duration(b.at)))",message="spec.network.timeline: two steps start at the same time, or a step begins before the one before it has ended (its at + for)",fieldPath=".timeline",reason="FieldValueInvalid"
@@ -1184,7 +1185,7 @@ type NetworkSpec struct {
 	Timeline []NetworkStep `json:"timeline,omitempty"`
 
 	// radio emulates the cellular radio's idle, paging and sleep states per device (local
-	// emulator only).
+	// emulator; on Kubernetes it only accounts energy).
 	// +optional
 	Radio *RadioSpec `json:"radio,omitempty"`
 }

@@ -10,8 +10,6 @@ import "path/filepath"
 var LocalOnlySamples = map[string]string{
 	// Chaos Mesh cannot keep per-device radio states; the local emulator does.
 	"network-radio-nb-iot.yaml": "spec.network.radio",
-	// The same, a group's: the sensors' radio states and their energy.
-	"energy-nb-iot-psm.yaml": "spec.groups[0].network.radio",
 }
 
 // LocalOnly returns the field a local-only sample's refusal names ("" for any other sample).

@@ -93,7 +93,9 @@ func Packets(conns []Conn, r Rules) []energy.Packet {
 // tcpPackets is one TCP connection's packets (Packets' rules).
 func tcpPackets(events []Event, r Rules) []energy.Packet {
 	var out []energy.Packet
-	header := func(at time.Duration, up bool, bytes int) { out = append(out, energy.Packet{At: at, Up: up, Bytes: bytes}) }
+	header := func(at time.Duration, up bool, bytes int) {
+		out = append(out, energy.Packet{At: at, Up: up, Bytes: bytes})
+	}
 	// Each end's data, on its own clock: the device's writes and reads as recorded, the peer's
 	// half a round trip from the device.
 	var deviceSends, deviceGets, peerSends, peerGets []time.Duration
