@@ -118,6 +118,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.groups) || !self.groups.exists(g, has(g.publish) && has(g.publish.replyTo) && ((has(g.protocol) ? g.protocol : self.protocol) != 'mqtt' || (has(g.mqtt) && has(g.mqtt.version) ? g.mqtt.version : self.mqtt.version) != '5'))",messageExpression="'spec.groups[' + self.groups.map(g, has(g.publish) && has(g.publish.replyTo) && ((has(g.protocol) ? g.protocol : self.protocol) != 'mqtt' || (has(g.mqtt) && has(g.mqtt.version) ? g.mqtt.version : self.mqtt.version) != '5'), g.name)[0] + '].publish.replyTo: requests take MQTT 5 (Response Topic and Correlation Data are MQTT 5 properties); set protocol mqtt and mqtt.version: 5'",fieldPath=".groups",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="!has(self.groups) || !self.groups.exists(g, has(g.publish) && has(g.publish.replyTo) && has(self.topics) && self.topics.exists(t, t.name == g.publish.replyTo && (has(t.devices) ? self.groups.exists(d, d.name == t.devices && d.count != g.count) : (has(t.count) ? t.count : 1) != g.count)))",messageExpression="'spec.groups[' + self.groups.map(g, has(g.publish) && has(g.publish.replyTo) && has(self.topics) && self.topics.exists(t, t.name == g.publish.replyTo && (has(t.devices) ? self.groups.exists(d, d.name == t.devices && d.count != g.count) : (has(t.count) ? t.count : 1) != g.count)), g.name)[0] + '].publish.replyTo: the topic group needs a topic per device of the group, each device answered on its own (devices: the group)'",fieldPath=".groups",reason="FieldValueInvalid"
 // +kubebuilder:validation:XValidation:rule="!has(self.groups) || !self.groups.exists(g, has(g.subscribe) && has(g.subscribe.respond) && (has(g.mqtt) && has(g.mqtt.version) ? g.mqtt.version : self.mqtt.version) != '5')",messageExpression="'spec.groups[' + self.groups.map(g, has(g.subscribe) && has(g.subscribe.respond) && (has(g.mqtt) && has(g.mqtt.version) ? g.mqtt.version : self.mqtt.version) != '5', g.name)[0] + '].subscribe.respond: answering requests takes MQTT 5 (Response Topic and Correlation Data are MQTT 5 properties); set mqtt.version: 5'",fieldPath=".groups",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.gateway) || !has(self.gateway.external) || (has(self.broker) && has(self.broker.external))",message="spec.gateway.external: the gateway bridges to a broker msgbench does not start: set spec.broker.external.address to that broker (where the MQTT groups connect; docs/gateways.md)",fieldPath=".gateway.external",reason="FieldValueRequired"
 type MessagingBenchmarkSpec struct {
 	// protocol is the messaging protocol under test: mqtt (MQTT over TCP, MQTTS with tls.enabled),
 	// mqtt-sn (MQTT-SN 1.2 over UDP through the msgbench gateway), http (HTTP/1.1, 2 or 3
@@ -439,11 +440,30 @@ const (
 // MQTTSNSpec holds MQTT-SN settings.
 type MQTTSNSpec struct {
 	// topicIdType is how publishers name topics: normal (REGISTER a topic name, then use the
-	// topic id the gateway returns), predefined (ids agreed in the gateway's configuration: topic i
-	// has id i+1) or short (a two-character topic name carried in the id field).
+	// topic id the gateway returns), predefined (ids agreed in the gateway's configuration:
+	// predefinedTopicIds, or topic i has id i+1) or short (a two-character topic name carried in
+	// the id field).
 	// +kubebuilder:default=normal
 	// +optional
 	TopicIDType MQTTSNTopicIDType `json:"topicIdType,omitempty"`
+
+	// predefinedTopicIds maps topic names to the predefined topic ids a gateway is configured
+	// with (1 to 65534, each once): what a third-party gateway's predefined-topic list says
+	// (spec.gateway.external), and what msgbench's own gateway is given. Every topic a
+	// predefined publisher or subscriber uses needs one. Unset: topic i has id i+1.
+	// +kubebuilder:validation:MaxProperties=1024
+	// +kubebuilder:validation:XValidation:rule="self.all(k, self[k] >= 1 && self[k] <= 65534)",message="spec.mqttsn.predefinedTopicIds: an id is 1 to 65534 (0 and 0xFFFF are reserved by MQTT-SN 1.2)"
+	// +optional
+	PredefinedTopicIDs map[string]int32 `json:"predefinedTopicIds,omitempty"`
+
+	// sourcePort, when set, makes every MQTT-SN client send from a port of its own: client i
+	// (publishers first, then subscribers, in the run's order) from sourcePort + i, on the
+	// worker's address. A gateway that lists its clients by address — QoS -1 publishers, which
+	// never connect — can then admit them. Unset: ports the system chooses.
+	// +kubebuilder:validation:Minimum=1024
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	SourcePort *int32 `json:"sourcePort,omitempty"`
 
 	// gatewayMode is transparent (one MQTT connection to the broker per MQTT-SN client) or
 	// aggregating (all clients share a few MQTT connections).
@@ -595,7 +615,16 @@ type ExternalBroker struct {
 }
 
 // GatewaySpec configures the protocol gateway.
+// +kubebuilder:validation:XValidation:rule="!has(self.external) || !has(self.replicas) || self.replicas == 1",message="spec.gateway.replicas: msgbench starts no gateway when spec.gateway.external names one",fieldPath=".replicas",reason="FieldValueForbidden"
 type GatewaySpec struct {
+	// external is a gateway msgbench does not start: the clients whose protocol goes through a
+	// gateway (mqtt-sn, http, mqtt-quic to a broker without QUIC) connect to it instead of to
+	// msgbench's, and it bridges to spec.broker.external, which the other groups' MQTT clients
+	// reach directly (docs/gateways.md).
+	// +optional
+	External *ExternalGateway `json:"external,omitempty"`
+
+
 	// replicas of the gateway.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
@@ -606,6 +635,17 @@ type GatewaySpec struct {
 	// resources of the gateway container.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitzero"`
+}
+
+// ExternalGateway is a protocol gateway msgbench does not start.
+type ExternalGateway struct {
+	// address is host:port of the gateway: UDP for mqtt-sn, QUIC for mqtt-quic and HTTP/3, TCP
+	// for HTTP/1.1 and /2.
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=260
+	// +kubebuilder:validation:Pattern=`^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?):[0-9]{1,5}$`
+	// +required
+	Address string `json:"address"`
 }
 
 // WorkloadSpec is the load: who sends what, how fast, for how long.
