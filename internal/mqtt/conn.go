@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/msgbench/msgbench/internal/keepalive"
+	"github.com/msgbench/msgbench/internal/refusal"
 )
 
 // Options configure a client connection.
@@ -233,11 +234,7 @@ func (c *Conn) handshake() error {
 	}
 	c.br.Discard(h.Remaining) //nolint:errcheck // bytes were peeked
 	if c.connack.ReasonCode != 0 {
-		msg := ConnectReturnText(c.version, c.connack.ReasonCode)
-		if c.connack.ReasonString != "" {
-			msg += ": " + c.connack.ReasonString
-		}
-		return fmt.Errorf("broker refused CONNECT: %s", msg)
+		return refusal.Explain(c.version, refusal.CONNACK, c.connack.ReasonCode, c.connack.ReasonString, "")
 	}
 	return nil
 }
@@ -838,11 +835,10 @@ func (c *Conn) handle(h Header, body []byte) error {
 		}
 	case PINGRESP:
 	case DISCONNECT:
-		reason := ""
-		if len(body) > 0 {
-			reason = fmt.Sprintf(" (reason code 0x%02x)", body[0])
+		if len(body) == 0 { // 0x00, a normal disconnection, which a broker has no reason to send
+			return errors.New("broker sent DISCONNECT (normal disconnection)")
 		}
-		return fmt.Errorf("broker sent DISCONNECT%s", reason)
+		return refusal.Explain(c.version, refusal.DISCONNECT, body[0], disconnectReasonString(body), "")
 	default:
 		return malformed(h.Type, "unexpected packet from broker")
 	}

@@ -10,6 +10,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/msgbench/msgbench/internal/refusal"
 )
 
 // Packet types (MQTT 3.1.1 §2.2.1, MQTT 5 §2.1.2).
@@ -563,44 +565,35 @@ func DecodeAck(version, packetType byte, body []byte, a *Ack) error {
 
 var successCode = [1]byte{0}
 
-// ConnectReturnText explains a CONNACK return/reason code.
+// ConnectReturnText names a CONNACK return/reason code (the specification's name; refusal has
+// every code's meaning and advice).
 func ConnectReturnText(version, code byte) string {
-	if version != V5 {
-		switch code {
-		case 1:
-			return "unacceptable protocol version"
-		case 2:
-			return "client identifier rejected"
-		case 3:
-			return "server unavailable"
-		case 4:
-			return "bad user name or password"
-		case 5:
-			return "not authorized"
+	return refusal.Name(version, refusal.CONNACK, code)
+}
+
+// disconnectReasonString is the Reason String property of an MQTT 5 DISCONNECT's body, "" when
+// it has none or the properties do not decode.
+func disconnectReasonString(body []byte) string {
+	if len(body) < 2 {
+		return ""
+	}
+	n, w, err := readVarint(body[1:])
+	if err != nil || 1+w+n > len(body) {
+		return ""
+	}
+	props := body[1+w : 1+w+n]
+	for len(props) > 0 {
+		id := props[0]
+		props = props[1:]
+		if id == 0x1F { // Reason String
+			if s, _, err := readBytes(props); err == nil {
+				return string(s)
+			}
+			return ""
 		}
-		return fmt.Sprintf("return code %d", code)
+		if props, err = skipProperty(id, props); err != nil {
+			return ""
+		}
 	}
-	switch code {
-	case 0x80:
-		return "unspecified error"
-	case 0x84:
-		return "unsupported protocol version"
-	case 0x85:
-		return "client identifier not valid"
-	case 0x86:
-		return "bad user name or password"
-	case 0x87:
-		return "not authorized"
-	case 0x88:
-		return "server unavailable"
-	case 0x89:
-		return "server busy"
-	case 0x8A:
-		return "banned"
-	case 0x97:
-		return "quota exceeded"
-	case 0x9F:
-		return "connection rate exceeded"
-	}
-	return fmt.Sprintf("reason code 0x%02x", code)
+	return ""
 }
