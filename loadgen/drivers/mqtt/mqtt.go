@@ -15,6 +15,7 @@ import (
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/internal/mqtt"
+	"github.com/msgbench/msgbench/internal/refusal"
 	"github.com/msgbench/msgbench/internal/wire"
 	"github.com/msgbench/msgbench/loadgen/drivers"
 	"github.com/msgbench/msgbench/plan"
@@ -25,7 +26,11 @@ func init() {
 		if cfg.Group.MQTT != nil && cfg.Group.MQTT.WebSocket {
 			return New(cfg, WebSocketTransport(cfg))
 		}
-		return New(cfg, TCPTransport(cfg))
+		d, err := New(cfg, TCPTransport(cfg))
+		if err == nil {
+			d.(*driver).diag = &diagnosis{cfg: cfg}
+		}
+		return d, err
 	})
 }
 
@@ -66,6 +71,8 @@ type driver struct {
 	version         byte
 	qos             byte
 	retain          bool
+	// diag explains a connection closed before CONNACK or in the TLS handshake (TCP only).
+	diag *diagnosis
 }
 
 // New returns an MQTT driver for cfg.Group (its MQTT options; plan.Compile checked its QoS)
@@ -92,13 +99,29 @@ type session struct {
 	topic        string
 	qos          byte
 	retain       bool
-	props        []byte // a request's or an answer's properties, reused
+	// id is the client's id, version its protocol level, publishBytes the size of its PUBLISH (0
+	// for a subscriber): a refusal's detail. refused is the first publish the broker refused
+	// (a PUBACK or PUBREC reason code of 0x80 or above), which Drain reports.
+	id           string
+	version      byte
+	publishBytes int
+	refused      atomic.Pointer[refusal.Error]
+	// acked is set at the broker's first acknowledgement of a publish.
+	acked atomic.Bool
+	props []byte // a request's or an answer's properties, reused
 }
 
 func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handler) (drivers.Session, error) {
 	nc, counters, err := d.transport(ctx, c)
 	if err != nil {
+		if d.cfg.TLS != nil {
+			err = d.explainEarlyClose(ctx, err, true)
+		}
 		return nil, err
+	}
+	s := &session{counters: counters, topic: c.Topic, qos: d.qos, retain: d.retain, id: c.ID, version: d.version}
+	if c.Role == drivers.Publisher {
+		s.publishBytes = mqtt.PublishSize(d.version, len(c.Topic), d.payloadBytes, d.qos)
 	}
 	o := mqtt.Options{
 		Connect: mqtt.ConnectOptions{
@@ -120,7 +143,15 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 		o.WriteBufferSize = 16 << 10
 		// It reads only acknowledgements (4 bytes each, a window's worth at a time).
 		o.ReadBufferSize = 512
-		o.OnComplete = func(_ uint16, sentAt int64, reason byte) { h.Completed(sentAt, reason < 0x80) }
+		o.OnComplete = func(_ uint16, sentAt int64, reason byte) {
+			if !s.acked.Load() {
+				s.acked.Store(true)
+			}
+			if reason >= 0x80 {
+				s.ackRefused(reason)
+			}
+			h.Completed(sentAt, reason < 0x80)
+		}
 		if rh, ok := h.(drivers.ResponseHandler); ok { // a requester: it reads its answers too
 			o.ReadBufferSize = 0
 			o.OnPublish = func(p *mqtt.Publish) { rh.Response(p.Payload, p.CorrelationData) }
@@ -156,6 +187,13 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 	}
 	conn, err := mqtt.Connect(ctx, nc, o)
 	if err != nil {
+		err = d.explainEarlyClose(ctx, err, false)
+		return nil, fmt.Errorf("MQTT %s: %w", c.ID, s.refusedBy(err))
+	}
+	s.conn = conn
+	if err := d.checkPacketSize(c, conn, s.publishBytes); err != nil {
+		_ = conn.Close()
+		<-conn.Stopped()
 		return nil, fmt.Errorf("MQTT %s: %w", c.ID, err)
 	}
 	if tc, ok := nc.(interface{ ConnectionState() tls.ConnectionState }); ok { // *tls.Conn, a QUIC stream
@@ -165,7 +203,8 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 		d.NoteZeroRTT()
 	}
 	cs := counters()
-	return &session{conn: conn, counters: counters, connectBytes: cs.BytesSent + cs.BytesReceived, topic: c.Topic, qos: d.qos, retain: d.retain}, nil
+	s.connectBytes = cs.BytesSent + cs.BytesReceived
+	return s, nil
 }
 
 func (s *session) Subscribe(ctx context.Context) error { return s.subscribe(ctx, s.topic) }
@@ -180,8 +219,11 @@ func (s *session) subscribe(ctx context.Context, filter string) error {
 	if err != nil {
 		return fmt.Errorf("subscribe %s: %w", filter, s.closedErr(err))
 	}
-	if len(codes) != 1 || codes[0] >= 0x80 {
-		return fmt.Errorf("subscribe %s: broker refused (SUBACK %v)", filter, codes)
+	if len(codes) != 1 {
+		return fmt.Errorf("subscribe %s: broker answered %d codes for one filter (SUBACK %v)", filter, len(codes), codes)
+	}
+	if codes[0] >= 0x80 {
+		return refusal.Explain(s.version, refusal.SUBACK, codes[0], "", fmt.Sprintf("client %s, SUBSCRIBE to %s", s.id, filter))
 	}
 	if codes[0] < s.qos {
 		return fmt.Errorf("subscribe %s: broker granted QoS %d, the benchmark asks for %d", filter, codes[0], s.qos)
@@ -195,7 +237,7 @@ func (s *session) closedErr(err error) error {
 	if err != nil && s.closed.Load() {
 		return drivers.ErrClosed
 	}
-	return err
+	return s.refusedBy(err)
 }
 
 func (s *session) Publish(payload []byte, flush bool) error {
@@ -256,13 +298,18 @@ func (s *session) Drain(ctx context.Context) error {
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return &drivers.DrainError{Unacknowledged: s.conn.Inflight(), Err: ctx.Err()}
 	}
+	if err == nil {
+		if re := s.refused.Load(); re != nil { // every acknowledgement came, some said no
+			return re
+		}
+	}
 	return s.closedErr(err)
 }
 
 func (s *session) ConnectBytes() int64     { return s.connectBytes }
 func (s *session) Counters() wire.Counters { return s.counters() }
 func (s *session) Done() <-chan struct{}   { return s.conn.Done() }
-func (s *session) Err() error              { return s.conn.Err() }
+func (s *session) Err() error              { return s.refusedBy(s.conn.Err()) }
 
 // Abort drops the connection without DISCONNECT, as a NAT or a gateway that loses it would
 // (the broker keeps a persistent session and publishes the will); otherwise it keeps Close's
