@@ -70,10 +70,10 @@ func Judge(r *Result) Verdict {
 			"could not be sent before it ended (%.0f msg/s sent of %.0f msg/s asked)", r.Unsent, scheduled, r.Throughput.SentPerSecond, p.OfferedPerSecond())
 		v.Caveats = append(v.Caveats, Caveat{Type: CaveatOfferedLoadNotSustained, Message: what, Value: Float64(100 * share), Limit: Float64(100 * UnsentTolerance)})
 		if r.Unsent > unsentAllowance(r, p) {
-			fail("%s; the link or broker cannot carry workload.rate=%.0f: lower it, or set workload.rate=0 (closed loop) to measure the most it carries", what, p.OfferedPerSecond())
+			fail("%s; %s", what, unsentAdvice(r, p))
 		}
 	}
-	if c := steadyStateCaveat(r); c != nil {
+	if c := steadyStateCaveat(r, p); c != nil {
 		v.Caveats = append(v.Caveats, *c)
 	}
 	return v
@@ -92,7 +92,7 @@ const (
 // link that does not keep up queues more every second, so the latency grows without bound): the
 // percentiles then describe how fast the backlog grew, not a steady state. Nil otherwise, and
 // with fewer than three timeline intervals of deliveries in the window.
-func steadyStateCaveat(r *Result) *Caveat {
+func steadyStateCaveat(r *Result, p *plan.Plan) *Caveat {
 	var in []TimelinePoint
 	for _, tp := range r.Timeline {
 		if tp.EndToEndCount > 0 && tp.T <= r.MeasuredSeconds+1e-9 {
@@ -119,7 +119,49 @@ func steadyStateCaveat(r *Result) *Caveat {
 	return &Caveat{Type: CaveatNotSteadyState, Value: Float64(last / 1000), Limit: Float64(first / 1000),
 		Message: fmt.Sprintf("not a steady state: the mean end-to-end latency climbed from %.1f ms in the first third of the window to %.1f ms in its last: "+
 			"a backlog grew through the window (the broker or the link did not keep up), so the latency percentiles describe its growth, and a longer window would show more; "+
-			"lower workload.rate or the fleet", first/1000, last/1000)}
+			"lower %s", first/1000, last/1000, loadFields(r, p, "or the fleet"))}
+}
+
+// unsentAdvice is what to change when the open-loop schedule went unsent: the load the spec
+// asks for, in its own fields — unless clients failed, whose errors (which come first in the
+// message) stopped the publishers: a broker that refuses a payload or a client says so, and a
+// lower rate would not help.
+func unsentAdvice(r *Result, p *plan.Plan) string {
+	if r.Errors > 0 {
+		return fmt.Sprintf("the publishers stopped on the run's %d errors (their cause comes first), not for want of capacity: fix that cause, not the load", r.Errors)
+	}
+	if len(r.Spec.Groups) == 0 {
+		return fmt.Sprintf("the link or broker cannot carry workload.rate=%.0f: lower it, or set workload.rate=0 (closed loop) to measure the most it carries", p.OfferedPerSecond())
+	}
+	return "the link or broker cannot carry the load the groups offer: lower " + loadFields(r, p, "") +
+		", or leave a group's publish.rate and publish.interval out (closed loop) to measure the most it carries"
+}
+
+// loadFields names the fields that set the run's open-loop load, with their values: workload.rate
+// in a flat spec; each publishing group's publish.rate or publish.interval ("raise" for an
+// interval) with spec.groups. more is appended to a flat spec's ("or the fleet").
+func loadFields(r *Result, p *plan.Plan, more string) string {
+	if r.Spec == nil || len(r.Spec.Groups) == 0 {
+		s := fmt.Sprintf("workload.rate (%.0f msg/s)", p.OfferedPerSecond())
+		if more != "" {
+			s += " " + more
+		}
+		return s
+	}
+	var fields []string
+	for _, g := range r.Spec.Groups {
+		switch pub := g.Publish; {
+		case pub == nil:
+		case pub.Interval != nil:
+			fields = append(fields, fmt.Sprintf("spec.groups[%s]'s load (raise publish.interval, %s a message per device, or lower count, %d devices)", g.Name, pub.Interval.Duration, g.Count))
+		case pub.Rate != nil && *pub.Rate > 0:
+			fields = append(fields, fmt.Sprintf("spec.groups[%s].publish.rate (%d msg/s)", g.Name, *pub.Rate))
+		}
+	}
+	if len(fields) == 0 {
+		return "the groups' load"
+	}
+	return strings.Join(fields, " or ")
 }
 
 // Apply records v in r: the phase, the reasons after r's message (once), the caveats
