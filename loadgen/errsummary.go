@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/msgbench/msgbench/internal/mqtt"
+	"github.com/msgbench/msgbench/internal/refusal"
 	"github.com/msgbench/msgbench/loadgen/drivers"
 )
 
@@ -51,6 +52,9 @@ func summarizeErrors(errs []error, clients int) string {
 		who     map[drivers.Role][]int
 		n       int
 		first   int
+		// refused is the first of the group's errors when they are a refusal explained
+		// (internal/refusal): its detail (which client, which packet) and advice are shown once.
+		refused *refusal.Error
 	}
 	// One error per client: the most telling.
 	type clientKey struct {
@@ -92,6 +96,10 @@ func summarizeErrors(errs []error, clients int) string {
 			g = &group{cause: cause, who: map[drivers.Role][]int{}, first: i}
 			groups[cause] = g
 			list = append(list, g)
+			var re *refusal.Error
+			if errors.As(err, &re) {
+				g.refused = re
+			}
 		}
 		g.n++
 		if isClient {
@@ -117,6 +125,9 @@ func summarizeErrors(errs []error, clients int) string {
 		var s string
 		nClients := len(g.who[drivers.Publisher]) + len(g.who[drivers.Subscriber])
 		switch {
+		case g.refused != nil:
+			parts = append(parts, truncate(refusedText(g.refused, g.who, g.n, nClients, clients), maxRefusalChars))
+			continue
 		case nClients == 0:
 			s = g.cause
 			if g.example != "" && g.example != g.cause {
@@ -133,26 +144,7 @@ func summarizeErrors(errs []error, clients int) string {
 				}
 			}
 		default:
-			s = g.cause + " for " + strconv.Itoa(nClients)
-			if clients > 0 {
-				s += " of " + strconv.Itoa(clients)
-			}
-			if nClients == 1 && clients == 0 {
-				s += " client ("
-			} else {
-				s += " clients ("
-			}
-			var who []string
-			for _, role := range []drivers.Role{drivers.Publisher, drivers.Subscriber} {
-				if ids := g.who[role]; len(ids) > 0 {
-					name := role.String()
-					if len(ids) > 1 {
-						name += "s"
-					}
-					who = append(who, name+" "+indexRanges(ids))
-				}
-			}
-			s += strings.Join(who, ", ") + ")"
+			s = g.cause + clientsText(g.who, nClients, clients)
 			if g.example != "" && g.example != g.cause {
 				s += ", e.g. " + g.example
 			}
@@ -160,6 +152,57 @@ func summarizeErrors(errs []error, clients int) string {
 		parts = append(parts, truncate(s, maxCauseChars))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// clientsText is " for 3 of 16 clients (publishers 0–2)".
+func clientsText(who map[drivers.Role][]int, nClients, clients int) string {
+	s := " for " + strconv.Itoa(nClients)
+	if clients > 0 {
+		s += " of " + strconv.Itoa(clients)
+	}
+	if nClients == 1 && clients == 0 {
+		s += " client ("
+	} else {
+		s += " clients ("
+	}
+	var names []string
+	for _, role := range []drivers.Role{drivers.Publisher, drivers.Subscriber} {
+		if ids := who[role]; len(ids) > 0 {
+			name := role.String()
+			if len(ids) > 1 {
+				name += "s"
+			}
+			names = append(names, name+" "+indexRanges(ids))
+		}
+	}
+	return s + strings.Join(names, ", ") + ")"
+}
+
+// maxRefusalChars bounds a refusal's part of the message: what happened, whom it hit, the first
+// occurrence's detail and the advice, which says what to change and must not be cut short.
+const maxRefusalChars = 3 * maxCauseChars
+
+// refusedText is a refusal's part of the summary: what the broker said, the clients it said it
+// to, the first occurrence's detail (which client, which packet), and what to change.
+func refusedText(re *refusal.Error, who map[drivers.Role][]int, n, nClients, clients int) string {
+	s := re.What
+	switch {
+	case nClients > 0:
+		s += clientsText(who, nClients, clients)
+	case n > 1:
+		s += fmt.Sprintf(" (%d times)", n)
+	}
+	if re.Detail != "" {
+		if n > 1 {
+			s += "; first: " + re.Detail
+		} else {
+			s += ": " + re.Detail
+		}
+	}
+	if re.Advice != "" {
+		s += "; " + re.Advice
+	}
+	return s
 }
 
 // consequence reports an error that follows from an earlier one on the same client: an
@@ -176,7 +219,10 @@ func errorCause(err error) (cause string, exact bool) {
 	if errors.As(err, &op) && op.Addr != nil {
 		connect = "connect to " + op.Addr.String() + ": "
 	}
+	var re *refusal.Error
 	switch {
+	case errors.As(err, &re): // explained: the same words for every client it happened to
+		return re.What + "; " + re.Advice, true
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return "broker connection lost (EOF)", true
 	case errors.Is(err, syscall.ECONNRESET):
