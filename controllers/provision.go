@@ -202,6 +202,10 @@ func (r *Reconciler) externalBroker(ctx context.Context, st *run) (bool, error) 
 func (r *Reconciler) gateway(ctx context.Context, st *run) (bool, error) {
 	mb := st.mb
 	modes := st.plan.GatewayModes()
+	if ext := st.plan.ExternalGateway(); ext != "" && len(modes) == 0 {
+		r.setCondition(st, v1alpha1.ConditionGatewayReady, metav1.ConditionTrue, "External", protocols(st.plan)+" clients go through the external gateway at "+ext+" (spec.gateway.external)")
+		return true, nil
+	}
 	if len(modes) == 0 {
 		r.setCondition(st, v1alpha1.ConditionGatewayReady, metav1.ConditionTrue, "NotRequired", protocols(st.plan)+" clients talk to the broker directly")
 		return true, nil

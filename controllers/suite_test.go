@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"runtime"
 	"strconv"
@@ -419,6 +420,9 @@ func (k *kubelet) runWorker(ctx context.Context, index int, pod *corev1.Pod) {
 	// WebSocket) stays the suite's broker.
 	args := argValues(pod.Spec.Containers[0].Args)
 	at := func(svc string) string {
+		if _, err := netip.ParseAddrPort(svc); err == nil {
+			return svc // an address outside the cluster (spec.broker.external, spec.gateway.external)
+		}
 		name, _, _ := strings.Cut(svc, ".")
 		k.mu.Lock()
 		defer k.mu.Unlock()

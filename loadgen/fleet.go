@@ -195,15 +195,15 @@ func (gr *groupRun) client(r *run, role drivers.Role, c plan.Client) drivers.Cli
 		if role == drivers.Subscriber {
 			prefix = "s"
 		}
-		return drivers.Client{ID: r.clientID(prefix, c.Index), Role: role, Topic: g.TopicName(c.Topic), TopicIndex: c.Topic}
+		return drivers.Client{ID: r.clientID(prefix, c.Index), Role: role, Topic: g.TopicName(c.Topic), TopicIndex: c.Topic, Index: c.Index}
 	}
 	id := g.ClientID(c.Index, r.o.RunID)
 	if role == drivers.Publisher {
 		first, _, _ := g.PublisherTopics(c.Index)
-		return drivers.Client{ID: id, Role: role, Topic: r.compiled.TopicName(g.Fleet.Topics, first, r.o.RunID), TopicIndex: first}
+		return drivers.Client{ID: id, Role: role, Topic: r.compiled.TopicName(g.Fleet.Topics, first, r.o.RunID), TopicIndex: first, Index: c.Index}
 	}
 	sub, _ := r.compiled.Subscription(g, c.Index, r.o.RunID)
-	return drivers.Client{ID: id, Role: role, Topic: sub}
+	return drivers.Client{ID: id, Role: role, Topic: sub, Index: c.Index}
 }
 
 // publisherTopics is the names of the topics a fleet publisher cycles over, message k going to

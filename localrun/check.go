@@ -76,6 +76,15 @@ func checkBroker(spec *v1alpha1.MessagingBenchmarkSpec, p *plan.Plan, o Options)
 			return fmt.Errorf("spec.network: a local run emulates the link between two network namespaces it creates, which reach "+
 				"only what it starts, not the external broker %s; remove spec.network, or run it on Kubernetes (Chaos Mesh)", spec.Broker.External.Address)
 		}
+		if g := spec.Gateway.External; g != nil {
+			host, _, err := net.SplitHostPort(g.Address)
+			if err != nil {
+				return fmt.Errorf("spec.gateway.external.address: %w", err)
+			}
+			if err := localaddr.Check("spec.gateway.external.address", host); err != nil {
+				return err
+			}
+		}
 	case v1alpha1.BrokerRabbitMQ:
 		bin, err := rabbitmq.Binary()
 		if err != nil {

@@ -29,9 +29,14 @@ func (r *runner) startGateway(ctx context.Context) error {
 	if len(modes) > 0 {
 		r.env.Gateway = "msgbench " + strings.Join(names, ", ") + " gateway (in-process)"
 	}
+	if ext := r.plan.ExternalGateway(); ext != "" {
+		r.env.Gateway = "external at " + ext
+	}
 	for i, g := range r.plan.Groups {
 		addr := r.brokerMQTT
 		switch {
+		case g.ExternalGateway != "":
+			addr = g.ExternalGateway
 		case g.Gateway != "":
 			addr = at[g.Gateway]
 		case g.MQTT != nil && g.MQTT.WebSocket && r.brokerWS != "":

@@ -40,7 +40,7 @@ func NetworkChaos(mb *v1alpha1.MessagingBenchmark, link Link, direct bool) ([]*u
 		return nil, err
 	}
 	if external != "" && !link.Down.IsZero() {
-		return nil, fmt.Errorf("spec.network.direction: the broker is external, so Chaos Mesh cannot shape its egress toward the workers; set direction: to to impair only the uplink")
+		return nil, fmt.Errorf("spec.network.direction: the broker (or gateway) is external, so Chaos Mesh cannot shape its egress toward the workers; set direction: to to impair only the uplink")
 	}
 
 	// Chaos Mesh has no field for netem's gemodel (the API server refuses it by a CEL rule too;
@@ -69,10 +69,18 @@ func NetworkChaos(mb *v1alpha1.MessagingBenchmark, link Link, direct bool) ([]*u
 	return objs, nil
 }
 
-// externalTarget is the host of the external broker the workers talk to straight, or "".
-// Workers talk straight to an external broker only when direct (mqtt and kafka clients); the
-// gateway protocols reach a gateway pod, which then talks to the broker.
+// externalTarget is the host of the external broker or gateway the workers talk to straight, or
+// "". Workers talk straight to an external broker only when direct (mqtt and kafka clients); the
+// gateway protocols reach a gateway pod, which then talks to the broker — or an external gateway
+// (spec.gateway.external), the uplink's target then.
 func externalTarget(mb *v1alpha1.MessagingBenchmark, direct bool) (string, error) {
+	if g := mb.Spec.Gateway.External; g != nil && !direct && mb.Spec.GatewayMode() != "" {
+		host, _, err := net.SplitHostPort(g.Address)
+		if err != nil {
+			return "", fmt.Errorf("spec.gateway.external.address: %w", err)
+		}
+		return host, nil
+	}
 	if mb.Spec.Broker.Type != v1alpha1.BrokerExternal || !direct {
 		return "", nil
 	}
@@ -195,7 +203,7 @@ func ChaosName(benchmark, suffix string) string {
 func GroupNetworkChaos(mb *v1alpha1.MessagingBenchmark, group string, link Link, server map[string]string, external string) ([]*unstructured.Unstructured, error) {
 	field := "spec.groups[" + group + "].network"
 	if external != "" && !link.Down.IsZero() {
-		return nil, fmt.Errorf("%s.direction: the broker is external, so Chaos Mesh cannot shape its egress toward the workers; set direction: to to impair only the uplink", field)
+		return nil, fmt.Errorf("%s.direction: the broker (or gateway) is external, so Chaos Mesh cannot shape its egress toward the workers; set direction: to to impair only the uplink", field)
 	}
 	if link.Up.GilbertElliott.Enabled() || link.Down.GilbertElliott.Enabled() {
 		return nil, fmt.Errorf("%s.gilbertElliott: Chaos Mesh's NetworkChaos has no Gilbert-Elliott loss (tc netem's gemodel); use lossPercent with correlation on Kubernetes, or run the manifest with msgbench run", field)

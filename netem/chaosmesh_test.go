@@ -181,7 +181,7 @@ func TestNetworkChaosExternalBrokerDownlinkIsAnError(t *testing.T) {
 	mb := syntheticBenchmarks()["synthetic-external-broker"].DeepCopy()
 	mb.Spec.Network.Direction = v1alpha1.DirectionBoth
 	_, err := chaosOf(mb)
-	if err == nil || !strings.Contains(err.Error(), "spec.network.direction: the broker is external") {
+	if err == nil || !strings.Contains(err.Error(), "spec.network.direction: the broker (or gateway) is external") {
 		t.Fatalf("error %v, want one naming spec.network.direction", err)
 	}
 }

@@ -41,7 +41,7 @@ func TimelineNetworkChaos(mb *v1alpha1.MessagingBenchmark, steps []Step, k int, 
 			link.Down = Impairment{}
 		}
 		if !link.Down.IsZero() {
-			return nil, fmt.Errorf("%s: the broker is external, so Chaos Mesh cannot shape its egress toward the workers, and this step impairs the downlink; set spec.network.direction: to", s.Path())
+			return nil, fmt.Errorf("%s: the broker (or gateway) is external, so Chaos Mesh cannot shape its egress toward the workers, and this step impairs the downlink; set spec.network.direction: to", s.Path())
 		}
 	}
 	if s.Index >= 0 {

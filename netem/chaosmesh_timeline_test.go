@@ -90,7 +90,7 @@ func TestTimelineNetworkChaosExternalBroker(t *testing.T) {
 		t.Errorf("externalTargets %v", ext)
 	}
 	_, err = TimelineNetworkChaos(mb, steps, 1, mb.Spec.GatewayMode() == "")
-	if err == nil || !strings.HasPrefix(err.Error(), "spec.network.timeline[1]: the broker is external") {
+	if err == nil || !strings.HasPrefix(err.Error(), "spec.network.timeline[1]: the broker (or gateway) is external") {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -1,6 +1,12 @@
 package plan
 
-import "github.com/msgbench/msgbench/api/v1alpha1"
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+)
 
 // What the plan decides for msgbench's gateways (package gateway): which groups a gateway
 // serves, and the settings it holds on the broker's side for them. A gateway reads these and
@@ -61,3 +67,34 @@ func (p *Plan) GatewayGroups(mode string) []Group {
 // Clients is how many clients the group has, publishers and subscribers: how many sessions it
 // may hold at a gateway at once.
 func (g *Group) Clients() int { return int(g.Publishers) + int(g.Subscribers) }
+
+// externalGateway is spec.gateway.external.address when the spec's clients go through a
+// gateway, else "".
+func externalGateway(spec *v1alpha1.MessagingBenchmarkSpec) string {
+	if spec.GatewayMode() == "" || spec.Gateway.External == nil {
+		return ""
+	}
+	return spec.Gateway.External.Address
+}
+
+// checkExternalGateway refuses an external gateway the run's groups cannot share: one address
+// serves one protocol, so the groups that need a gateway must all need the same kind; and one
+// that no group goes through.
+func checkExternalGateway(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan) error {
+	if spec.Gateway.External == nil {
+		return nil
+	}
+	var modes []string
+	for _, g := range p.Groups {
+		if g.Gateway != "" && !slices.Contains(modes, g.Gateway) {
+			modes = append(modes, g.Gateway)
+		}
+	}
+	switch {
+	case len(modes) == 0:
+		return fmt.Errorf("spec.gateway.external: no group goes through a gateway (mqtt and kafka clients, and mqtt-quic to a broker that serves QUIC, reach the broker directly): leave it out, or set spec.broker.external for the broker")
+	case len(modes) > 1:
+		return fmt.Errorf("spec.gateway.external: the groups go through %s gateways, and one address serves one protocol: run the groups of one protocol per benchmark", strings.Join(modes, " and "))
+	}
+	return nil
+}

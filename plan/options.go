@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -56,6 +57,36 @@ type MQTTSNOptions struct {
 	KeepAlive time.Duration
 	// CleanSession is spec.mqtt.cleanSession (true when unset).
 	CleanSession bool
+	// Predefined is spec.mqttsn.predefinedTopicIds, topic name to id; nil: topic i has id i+1.
+	Predefined map[string]uint16
+	// SourcePort is spec.mqttsn.sourcePort: client i sends from SourcePort + i (ClientPort); 0:
+	// ports the system chooses.
+	SourcePort int
+}
+
+// PredefinedID is the predefined topic id of the group's topic index i, named name.
+func (o *MQTTSNOptions) PredefinedID(name string, i int) (uint16, error) {
+	if o.Predefined == nil {
+		return sn.PredefinedTopicID(i)
+	}
+	id, ok := o.Predefined[name]
+	if !ok {
+		return 0, fmt.Errorf("spec.mqttsn.predefinedTopicIds: topic %q has no id", name)
+	}
+	return id, nil
+}
+
+// ClientPort is the source port of the group's publisher (or, subscriber) with index i among
+// the group's publishers (subscribers), 0 without spec.mqttsn.sourcePort: publishers from
+// SourcePort on, then the subscribers.
+func (o *MQTTSNOptions) ClientPort(g *Group, subscriber bool, i int) int {
+	if o.SourcePort == 0 {
+		return 0
+	}
+	if subscriber {
+		i += int(g.Publishers)
+	}
+	return o.SourcePort + i
 }
 
 // HTTPOptions are an HTTP group's client settings (spec.http).
@@ -253,6 +284,15 @@ func compileOptions(spec *v1alpha1.MessagingBenchmarkSpec, g *Group) error {
 		if o.RetryInterval <= 0 {
 			o.RetryInterval = 10 * time.Second
 		}
+		if err := compilePredefined(spec, g, o); err != nil {
+			return err
+		}
+		if p := spec.MQTTSN.SourcePort; p != nil {
+			o.SourcePort = int(*p)
+			if last := o.SourcePort + int(g.Publishers+g.Subscribers) - 1; last > 65535 {
+				return fmt.Errorf("spec.mqttsn.sourcePort: %d clients from port %d would need port %d, above 65535", g.Publishers+g.Subscribers, o.SourcePort, last)
+			}
+		}
 		g.MQTTSN = o
 	case v1alpha1.ProtocolHTTP:
 		g.HTTP = &HTTPOptions{Version: v1alpha1.HTTP11, KeepAlive: spec.HTTP.KeepAliveOrDefault(), Window: window}
@@ -279,6 +319,35 @@ func compileOptions(spec *v1alpha1.MessagingBenchmarkSpec, g *Group) error {
 			return fmt.Errorf("spec.kafka.compression: %q is not none, gzip, snappy, lz4 or zstd", o.Compression)
 		}
 		g.Kafka = o
+	}
+	return nil
+}
+
+// compilePredefined resolves spec.mqttsn.predefinedTopicIds into o: ids unique (the CRD checks
+// their range), and every topic of a predefined group named.
+func compilePredefined(spec *v1alpha1.MessagingBenchmarkSpec, g *Group, o *MQTTSNOptions) error {
+	ids := spec.MQTTSN.PredefinedTopicIDs
+	if len(ids) == 0 {
+		return nil
+	}
+	o.Predefined = make(map[string]uint16, len(ids))
+	byID := map[int32]string{}
+	for _, name := range slices.Sorted(maps.Keys(ids)) {
+		id := ids[name]
+		if id < 1 || id > 0xFFFE {
+			return fmt.Errorf("spec.mqttsn.predefinedTopicIds: %q has id %d; an id is 1 to 65534 (0 and 0xFFFF are reserved by MQTT-SN 1.2)", name, id)
+		}
+		if other, ok := byID[id]; ok {
+			return fmt.Errorf("spec.mqttsn.predefinedTopicIds: %q and %q have the same id %d", other, name, id)
+		}
+		byID[id], o.Predefined[name] = name, uint16(id)
+	}
+	if o.TopicIDType == sn.TopicPredefined {
+		for t := range int(g.Topics) {
+			if _, ok := o.Predefined[g.TopicName(t)]; !ok {
+				return fmt.Errorf("spec.mqttsn.predefinedTopicIds: topic %q (of spec.workload.topics) has no id; a predefined publisher or subscriber names each of its topics by one", g.TopicName(t))
+			}
+		}
 	}
 	return nil
 }

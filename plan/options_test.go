@@ -125,7 +125,7 @@ func TestGroupOptions(t *testing.T) {
 
 	g = compile("mqtt-sn-qos1.yaml", "mqttsn.topicIdType=predefined", "mqttsn.retryInterval=3s", "mqtt.keepAliveSeconds=30")
 	only("mqtt-sn", g, false, true, false, false, false)
-	if want := (plan.MQTTSNOptions{RetryInterval: 3 * time.Second, MaxRetries: 5, TopicIDType: sn.TopicPredefined, KeepAlive: 30 * time.Second, CleanSession: true}); *g.MQTTSN != want {
+	if want := (plan.MQTTSNOptions{RetryInterval: 3 * time.Second, MaxRetries: 5, TopicIDType: sn.TopicPredefined, KeepAlive: 30 * time.Second, CleanSession: true}); !reflect.DeepEqual(*g.MQTTSN, want) {
 		t.Errorf("mqtt-sn: %+v, want %+v", *g.MQTTSN, want)
 	}
 	spec := read(t, "mqtt-sn-qos1.yaml")

@@ -105,6 +105,9 @@ type Group struct {
 	Gateway string
 	// GatewayTLS says whether that gateway serves its clients TLS (QUIC always does).
 	GatewayTLS bool
+	// ExternalGateway is spec.gateway.external.address for a group whose clients go through a
+	// gateway (Gateway set): msgbench starts none of that mode, and they connect there.
+	ExternalGateway string
 	// TLSVersion is the TLS version the clients use ("1.2" or "1.3"; QUIC is always 1.3).
 	TLSVersion string
 
@@ -191,6 +194,9 @@ func Compile(spec *v1alpha1.MessagingBenchmarkSpec, target Target) (*Plan, error
 			}
 		}
 	}
+	if err := checkExternalGateway(spec, p); err != nil {
+		return nil, err
+	}
 	if target == Local {
 		for i, g := range p.Groups {
 			if g.Network == nil {
@@ -219,18 +225,19 @@ func CompileBenchmark(mb *v1alpha1.MessagingBenchmark, target Target) (*Plan, er
 // flatGroup is the one group a spec without groups describes.
 func flatGroup(spec *v1alpha1.MessagingBenchmarkSpec) Group {
 	return Group{
-		Name:        "default",
-		Protocol:    spec.Protocol,
-		HTTPVersion: spec.HTTP.Version,
-		QoS:         spec.QoS,
-		Publishers:  spec.Workload.Publishers,
-		Subscribers: spec.Workload.Subscribers,
-		Topics:      spec.Workload.Topics,
-		Load:        compileLoad(&spec.Workload),
-		Inflight:    max(1, int(spec.MQTT.Inflight)),
-		Gateway:     spec.GatewayMode(),
-		GatewayTLS:  spec.GatewayMode() != "" && spec.GatewayTLS(),
-		TLSVersion:  spec.ClientTLSVersion(),
+		Name:            "default",
+		Protocol:        spec.Protocol,
+		HTTPVersion:     spec.HTTP.Version,
+		QoS:             spec.QoS,
+		Publishers:      spec.Workload.Publishers,
+		Subscribers:     spec.Workload.Subscribers,
+		Topics:          spec.Workload.Topics,
+		Load:            compileLoad(&spec.Workload),
+		Inflight:        max(1, int(spec.MQTT.Inflight)),
+		Gateway:         spec.GatewayMode(),
+		GatewayTLS:      spec.GatewayMode() != "" && spec.GatewayTLS(),
+		ExternalGateway: externalGateway(spec),
+		TLSVersion:      spec.ClientTLSVersion(),
 
 		GatewayOptions: gatewayOptions(spec),
 	}

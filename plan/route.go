@@ -17,10 +17,10 @@ func (p *Plan) DirectToBroker() bool {
 }
 
 // Gateway is the msgbench gateway the run puts in front of the broker ("mqtt-sn", "http",
-// "quic"), or "" when every group talks to the broker directly. A run has at most one.
+// "quic"), or "" when every group talks to the broker directly or through an external gateway.
 func (p *Plan) Gateway() string {
 	for _, g := range p.Groups {
-		if g.Gateway != "" {
+		if g.Gateway != "" && g.ExternalGateway == "" {
 			return g.Gateway
 		}
 	}
@@ -29,7 +29,18 @@ func (p *Plan) Gateway() string {
 
 // GatewayTLS reports whether the run's gateway serves TLS (to a group that asks for it, or QUIC).
 func (p *Plan) GatewayTLS() bool {
-	return slices.ContainsFunc(p.Groups, func(g Group) bool { return g.Gateway != "" && g.GatewayTLS })
+	return slices.ContainsFunc(p.Groups, func(g Group) bool { return g.Gateway != "" && g.ExternalGateway == "" && g.GatewayTLS })
+}
+
+// ExternalGateway is the address of the external gateway some group goes through
+// (spec.gateway.external), or "".
+func (p *Plan) ExternalGateway() string {
+	for _, g := range p.Groups {
+		if g.ExternalGateway != "" {
+			return g.ExternalGateway
+		}
+	}
+	return ""
 }
 
 // NeedsCertificate reports whether the run needs a server certificate: the broker serves TLS
@@ -57,12 +68,13 @@ func (p *Plan) WebSocket() bool {
 	return slices.ContainsFunc(p.Groups, func(g Group) bool { return g.MQTT != nil && g.MQTT.WebSocket })
 }
 
-// GatewayModes are the msgbench gateways the run's groups reach the broker through, one per
-// mode in use ("mqtt-sn", "http", "quic"), in the groups' order.
+// GatewayModes are the msgbench gateways the run starts for its groups to reach the broker
+// through, one per mode in use ("mqtt-sn", "http", "quic"), in the groups' order: none for the
+// groups that go through an external gateway (Group.ExternalGateway).
 func (p *Plan) GatewayModes() []string {
 	var modes []string
 	for _, g := range p.Groups {
-		if g.Gateway != "" && !slices.Contains(modes, g.Gateway) {
+		if g.Gateway != "" && g.ExternalGateway == "" && !slices.Contains(modes, g.Gateway) {
 			modes = append(modes, g.Gateway)
 		}
 	}

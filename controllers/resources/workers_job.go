@@ -19,16 +19,21 @@ const msgbenchUID = 65532 // the msgbench image's non-root user
 // WorkerClientAddress is where the workers' clients connect: the gateway for protocols that
 // need one, otherwise the broker.
 func WorkerClientAddress(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) string {
+	if ext := p.Groups[0].ExternalGateway; ext != "" {
+		return ext
+	}
 	if mode := p.Gateway(); mode != "" {
 		return gatewayAddress(mb, p, mode)
 	}
 	return BrokerAddress(mb, p)
 }
 
-// GroupAddress is where the clients of group g connect: its gateway's Service, the broker's
-// WebSocket listener for MQTT over WebSocket, or the broker's MQTT listener.
+// GroupAddress is where the clients of group g connect: an external gateway, its gateway's
+// Service, the broker's WebSocket listener for MQTT over WebSocket, or the broker's MQTT listener.
 func GroupAddress(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, g plan.Group) string {
 	switch {
+	case g.ExternalGateway != "":
+		return g.ExternalGateway
 	case g.Gateway != "":
 		return gatewayAddress(mb, p, g.Gateway)
 	case g.Fleet == nil:

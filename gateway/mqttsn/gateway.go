@@ -150,6 +150,15 @@ func ConfigFromGroups(groups []plan.Group) (Config, error) {
 		if g.Fleet != nil {
 			continue // a device group's devices register their topics by name (plan)
 		}
+		if g.MQTTSN.Predefined != nil { // spec.mqttsn.predefinedTopicIds: the ids as given
+			for name, id := range g.MQTTSN.Predefined {
+				if had, ok := c.Predefined[id]; ok && had != name {
+					return c, fmt.Errorf("mqtt-sn gateway: predefined topic id %d is %q for group %q and %q for group %q (spec.mqttsn.predefinedTopicIds differ)", id, had, named[id], name, g.Name)
+				}
+				c.Predefined[id], named[id] = name, g.Name
+			}
+			continue
+		}
 		n := min(int(g.Topics), 0xFFFE)
 		for t := range n {
 			id, name := uint16(t+1), g.TopicName(t)

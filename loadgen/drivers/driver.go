@@ -70,6 +70,8 @@ type Client struct {
 	Topic string
 	// TopicIndex is the topic's number (0-based), for protocols that use numeric ids.
 	TopicIndex int
+	// Index is the client's number among its group's clients of its role (plan.Client.Index).
+	Index int
 }
 
 // TopicPublisher is a Session that can publish to a topic other than its client's: a device

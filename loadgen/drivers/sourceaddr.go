@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/msgbench/msgbench/internal/dialctx"
 )
 
 // Source addresses over 127.0.0.0/8.
@@ -117,6 +119,11 @@ func (s *spreader) source(address string) netip.Addr {
 // has no port left (other processes took them: EADDRNOTAVAIL, EAGAIN for UDP), it spreads from
 // then on.
 func (s *spreader) dial(ctx context.Context, network, address string) (net.Conn, error) {
+	if dialctx.LocalPort(ctx) != 0 { // a port of the client's own (spec.mqttsn.sourcePort): from the default address
+		d := net.Dialer{KeepAlive: -1}
+		dialctx.Bind(ctx, &d, network)
+		return d.DialContext(ctx, network, address)
+	}
 	src, eligible := s.sourceFor(network, address)
 	if !src.IsValid() {
 		c, err := s.dialFrom(ctx, network, address, src)

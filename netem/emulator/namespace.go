@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/msgbench/msgbench/internal/dialctx"
 	"github.com/msgbench/msgbench/internal/guardian"
 	"github.com/msgbench/msgbench/internal/spawn"
 )
@@ -121,6 +122,7 @@ func (n *Namespace) DialContext(ctx context.Context, network, address string) (n
 		// No TCP keep-alive probes (Go's default is one every 15 s): a device sends none (the
 		// kernel's default waits 2 h), and they would keep an emulated radio from ever going idle.
 		d := net.Dialer{KeepAlive: -1}
+		dialctx.Bind(ctx, &d, network) // a local port the client asked for
 		var err error
 		conn, err = d.DialContext(ctx, network, address)
 		return err

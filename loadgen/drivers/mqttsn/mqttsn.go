@@ -24,10 +24,12 @@ import (
 	"time"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/dialctx"
 	"github.com/msgbench/msgbench/internal/keepalive"
 	sn "github.com/msgbench/msgbench/internal/mqttsn"
 	"github.com/msgbench/msgbench/internal/wire"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/plan"
 )
 
 func init() {
@@ -43,6 +45,7 @@ type driver struct {
 	keepAlive  uint16
 	clean      bool
 	dial       drivers.DialFunc
+	opts       *plan.MQTTSNOptions
 }
 
 // New returns the MQTT-SN driver for cfg.Group (its MQTT-SN options; plan.Compile checked its
@@ -54,7 +57,7 @@ func New(cfg drivers.Config) (drivers.Driver, error) {
 	}
 	o := g.MQTTSN
 	return &driver{cfg: cfg, qos: int8(g.QoS), idType: o.TopicIDType, retry: o.RetryInterval, maxRetries: o.MaxRetries,
-		keepAlive: uint16(o.KeepAlive / time.Second), clean: o.CleanSession, dial: cfg.Dialer()}, nil
+		keepAlive: uint16(o.KeepAlive / time.Second), clean: o.CleanSession, dial: cfg.Dialer(), opts: o}, nil
 }
 
 // session is one MQTT-SN client.
@@ -112,6 +115,9 @@ const (
 // Connect implements drivers.Driver: dial, CONNECT/CONNACK, and REGISTER/REGACK for a
 // publisher with normal topic ids.
 func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handler) (drivers.Session, error) {
+	if port := d.opts.ClientPort(d.cfg.Group, c.Role == drivers.Subscriber, c.Index); port != 0 {
+		ctx = dialctx.WithLocalPort(ctx, port) // spec.mqttsn.sourcePort: a gateway may list it
+	}
 	conn, err := d.dial(ctx, "udp", d.cfg.Address)
 	if err != nil {
 		return nil, err
@@ -142,7 +148,7 @@ func (s *session) setup(ctx context.Context) error {
 	name := s.c.Topic
 	switch d.idType {
 	case sn.TopicPredefined:
-		id, err := sn.PredefinedTopicID(s.c.TopicIndex)
+		id, err := d.opts.PredefinedID(name, s.c.TopicIndex)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,56 @@
+package plan_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/plan"
+)
+
+// MQTT-SN as deployed: a gateway's own predefined topic ids, a source port per client, an
+// external gateway. Each bad setting is refused before anything starts, naming its field.
+func TestMQTTSNAsDeployed(t *testing.T) {
+	spec := read(t, "mqtt-sn-qos1.yaml", "mqttsn.topicIdType=predefined", "workload.topics=2", "workload.topicPrefix=site/")
+	spec.MQTTSN.PredefinedTopicIDs = map[string]int32{"site/0": 100, "site/1": 7}
+	port := int32(20000)
+	spec.MQTTSN.SourcePort = &port
+	spec.Broker.Type, spec.Broker.External = v1alpha1.BrokerExternal, &v1alpha1.ExternalBroker{Address: "127.0.0.1:1883"}
+	spec.Gateway.External = &v1alpha1.ExternalGateway{Address: "127.0.0.1:10000"}
+	p, err := plan.Compile(spec, plan.Local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &p.Groups[0]
+	if id, err := g.MQTTSN.PredefinedID("site/0", 0); id != 100 || err != nil {
+		t.Errorf("site/0: id %d (%v), want the map's 100", id, err)
+	}
+	if got := []int{g.MQTTSN.ClientPort(g, false, 0), g.MQTTSN.ClientPort(g, false, 1), g.MQTTSN.ClientPort(g, true, 0)}; got[0] != 20000 || got[1] != 20001 || got[2] != 20000+int(g.Publishers) {
+		t.Errorf("source ports %v: want publishers from 20000, then the subscribers", got)
+	}
+	if g.ExternalGateway != "127.0.0.1:10000" || len(p.GatewayModes()) != 0 || p.Gateway() != "" || p.ExternalGateway() != "127.0.0.1:10000" {
+		t.Errorf("external gateway %q, modes %v: msgbench starts none, its clients go to the external one", g.ExternalGateway, p.GatewayModes())
+	}
+
+	for _, tc := range []struct {
+		name, want string
+		edit       func(s *v1alpha1.MessagingBenchmarkSpec)
+	}{
+		{"an id twice", `spec.mqttsn.predefinedTopicIds: "site/0" and "site/1" have the same id 7`,
+			func(s *v1alpha1.MessagingBenchmarkSpec) { s.MQTTSN.PredefinedTopicIDs["site/0"] = 7 }},
+		{"a topic without an id", `spec.mqttsn.predefinedTopicIds: topic "site/1" (of spec.workload.topics) has no id`,
+			func(s *v1alpha1.MessagingBenchmarkSpec) { delete(s.MQTTSN.PredefinedTopicIDs, "site/1") }},
+		{"a reserved id", `spec.mqttsn.predefinedTopicIds: "site/0" has id 65535`,
+			func(s *v1alpha1.MessagingBenchmarkSpec) { s.MQTTSN.PredefinedTopicIDs["site/0"] = 0xFFFF }},
+		{"ports past 65535", "spec.mqttsn.sourcePort: ",
+			func(s *v1alpha1.MessagingBenchmarkSpec) { p := int32(65535); s.MQTTSN.SourcePort = &p }},
+		{"an external gateway nobody uses", "spec.gateway.external: no group goes through a gateway",
+			func(s *v1alpha1.MessagingBenchmarkSpec) { s.Protocol = v1alpha1.ProtocolMQTT; s.QoS = 1 }},
+	} {
+		s := spec.DeepCopy()
+		tc.edit(s)
+		if _, err := plan.Compile(s, plan.Local); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
