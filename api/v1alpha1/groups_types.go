@@ -129,6 +129,11 @@ type DeviceGroupSpec struct {
 	// +optional
 	Placement *GroupPlacement `json:"placement,omitempty"`
 
+	// identity is the group's devices' client ids, usernames and passwords; a field left out is
+	// spec.identity's. identity.clientId replaces clientID (not both).
+	// +optional
+	Identity *IdentitySpec `json:"identity,omitempty"`
+
 	// mqtt holds the group's MQTT session settings; a field left out is spec.mqtt's.
 	// +optional
 	MQTT *GroupMQTTSpec `json:"mqtt,omitempty"`

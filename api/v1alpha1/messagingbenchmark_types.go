@@ -249,6 +249,10 @@ type MessagingBenchmarkSpec struct {
 	// +listMapKey=name
 	// +optional
 	Groups []DeviceGroupSpec `json:"groups,omitempty"`
+
+	// identity is who the devices are: client ids, usernames and passwords (docs/identity.md).
+	// +optional
+	Identity *IdentitySpec `json:"identity,omitempty"`
 }
 
 // TLSVersion is a TLS protocol version.
