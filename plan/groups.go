@@ -66,8 +66,7 @@ const DefaultClientID = "{run}-{group}-{index}"
 
 // ClientID is the client id of the group's client i in run runID.
 func (g *Group) ClientID(i int, runID string) string {
-	r := strings.NewReplacer("{run}", runID, "{group}", g.Name, "{index}", strconv.Itoa(i))
-	return r.Replace(g.Fleet.ClientID)
+	return expandIdentity(g.Fleet.ClientID, i, g.Name, runID, "")
 }
 
 // TopicName is the name of topic i of topic set t in run runID.
@@ -181,6 +180,7 @@ func compileFleet(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan, target Target)
 	}
 	p.Groups = p.Groups[:0]
 	base := 0
+	var idFields []string // where each group's client id pattern was written
 	// The groups holding each shared subscription name: the first of two that share one is
 	// refused (the CRD's rule names it so).
 	shares := map[string][]string{}
@@ -203,7 +203,15 @@ func compileFleet(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan, target Target)
 			}
 		}
 		field := "spec.groups[" + dg.Name + "]"
-		f := &Fleet{Index: i, PublisherBase: base, ClientID: dg.ClientID}
+		f := &Fleet{Index: i, PublisherBase: base}
+		idField, err := compileIdentity(spec, dg, &g, target)
+		if err != nil {
+			return err
+		}
+		idFields = append(idFields, idField)
+		if g.Identity != nil {
+			f.ClientID = g.Identity.ClientID
+		}
 		if dg.Start != nil {
 			f.Start = dg.Start.Duration
 		}
@@ -304,6 +312,11 @@ func compileFleet(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan, target Target)
 	}
 	if base == 0 {
 		return fmt.Errorf("spec.groups: no group publishes (each one subscribes), so the run would measure nothing; give at least one group publish")
+	}
+	if target != Admitted && len(p.Groups) > 1 {
+		if err := checkUniqueIDs(p, idFields); err != nil {
+			return err
+		}
 	}
 	// A subscriber takes the largest message any group publishes (an MQTT 5 client announces
 	// its maximum packet size from it).

@@ -384,7 +384,7 @@ func compileTemplate(field, template string, dg *v1alpha1.DeviceGroupSpec, clien
 		t.CounterDigits = digits(uint64(min(m-1, math.MaxUint32)))
 	}
 	runID := strings.Repeat("r", MaxRunIDBytes)
-	t.DeviceBytes = len(strings.NewReplacer("{run}", runID, "{group}", dg.Name, "{index}", strings.Repeat("9", t.IndexDigits)).Replace(clientID))
+	t.DeviceBytes = len(expandIdentity(clientID, int(max(0, dg.Count-1)), dg.Name, runID, ""))
 	rest := template
 	for rest != "" {
 		i := strings.IndexByte(rest, '{')

@@ -135,6 +135,9 @@ type Group struct {
 	// Network is the group's own link (spec.groups[].network), nil when its clients take the
 	// run's (Plan.Network).
 	Network *Network
+	// Identity is its devices' client ids and credentials (identity.go), nil for msgbench's
+	// default ids without credentials.
+	Identity *Identity
 }
 
 // QUIC reports whether the group's clients talk over QUIC (UDP), whose handshake needs a
@@ -184,6 +187,9 @@ func Compile(spec *v1alpha1.MessagingBenchmarkSpec, target Target) (*Plan, error
 		}
 	} else {
 		if err := compileOptions(spec, &p.Groups[0]); err != nil {
+			return nil, err
+		}
+		if _, err := compileIdentity(spec, nil, &p.Groups[0], target); err != nil {
 			return nil, err
 		}
 		// The clients' TLS settings against how the group's TLS ends (the operator's workers
