@@ -141,6 +141,8 @@ var (
 		{`broker.config={"num.network.threads": "4"}`},
 		{`broker.config={"ssl.client.auth": "required"}`},
 		{`broker.config={"bad key": "x"}`},
+		{"tls.enabled=true", "tls.clientCertificates.keyType=ecdsa-p256"},
+		{"tls.enabled=true", "tls.clientCertificates.keyType=rsa-2048", `tls.clientCertificates.commonName="dev-{clientId}"`},
 	}
 	// big workloads: slow to check (a plan per client, a KafkaTopic per topic), so each is
 	// combined with every protocol and its own enums on the unimpaired network only
