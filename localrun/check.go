@@ -32,6 +32,15 @@ func Check(spec *v1alpha1.MessagingBenchmarkSpec, o Options) (*plan.Plan, error)
 	if compileErr != nil {
 		return nil, compileErr
 	}
+	if ext := p.ExternalGateway(); ext != "" && spec.HTTP.Endpoint != nil {
+		host, _, _ := net.SplitHostPort(ext)
+		if err := localaddr.Check("spec.http.endpoint.url", host); err != nil {
+			return nil, err
+		}
+		if p.Network.Impaired {
+			return nil, fmt.Errorf("spec.network: a local run emulates the link between two network namespaces it creates, which reach only what it starts, not the endpoint %s; remove spec.network, or run it on Kubernetes (Chaos Mesh)", ext)
+		}
+	}
 	if p.Network.Impaired {
 		if err := emulator.CheckPrivileges(); err != nil {
 			return nil, fmt.Errorf("spec.network: %w", err)

@@ -31,6 +31,9 @@ func (r *runner) startGateway(ctx context.Context) error {
 	}
 	if ext := r.plan.ExternalGateway(); ext != "" {
 		r.env.Gateway = "external at " + ext
+		if r.spec.HTTP.Endpoint != nil {
+			r.env.Gateway = "HTTP endpoint of your own at " + ext + " (spec.http.endpoint)"
+		}
 	}
 	for i, g := range r.plan.Groups {
 		addr := r.brokerMQTT

@@ -54,3 +54,51 @@ func TestMQTTSNAsDeployed(t *testing.T) {
 		}
 	}
 }
+
+// An HTTP endpoint of the user's own: its request template compiled, its address where the
+// clients go (no gateway of msgbench's), and each mistake refused naming its field.
+func TestHTTPEndpointTemplate(t *testing.T) {
+	body := `{"id": "{device}", "n": {seq}, "data": "{payload:base64}"}`
+	spec := read(t, "http-2-tls.yaml", "workload.subscribers=0", "tls.enabled=false")
+	spec.HTTP.Endpoint = &v1alpha1.HTTPEndpointSpec{Method: "PUT", URL: "https://ingest.local:8443/v1/{group}/{device}?topic={topic}&n={seq}",
+		Headers: map[string]string{"Authorization": "Bearer t-{device}"}, Body: &body, AcceptedStatuses: []int32{201, 202}}
+	p, err := plan.Compile(spec, plan.Kubernetes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &p.Groups[0]
+	e := g.HTTP.Endpoint
+	if e == nil || e.Address != "ingest.local:8443" || !e.Secure || g.ExternalGateway != e.Address || len(p.GatewayModes()) != 0 {
+		t.Fatalf("endpoint %+v, group's address %q, gateways %v", e, g.ExternalGateway, p.GatewayModes())
+	}
+	if !e.Accepted(202) || e.Accepted(200) || !e.URL.Has(plan.RequestGroup) || !e.Body.Has(plan.RequestPayloadBase64) {
+		t.Errorf("endpoint %+v: accepted statuses or placeholders wrong", e)
+	}
+	// A JSON body's braces are text: "{" before a quote is not a placeholder.
+	if n := len(e.Body); n != 7 || e.Body[0].Text != `{"id": "` || e.Body[6].Text != `"}` {
+		t.Errorf("body parts %+v", e.Body)
+	}
+	for _, tc := range []struct {
+		name, want string
+		edit       func(s *v1alpha1.MessagingBenchmarkSpec)
+	}{
+		{"a misspelt placeholder", "spec.http.endpoint.body: {devcie} is not a placeholder here",
+			func(s *v1alpha1.MessagingBenchmarkSpec) { b := `{"id": "{devcie}"}`; s.HTTP.Endpoint.Body = &b }},
+		{"a placeholder in the host", "spec.http.endpoint.url: the host",
+			func(s *v1alpha1.MessagingBenchmarkSpec) { s.HTTP.Endpoint.URL = "https://{device}.local/x" }},
+		{"subscribers", "spec.workload.subscribers: an HTTP endpoint of your own",
+			func(s *v1alpha1.MessagingBenchmarkSpec) { s.Workload.Subscribers = 1 }},
+		{"HTTP/3 in the clear", "spec.http.endpoint.url: HTTP/3",
+			func(s *v1alpha1.MessagingBenchmarkSpec) { s.HTTP.Version = v1alpha1.HTTP3; s.HTTP.Endpoint.URL = "http://ingest.local/x" }},
+		{"Host set by hand", "spec.http.endpoint.headers: Host is set by msgbench",
+			func(s *v1alpha1.MessagingBenchmarkSpec) { s.HTTP.Endpoint.Headers = map[string]string{"Host": "x"} }},
+		{"another protocol", "spec.http.endpoint: no group speaks http",
+			func(s *v1alpha1.MessagingBenchmarkSpec) { s.Protocol = v1alpha1.ProtocolMQTT }},
+	} {
+		s := spec.DeepCopy()
+		tc.edit(s)
+		if _, err := plan.Compile(s, plan.Kubernetes); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}

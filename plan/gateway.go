@@ -81,6 +81,9 @@ func externalGateway(spec *v1alpha1.MessagingBenchmarkSpec) string {
 // serves one protocol, so the groups that need a gateway must all need the same kind; and one
 // that no group goes through.
 func checkExternalGateway(spec *v1alpha1.MessagingBenchmarkSpec, p *Plan) error {
+	if spec.HTTP.Endpoint != nil && !slices.ContainsFunc(p.Groups, func(g Group) bool { return g.HTTP != nil && g.HTTP.Endpoint != nil }) {
+		return fmt.Errorf("spec.http.endpoint: no group speaks http (spec.protocol %s): only HTTP clients send its requests", spec.Protocol)
+	}
 	if spec.Gateway.External == nil {
 		return nil
 	}

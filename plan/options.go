@@ -99,6 +99,9 @@ type HTTPOptions struct {
 	// Window is how many POSTs a publisher keeps in flight at once over HTTP/2 and HTTP/3, at
 	// least 1. It comes from spec.mqtt.inflight today, the window every msgbench protocol uses.
 	Window int
+	// Endpoint is spec.http.endpoint, the user's own endpoint the publishers send to; nil: msgbench's
+	// gateway and its topics API.
+	Endpoint *HTTPEndpoint
 }
 
 // QUICOptions are the settings of a group whose clients talk over QUIC (Group.QUIC: mqtt-quic,
@@ -298,6 +301,13 @@ func compileOptions(spec *v1alpha1.MessagingBenchmarkSpec, g *Group) error {
 		g.HTTP = &HTTPOptions{Version: v1alpha1.HTTP11, KeepAlive: spec.HTTP.KeepAliveOrDefault(), Window: window}
 		if spec.HTTP.Version != "" {
 			g.HTTP.Version = spec.HTTP.Version
+		}
+		var err error
+		if g.HTTP.Endpoint, err = compileEndpoint(spec, g); err != nil {
+			return err
+		}
+		if g.HTTP.Endpoint != nil { // no gateway of msgbench's: the clients go to the endpoint
+			g.ExternalGateway = g.HTTP.Endpoint.Address
 		}
 	case v1alpha1.ProtocolKafka:
 		k := spec.Kafka

@@ -532,6 +532,11 @@ type HTTPSpec struct {
 	// +kubebuilder:default=false
 	// +optional
 	AcceptEarlyPublishes bool `json:"acceptEarlyPublishes,omitempty"`
+
+	// endpoint is an HTTP ingestion endpoint of the user's own, described by a request template:
+	// the publishers send to it and msgbench starts no HTTP gateway (docs/http-api.md).
+	// +optional
+	Endpoint *HTTPEndpointSpec `json:"endpoint,omitempty"`
 }
 
 // KafkaCompression is a Kafka producer compression codec.
