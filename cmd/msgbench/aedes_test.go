@@ -116,8 +116,8 @@ func TestAedesRefusesMQTT5(t *testing.T) {
 	if !strings.Contains(aedes.Stderr(), "unacceptable protocol version") {
 		t.Errorf("aedes did not refuse the protocol version; its stderr:\n%s", aedes.Stderr())
 	}
-	if !strings.Contains(err.Error(), "CONNACK") {
-		t.Errorf("error %q does not name the CONNACK that refused the run", err)
+	if !strings.Contains(err.Error(), "CONNACK return code 1") || !strings.Contains(err.Error(), `does not speak MQTT 5: set spec.mqtt.version to "3.1.1"`) {
+		t.Errorf("error %q does not name the CONNACK that refused the run and why", err)
 	}
 	r, rerr := results.ReadFile(filepath.Join(out, "aedes-mqtt5", "r", "result.json"))
 	if rerr != nil {

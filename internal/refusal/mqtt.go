@@ -113,6 +113,11 @@ var connack311 = map[byte]reason{
 	5: {"not authorized", anonymous},
 }
 
+// notMQTT5 is an MQTT 5 CONNECT answered with MQTT 3.1.1's return code 1: a broker that does not
+// speak MQTT 5 (aedes, RabbitMQ before 3.13).
+var notMQTT5 = reason{"unacceptable protocol version, an MQTT 3.1.1 broker's answer to MQTT 5",
+	`the broker does not speak MQTT 5: set spec.mqtt.version to "3.1.1"`}
+
 // lookup finds code's meaning in packet from a version connection; ok false for an unknown code.
 func lookup(version byte, packet Packet, code byte) (reason, bool) {
 	if version != V5 {
@@ -126,6 +131,9 @@ func lookup(version byte, packet Packet, code byte) (reason, bool) {
 			}
 		}
 		return reason{}, false
+	}
+	if packet == CONNACK && code == 1 { // MQTT 5 §3.1.2.2: a server without MQTT 5 answers 3.1.1's code 1
+		return notMQTT5, true
 	}
 	r, ok := mqtt5[code]
 	if ok && code == 0x87 && packet != CONNACK {
@@ -154,7 +162,7 @@ func Explain(version byte, packet Packet, code byte, reasonString, detail string
 	name := r.name
 	var codeText string
 	switch {
-	case version != V5 && packet == CONNACK:
+	case packet == CONNACK && (version != V5 || code == 1):
 		codeText = fmt.Sprintf("%s return code %d", packet, code)
 	default:
 		codeText = fmt.Sprintf("%s reason code 0x%02X", packet, code)
