@@ -251,7 +251,7 @@ func (s *subscriber) sleep() error {
 	s.retired.add(sess)
 	s.sess = nil
 	if err := sess.Close(); err != nil {
-		return clientErr(drivers.Subscriber, s.plan.Index, fmt.Errorf("disconnect: %w", err))
+		return s.gr.clientErr(drivers.Subscriber, s.plan.Index, fmt.Errorf("disconnect: %w", err))
 	}
 	s.r.churn.disconnects.Add(1)
 	return nil

@@ -50,7 +50,7 @@ func (s *subscriber) connect(ctx context.Context) error {
 		s.gr.retainedDue.Add(s.retainedDue)
 	}
 	if err := s.sess.Subscribe(ctx); err != nil {
-		return clientErr(drivers.Subscriber, s.plan.Index, err)
+		return s.gr.clientErr(drivers.Subscriber, s.plan.Index, err)
 	}
 	return nil
 }
@@ -66,7 +66,7 @@ func (s *subscriber) open(ctx context.Context) error {
 	}
 	sess, err := r.connect(ctx, s.gr, c, h, &s.dial)
 	if err != nil {
-		return clientErr(drivers.Subscriber, s.plan.Index, err)
+		return s.gr.clientErr(drivers.Subscriber, s.plan.Index, err)
 	}
 	r.churn.connects.Add(1)
 	s.sess = sess
@@ -301,7 +301,7 @@ func (p *publisher) run(ctx context.Context) error {
 		if err == nil {
 			err = errors.New("not connected")
 		}
-		return clientErr(drivers.Publisher, p.plan.Index, err)
+		return p.gr.clientErr(drivers.Publisher, p.plan.Index, err)
 	}
 	sess := p.sess
 	p.win.reset()
@@ -626,7 +626,7 @@ func (p *publisher) failed(err error) error {
 	p.shard.mu.Lock()
 	p.shard.errors++
 	p.shard.mu.Unlock()
-	return clientErr(drivers.Publisher, p.plan.Index, err)
+	return p.gr.clientErr(drivers.Publisher, p.plan.Index, err)
 }
 
 // Message implements drivers.Handler; publishers subscribe to nothing.

@@ -621,7 +621,7 @@ func (r *run) connectPublishers(ctx context.Context, ramp *ramp) error {
 			if p.connectErr == nil {
 				return nil
 			}
-			all = append(all, clientErr(drivers.Publisher, p.plan.Index, p.connectErr))
+			all = append(all, p.gr.clientErr(drivers.Publisher, p.plan.Index, p.connectErr))
 		}
 		return joinSummarized(all, len(r.pubs))
 	}
@@ -744,12 +744,12 @@ func (r *run) drain(ctx context.Context) []error {
 		}
 		if p.rj.dropped.Load() && p.rj.payload != nil { // a reconnect storm after its last publish
 			if _, err := p.rejoin(ackCtx, p.sess, p.rj.next, false, false, p.rj.payload); err != nil {
-				errs = append(errs, clientErr(drivers.Publisher, p.plan.Index, err))
+				errs = append(errs, p.gr.clientErr(drivers.Publisher, p.plan.Index, err))
 				continue
 			}
 		}
 		if err := p.sess.Drain(ackCtx); err != nil {
-			errs = append(errs, clientErr(drivers.Publisher, p.plan.Index, err))
+			errs = append(errs, p.gr.clientErr(drivers.Publisher, p.plan.Index, err))
 		} else if p.win.measuring && !p.rj.rejoinedOnce {
 			p.win.recount(p.sess.Counters().BytesSent)
 			p.win.done = true
@@ -935,7 +935,7 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 			res.Wire.PublishMessageCount += p.win.sent.Load()
 		}
 		if err := p.sess.Err(); err != nil {
-			dropped = append(dropped, clientErr(drivers.Publisher, p.plan.Index, err))
+			dropped = append(dropped, p.gr.clientErr(drivers.Publisher, p.plan.Index, err))
 		}
 	}
 	for _, s := range r.subs {
@@ -949,7 +949,7 @@ func (r *run) result(startWall time.Time, skew time.Duration, usage usageWindow,
 		res.Wire.Connections++
 		res.Wire.ConnectBytesTotal += s.sess.ConnectBytes()
 		if err := s.sess.Err(); err != nil {
-			dropped = append(dropped, clientErr(drivers.Subscriber, s.plan.Index, err))
+			dropped = append(dropped, s.gr.clientErr(drivers.Subscriber, s.plan.Index, err))
 		}
 	}
 	res.Wire.BytesSent, res.Wire.BytesReceived = sum.BytesSent, sum.BytesReceived

@@ -16,19 +16,50 @@ import (
 	"github.com/msgbench/msgbench/loadgen/drivers"
 )
 
-// clientError is one client's failure; its message carries the client's name once.
+// clientError is one client's failure; its message carries the client's name once: its group's
+// (a run with spec.groups), role and index in the group.
 type clientError struct {
-	role  drivers.Role
+	member
 	index int
 	err   error
 }
 
-func (e *clientError) Error() string { return fmt.Sprintf("%s %d: %v", e.role, e.index, e.err) }
+// member is a role in a group ("" for a flat spec's one group).
+type member struct {
+	group string
+	role  drivers.Role
+}
+
+// clients names the member's clients ids ("publisher 3", "subscribers 0–2 of group backend").
+func (m member) clients(n int, ids string) string {
+	s := m.role.String()
+	if n > 1 {
+		s += "s"
+	}
+	s += " " + ids
+	if m.group != "" {
+		s += " of group " + m.group
+	}
+	return s
+}
+
+func (e *clientError) Error() string {
+	return fmt.Sprintf("%s: %v", e.member.clients(1, strconv.Itoa(e.index)), e.err)
+}
 func (e *clientError) Unwrap() error { return e.err }
 
-// clientErr names err as client index's of role's.
+// clientErr names err as client index's of role's (a flat spec's).
 func clientErr(role drivers.Role, index int, err error) error {
-	return &clientError{role: role, index: index, err: err}
+	return &clientError{member: member{role: role}, index: index, err: err}
+}
+
+// clientErr names err as the group's client index's of role's.
+func (gr *groupRun) clientErr(role drivers.Role, index int, err error) error {
+	m := member{role: role}
+	if gr.g.Fleet != nil {
+		m.group = gr.g.Name
+	}
+	return &clientError{member: m, index: index, err: err}
 }
 
 // Limits of summarizeErrors' message.
@@ -49,7 +80,8 @@ func summarizeErrors(errs []error, clients int) string {
 	type group struct {
 		cause   string
 		example string // the whole message, when the cause is only its innermost part
-		who     map[drivers.Role][]int
+		who     map[member][]int
+		order   []member // who's keys, first seen first
 		n       int
 		first   int
 		// refused is the first of the group's errors when they are a refusal explained
@@ -58,7 +90,7 @@ func summarizeErrors(errs []error, clients int) string {
 	}
 	// One error per client: the most telling.
 	type clientKey struct {
-		role  drivers.Role
+		member
 		index int
 	}
 	best := map[clientKey]error{}
@@ -72,7 +104,7 @@ func summarizeErrors(errs []error, clients int) string {
 			order = append(order, err)
 			continue
 		}
-		k := clientKey{ce.role, ce.index}
+		k := clientKey{ce.member, ce.index}
 		prev, seen := best[k]
 		if !seen {
 			order = append(order, err)
@@ -87,13 +119,13 @@ func summarizeErrors(errs []error, clients int) string {
 		var ce *clientError
 		isClient := errors.As(err, &ce)
 		if isClient {
-			err = best[clientKey{ce.role, ce.index}]
+			err = best[clientKey{ce.member, ce.index}]
 			errors.As(err, &ce)
 		}
 		cause, exact := errorCause(err)
 		g := groups[cause]
 		if g == nil {
-			g = &group{cause: cause, who: map[drivers.Role][]int{}, first: i}
+			g = &group{cause: cause, who: map[member][]int{}, first: i}
 			groups[cause] = g
 			list = append(list, g)
 			var re *refusal.Error
@@ -103,7 +135,10 @@ func summarizeErrors(errs []error, clients int) string {
 		}
 		g.n++
 		if isClient {
-			g.who[ce.role] = append(g.who[ce.role], ce.index)
+			if _, ok := g.who[ce.member]; !ok {
+				g.order = append(g.order, ce.member)
+			}
+			g.who[ce.member] = append(g.who[ce.member], ce.index)
 			if !exact && g.example == "" {
 				g.example = ce.err.Error()
 			}
@@ -123,10 +158,13 @@ func summarizeErrors(errs []error, clients int) string {
 			break
 		}
 		var s string
-		nClients := len(g.who[drivers.Publisher]) + len(g.who[drivers.Subscriber])
+		nClients := 0
+		for _, ids := range g.who {
+			nClients += len(ids)
+		}
 		switch {
 		case g.refused != nil:
-			parts = append(parts, truncate(refusedText(g.refused, g.who, g.n, nClients, clients), maxRefusalChars))
+			parts = append(parts, truncate(refusedText(g.refused, g.order, g.who, g.n, nClients, clients), maxRefusalChars))
 			continue
 		case nClients == 0:
 			s = g.cause
@@ -138,13 +176,13 @@ func summarizeErrors(errs []error, clients int) string {
 			}
 		case nClients == 1 && g.example != "":
 			// One client: its whole message says more than a count.
-			for _, role := range []drivers.Role{drivers.Publisher, drivers.Subscriber} {
-				if ids := g.who[role]; len(ids) == 1 {
-					s = fmt.Sprintf("%s %d: %s", role, ids[0], g.example)
+			for m, ids := range g.who {
+				if len(ids) == 1 {
+					s = m.clients(1, strconv.Itoa(ids[0])) + ": " + g.example
 				}
 			}
 		default:
-			s = g.cause + clientsText(g.who, nClients, clients)
+			s = g.cause + clientsText(g.order, g.who, nClients, clients)
 			if g.example != "" && g.example != g.cause {
 				s += ", e.g. " + g.example
 			}
@@ -154,8 +192,9 @@ func summarizeErrors(errs []error, clients int) string {
 	return strings.Join(parts, "; ")
 }
 
-// clientsText is " for 3 of 16 clients (publishers 0–2)".
-func clientsText(who map[drivers.Role][]int, nClients, clients int) string {
+// clientsText is " for 3 of 16 clients (publishers 0–2)", each group named in a run with groups
+// (" for 2 of 9 clients (publishers 0–1 of group sensors)"), publishers before subscribers.
+func clientsText(order []member, who map[member][]int, nClients, clients int) string {
 	s := " for " + strconv.Itoa(nClients)
 	if clients > 0 {
 		s += " of " + strconv.Itoa(clients)
@@ -165,15 +204,12 @@ func clientsText(who map[drivers.Role][]int, nClients, clients int) string {
 	} else {
 		s += " clients ("
 	}
+	order = slices.Clone(order)
+	slices.SortStableFunc(order, func(a, b member) int { return cmp.Compare(a.role, b.role) })
 	var names []string
-	for _, role := range []drivers.Role{drivers.Publisher, drivers.Subscriber} {
-		if ids := who[role]; len(ids) > 0 {
-			name := role.String()
-			if len(ids) > 1 {
-				name += "s"
-			}
-			names = append(names, name+" "+indexRanges(ids))
-		}
+	for _, m := range order {
+		ids := who[m]
+		names = append(names, m.clients(len(ids), indexRanges(ids)))
 	}
 	return s + strings.Join(names, ", ") + ")"
 }
@@ -184,11 +220,11 @@ const maxRefusalChars = 3 * maxCauseChars
 
 // refusedText is a refusal's part of the summary: what the broker said, the clients it said it
 // to, the first occurrence's detail (which client, which packet), and what to change.
-func refusedText(re *refusal.Error, who map[drivers.Role][]int, n, nClients, clients int) string {
+func refusedText(re *refusal.Error, order []member, who map[member][]int, n, nClients, clients int) string {
 	s := re.What
 	switch {
 	case nClients > 0:
-		s += clientsText(who, nClients, clients)
+		s += clientsText(order, who, nClients, clients)
 	case n > 1:
 		s += fmt.Sprintf(" (%d times)", n)
 	}

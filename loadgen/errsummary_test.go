@@ -13,6 +13,7 @@ import (
 
 	"github.com/msgbench/msgbench/internal/mqtt"
 	"github.com/msgbench/msgbench/loadgen/drivers"
+	"github.com/msgbench/msgbench/plan"
 )
 
 func TestSummarizeErrors(t *testing.T) {
@@ -82,5 +83,26 @@ func TestSummarizeErrorsIsBounded(t *testing.T) {
 	}
 	if r := indexRanges([]int{9, 1, 2, 3, 5, 7, 11, 13, 15, 17}); r != "1–3, 5, 7, 9, 11, 13, …" {
 		t.Errorf("indexRanges: %s", r)
+	}
+}
+
+// In a run with device groups, two groups' publisher 0 are two clients, each named with its
+// group: the summary once merged them into one "publisher 0" and named no group.
+func TestSummarizeNamesTheGroup(t *testing.T) {
+	sensors := &groupRun{g: &plan.Group{Name: "sensors", Fleet: &plan.Fleet{}}}
+	meters := &groupRun{g: &plan.Group{Name: "meters", Fleet: &plan.Fleet{}}}
+	backend := &groupRun{g: &plan.Group{Name: "backend", Fleet: &plan.Fleet{}}}
+	lost := fmt.Errorf("read: %w", io.EOF)
+	got := summarizeErrors([]error{
+		sensors.clientErr(drivers.Publisher, 0, lost),
+		meters.clientErr(drivers.Publisher, 0, lost),
+		meters.clientErr(drivers.Publisher, 1, lost),
+		backend.clientErr(drivers.Subscriber, 0, lost),
+		backend.clientErr(drivers.Subscriber, 1, errors.New("subscribe: timed out")),
+	}, 9)
+	want := "broker connection lost (EOF) for 4 of 9 clients (publisher 0 of group sensors, publishers 0–1 of group meters, subscriber 0 of group backend); " +
+		"subscriber 1 of group backend: subscribe: timed out"
+	if got != want {
+		t.Errorf("summary\n got %q\nwant %q", got, want)
 	}
 }

@@ -49,6 +49,9 @@ func Check(spec *v1alpha1.MessagingBenchmarkSpec, o Options) (*plan.Plan, error)
 	if err := checkLimits(spec, p, o); err != nil {
 		return nil, err
 	}
+	if _, err := loadCredentials(p, o); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 

@@ -50,6 +50,9 @@ type Options struct {
 	// their sockets (loadgen.Options.AccountRadio, as on Kubernetes), before the emulator's
 	// energy takes its place: the two accountings of one run, side by side.
 	sockets func(*results.Result)
+	// ManifestDir is the folder of the manifest, against which a relative
+	// spec.identity.credentials.file is read ("": the working directory).
+	ManifestDir string
 	// Metrics, when set, gets the run's live metrics: every worker's (kept after the run, with
 	// the result's totals), the broker's CPU and memory and the gateway's counters (until they
 	// stop).
@@ -77,6 +80,9 @@ func Run(ctx context.Context, mb *v1alpha1.MessagingBenchmark, o Options) (*resu
 	}
 	p.Benchmark = plan.NameOf(mb)
 	r := &runner{mb: mb, spec: &mb.Spec, plan: p, o: o}
+	if r.creds, cerr = loadCredentials(p, o); cerr != nil {
+		return nil, cerr
+	}
 	r.logLimits()
 	if t := p.Timing.Timeout; t > 0 {
 		var cancel context.CancelFunc
@@ -95,10 +101,12 @@ func Run(ctx context.Context, mb *v1alpha1.MessagingBenchmark, o Options) (*resu
 
 // runner holds what one run started, to stop it again.
 type runner struct {
-	mb   *v1alpha1.MessagingBenchmark
-	spec *v1alpha1.MessagingBenchmarkSpec
-	plan *plan.Plan // the spec compiled (Check): the network resolved once
-	o    Options
+	// creds are the groups' listed credentials (spec.identity.credentials.file), by group.
+	creds map[string]plan.Credentials
+	mb    *v1alpha1.MessagingBenchmark
+	spec  *v1alpha1.MessagingBenchmarkSpec
+	plan  *plan.Plan // the spec compiled (Check): the network resolved once
+	o     Options
 	// energy attaches each emulated link's devices' energy to the result (energyOf).
 	energy []func(*results.Result)
 	// groupLinks are the groups' own links (spec.groups[].network): the path's caveats are theirs.
@@ -211,7 +219,7 @@ func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
 		go func(i int) {
 			defer wg.Done()
 			parts[i], errs[i] = loadgen.Run(ctx, loadgen.Options{
-				Name: r.mb.Name, Plan: r.plan, Worker: i, Workers: n,
+				Name: r.mb.Name, Plan: r.plan, Worker: i, Workers: n, Credentials: r.creds,
 				Address: r.address, Endpoints: r.endpoints, Dials: r.dials, TLS: r.clientTLS, Dial: r.net.dial,
 				Ready: start.ready, Start: start.wait,
 				BrokerUsage: r.usage, Environment: r.env, Network: r.net.applied(),

@@ -205,6 +205,9 @@ func (r *runner) workerArgs() ([]string, error) {
 			argv = append(argv, "--endpoint", g.Name+"="+a)
 		}
 	}
+	for g, f := range credentialFiles(r.plan, r.o) {
+		argv = append(argv, "--credentials", g+"="+f)
+	}
 	if ca, serverName := r.workerTrust(); ca != nil {
 		caFile := filepath.Join(dir, "ca.crt")
 		if err := os.WriteFile(caFile, ca, 0o600); err != nil {

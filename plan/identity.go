@@ -322,8 +322,9 @@ func checkUniqueIDs(p *Plan, fields []string) error {
 		shapes[i] = shape{pat[:first], pat[last+strings.IndexByte(pat[last:], '}')+1:]}
 	}
 	apart := func(a, b shape) bool {
-		return !(strings.HasPrefix(a.prefix, b.prefix) || strings.HasPrefix(b.prefix, a.prefix)) ||
-			!(strings.HasSuffix(a.suffix, b.suffix) || strings.HasSuffix(b.suffix, a.suffix))
+		prefixes := strings.HasPrefix(a.prefix, b.prefix) || strings.HasPrefix(b.prefix, a.prefix)
+		suffixes := strings.HasSuffix(a.suffix, b.suffix) || strings.HasSuffix(b.suffix, a.suffix)
+		return !prefixes || !suffixes
 	}
 	var close []int
 	for i := range shapes {

@@ -59,7 +59,7 @@ func TestIdentityPatterns(t *testing.T) {
 		t.Errorf("default: identity %+v", p.Groups[0].Identity)
 	}
 
-	p, err = compileIdentity(t, `  protocol: mqtt
+	_, err = compileIdentity(t, `  protocol: mqtt
   identity: {clientId: "{run}/x-{group}-{index:3}"}
   topics: [{name: t, pattern: "d/{device}", devices: a}]
   groups:

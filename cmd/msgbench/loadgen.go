@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -35,6 +36,7 @@ type loadgenFlags struct {
 	in                                     planInput
 	broker, out, caFile, serverName, runID string
 	endpoints                              map[string]string
+	credentials                            map[string]string
 	groups                                 []string
 	cpuProfile, control                    string
 	metrics, brokerUsage, gatewayUsage     string
@@ -59,6 +61,7 @@ The operator's worker pods and 'msgbench run' use this; run it by hand against y
 	f.in.flags(fl, "whose workload to run")
 	fl.StringVar(&f.broker, "broker", "", "host:port the clients connect to (broker or gateway)")
 	fl.StringSliceVar(&f.groups, "groups", nil, "GROUP,...: run only these device groups (a run's groups spread over several workers, as on Kubernetes: one pod per link); default every group")
+	fl.StringToStringVar(&f.credentials, "credentials", nil, "GROUP=FILE: the file listing device group GROUP's credentials (clientId,username,password lines; spec.identity.credentials); a group whose credentials are a Secret's is read from $MSGBENCH_CREDENTIALS_DIR/SECRET/credentials.csv by default (/etc/msgbench/credentials, where the operator mounts it); repeatable")
 	fl.StringToStringVar(&f.endpoints, "endpoint", nil, "GROUP=HOST:PORT: where the clients of device group GROUP connect instead of --broker (its gateway, the broker's WebSocket listener); repeatable")
 	fl.StringVar(&f.out, "out", "", "write the result JSON to this file")
 	fl.IntVar(&f.worker, "worker-index", envInt("JOB_COMPLETION_INDEX", 0), "this worker's index (an Indexed Job sets JOB_COMPLETION_INDEX)")
@@ -158,10 +161,14 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 		srv.Registry.MustRegister(loadgen.NewCollector(monitor, labels), proc.NewCollector(proc.Own, labels.Component("loadgen")))
 		defer finalScrape(ctx, srv, f.metricsWait, cmd.ErrOrStderr())
 	}
+	creds, err := readCredentials(p, f.credentials)
+	if err != nil {
+		return err
+	}
 	o := loadgen.Options{
 		BrokerUsage: brokerUsage, GatewayUsage: gatewayUsage, Monitor: monitor,
 		Name: p.Benchmark.Name, Plan: p, Worker: f.worker, Workers: f.workers, RunID: f.runID,
-		Address: f.broker, Endpoints: f.endpoints, Groups: f.groups, TLS: tlsCfg,
+		Address: f.broker, Endpoints: f.endpoints, Groups: f.groups, TLS: tlsCfg, Credentials: creds,
 		Environment: results.Environment{Mode: "local", MsgbenchVersion: version.Version, Broker: "at " + f.broker},
 		Logf:        func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) },
 	}
@@ -295,4 +302,45 @@ func envInt(name string, def int) int {
 		return v
 	}
 	return def
+}
+
+// CredentialsDir is where a worker reads the credentials Secrets' files
+// (spec.identity.credentials.secretRef): <dir>/<secret>/credentials.csv, the operator mounting
+// each Secret there ($MSGBENCH_CREDENTIALS_DIR overrides it).
+const CredentialsDir = "/etc/msgbench/credentials"
+
+// readCredentials reads the listed credentials of the plan's groups: --credentials GROUP=FILE,
+// else a Secret's file where the operator mounts it. Their content goes nowhere but the clients'
+// CONNECTs.
+func readCredentials(p *plan.Plan, files map[string]string) (map[string]plan.Credentials, error) {
+	creds := map[string]plan.Credentials{}
+	for _, g := range p.Groups {
+		if !g.Identity.Listed() {
+			if f, ok := files[g.Name]; ok {
+				return nil, fmt.Errorf("--credentials %s=%s: group %s's credentials are not listed (spec.identity.credentials)", g.Name, f, g.Name)
+			}
+			continue
+		}
+		f, ok := files[g.Name]
+		if !ok && g.Identity.CredentialsSecret != "" {
+			dir := os.Getenv("MSGBENCH_CREDENTIALS_DIR")
+			if dir == "" {
+				dir = CredentialsDir
+			}
+			f = filepath.Join(dir, g.Identity.CredentialsSecret, plan.CredentialsKey)
+		} else if !ok {
+			continue // loadgen.Run names the missing list
+		}
+		fh, err := os.Open(f)
+		if err != nil {
+			return nil, fmt.Errorf("group %s's credentials: %w", g.Name, err)
+		}
+		c, err := plan.ReadCredentials(fh, f)
+		_ = fh.Close()
+		if err != nil {
+			return nil, err
+		}
+		creds[g.Name] = c
+	}
+	return creds, nil
 }

@@ -127,7 +127,7 @@ func runLocal(cmd *cobra.Command, f runFlags) error {
 	// then a signal cancels checkCtx: the object store's check stops and the run does not start.
 	checkCtx, stopChecks := signal.NotifyContext(cmd.Context(), runSignals...)
 	defer stopChecks()
-	o := localrun.Options{NoEmbedded: f.noEmbedded, BrokerPort: f.brokerPort,
+	o := localrun.Options{NoEmbedded: f.noEmbedded, BrokerPort: f.brokerPort, ManifestDir: filepath.Dir(f.file),
 		Logf: func(format string, args ...any) { fmt.Fprintf(errOut, "msgbench: "+format+"\n", args...) }}
 	compiled, err := localrun.Check(&mb.Spec, o)
 	if err != nil {

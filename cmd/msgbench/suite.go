@@ -71,7 +71,7 @@ func runSuite(cmd *cobra.Command, f runFlags) error {
 
 	ctx, stop := runContext(cmd.Context())
 	defer stop()
-	o := localrun.Options{NoEmbedded: f.noEmbedded, BrokerPort: f.brokerPort,
+	o := localrun.Options{NoEmbedded: f.noEmbedded, BrokerPort: f.brokerPort, ManifestDir: filepath.Dir(f.file),
 		Logf: func(format string, args ...any) { fmt.Fprintf(errOut, "msgbench: "+format+"\n", args...) }}
 	// Every point is checked before the first run starts: a study must not fail at point 9 of 12
 	// for want of a broker the machine never had.

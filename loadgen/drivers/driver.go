@@ -72,6 +72,9 @@ type Client struct {
 	TopicIndex int
 	// Index is the client's number among its group's clients of its role (plan.Client.Index).
 	Index int
+	// Username and Password are the credentials the client shows the broker (MQTT CONNECT,
+	// HTTP Basic), from the group's plan.Identity; "" for none.
+	Username, Password string
 }
 
 // TopicPublisher is a Session that can publish to a topic other than its client's: a device

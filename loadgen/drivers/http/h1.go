@@ -56,8 +56,8 @@ func (d *driver) newH1Publisher(ctx context.Context, c drivers.Client, h drivers
 		redial: context.WithoutCancel(ctx)}
 	var b bytes.Buffer
 	b.WriteString("POST " + d.path(c.Topic) + " HTTP/1.1\r\nHost: " + d.host + "\r\n")
-	if d.auth != "" {
-		b.WriteString("Authorization: " + d.auth + "\r\n")
+	if auth := d.authFor(c); auth != "" {
+		b.WriteString("Authorization: " + auth + "\r\n")
 	}
 	if !d.keepAlive {
 		b.WriteString("Connection: close\r\n")

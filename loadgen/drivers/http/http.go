@@ -102,6 +102,15 @@ func New(cfg drivers.Config, o Options) (drivers.Driver, error) {
 	return d, nil
 }
 
+// authFor is the Authorization header of client c's requests: its own credentials (the
+// group's plan.Identity) as Basic ones, else the driver's.
+func (d *driver) authFor(c drivers.Client) string {
+	if c.Username != "" {
+		return "Basic " + base64.StdEncoding.EncodeToString([]byte(c.Username+":"+c.Password))
+	}
+	return d.auth
+}
+
 // path is the request path of a topic, with the QoS as a query parameter.
 func (d *driver) path(topic string) string {
 	return "/topics/" + (&url.URL{Path: topic}).EscapedPath() + "?qos=" + strconv.Itoa(int(d.qos))

@@ -45,7 +45,7 @@ type muxPublisher struct {
 
 func (d *driver) newMuxPublisher(ctx context.Context, c drivers.Client, h drivers.Handler) (*muxPublisher, error) {
 	p := &muxPublisher{d: d, h: h, tls: d.clientTLS.For(c.ID), done: make(chan struct{}),
-		head: requestHead{scheme: d.scheme, authority: d.host, path: d.path(c.Topic), auth: d.auth},
+		head: requestHead{scheme: d.scheme, authority: d.host, path: d.path(c.Topic), auth: d.authFor(c)},
 		live: map[exchanger]*liveConn{},
 		// A slot per message in flight; a connection without keep-alive carries one.
 		window: make(chan struct{}, d.window)}

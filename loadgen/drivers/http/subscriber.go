@@ -56,8 +56,8 @@ func (d *driver) subscribe(ctx context.Context, c drivers.Client, h drivers.Hand
 		if err != nil {
 			return nil, nil, err
 		}
-		if d.auth != "" {
-			req.Header.Set("Authorization", d.auth)
+		if auth := d.authFor(c); auth != "" {
+			req.Header.Set("Authorization", auth)
 		}
 		resp, err := cc.RoundTrip(req)
 		if err != nil {

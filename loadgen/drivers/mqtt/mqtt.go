@@ -127,6 +127,8 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 		Connect: mqtt.ConnectOptions{
 			Version:      d.version,
 			ClientID:     c.ID,
+			Username:     c.Username,
+			Password:     c.Password,
 			CleanSession: d.o.CleanSession,
 			KeepAlive:    uint16(d.o.KeepAlive / time.Second),
 		},
