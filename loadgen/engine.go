@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/certs"
 	"github.com/msgbench/msgbench/internal/proc"
 	"github.com/msgbench/msgbench/internal/wire"
 	"github.com/msgbench/msgbench/loadgen/drivers"
@@ -49,6 +50,9 @@ type Options struct {
 	Dials map[string]drivers.DialFunc
 	TLS   *tls.Config
 	Dial  drivers.DialFunc
+	// ClientCerts, when set, signs each client's own TLS client certificate
+	// (spec.tls.clientCertificates).
+	ClientCerts *certs.Issuer
 
 	// Connect, when set, blocks until the worker may connect its clients (the operator first
 	// puts the network impairment in place, so that connections see the emulated link).
@@ -286,7 +290,7 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		if !g.DialsTLS(compiled.Broker) {
 			clientTLS = nil
 		}
-		drv, err := drivers.New(string(g.Protocol), drivers.Config{Group: g, Address: address, TLS: clientTLS, Dial: dial, Now: r.now})
+		drv, err := drivers.New(string(g.Protocol), drivers.Config{Group: g, Address: address, TLS: clientTLS, ClientCerts: o.ClientCerts, Dial: dial, Now: r.now})
 		if err != nil {
 			return nil, err
 		}

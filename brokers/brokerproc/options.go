@@ -41,6 +41,13 @@ type Options struct {
 	Port int
 	// Bundle is the TLS material to serve (default: generated for this broker).
 	Bundle *certs.Bundle
+	// ClientCA, when set with TLS, is the PEM CA of the devices' client certificates
+	// (spec.tls.clientCertificates): the broker requires a certificate from every TLS client and
+	// verifies it against this CA (Mosquitto; the other local brokers refuse it).
+	// IdentityAsUsername then makes its common name the client's username (Mosquitto's
+	// use_identity_as_username), as msgbench's tests of per-device ACLs set.
+	ClientCA           []byte
+	IdentityAsUsername bool
 	// MaxInflight is spec.mqtt.inflight, applied where the broker has a setting for it.
 	MaxInflight int
 	// Extra is spec.broker.config: more settings in the broker's own terms.

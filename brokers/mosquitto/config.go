@@ -30,6 +30,13 @@ type Config struct {
 	// which lacks the CHACHA20-POLY1305 suites).
 	Ciphers string
 
+	// RequireCertificate makes the TLS listeners (MQTTS, WSS) ask every client for a
+	// certificate, refuse a handshake without one and verify it against CAFile, which then holds
+	// the devices' CA too (spec.tls.clientCertificates). IdentityAsUsername makes the
+	// certificate's common name the client's username, which ACLs and the log name
+	// (use_identity_as_username).
+	RequireCertificate, IdentityAsUsername bool
+
 	// WSPort and WSSPort are the MQTT-over-WebSocket listeners (0: none), WSS with TLSPort's
 	// files. Mosquitto serves MQTT at any HTTP path, and its libwebsockets takes no TLS version
 	// (the client's offer decides it).
@@ -105,6 +112,7 @@ func (c Config) Render() (string, error) {
 		b.WriteString("\nlistener " + listenerAddress(c.TLSPort, c.BindAddress) + "\n")
 		b.WriteString("protocol mqtt\nmax_connections -1\n")
 		fmt.Fprintf(&b, "cafile %s\ncertfile %s\nkeyfile %s\n", c.CAFile, c.CertFile, c.KeyFile)
+		c.writeClientCertificates(&b)
 		switch c.TLSVersion {
 		case "1.2":
 			b.WriteString("tls_version tlsv1.2\n")
@@ -126,6 +134,7 @@ func (c Config) Render() (string, error) {
 		b.WriteString("\nlistener " + listenerAddress(c.WSSPort, c.BindAddress) + "\n")
 		b.WriteString("protocol websockets\nmax_connections -1\n")
 		fmt.Fprintf(&b, "cafile %s\ncertfile %s\nkeyfile %s\n", c.CAFile, c.CertFile, c.KeyFile)
+		c.writeClientCertificates(&b)
 		if c.Ciphers != "" {
 			fmt.Fprintf(&b, "ciphers %s\n", c.Ciphers)
 		}
@@ -138,4 +147,14 @@ func listenerAddress(port int, bind string) string {
 		return fmt.Sprint(port)
 	}
 	return fmt.Sprintf("%d %s", port, bind)
+}
+
+// writeClientCertificates adds a TLS listener's client certificate settings.
+func (c Config) writeClientCertificates(b *strings.Builder) {
+	if c.RequireCertificate {
+		b.WriteString("require_certificate true\n")
+		if c.IdentityAsUsername {
+			b.WriteString("use_identity_as_username true\n")
+		}
+	}
 }

@@ -98,6 +98,14 @@ func start(ctx context.Context, bin string, o Options) (*Process, error) {
 		cfg.TLSPort, cfg.TLSVersion, cfg.CiphersTLS13, cfg.Ciphers = ports[1], o.TLSVersion, o.TLS13Suites, o.TLS12Ciphers
 		p.TLSAddr = net.JoinHostPort(o.Host, strconv.Itoa(cfg.TLSPort))
 		p.CA = b.CACert
+		if o.ClientCA != nil {
+			// One file for both: the server CA stays where OpenSSL finds the server's chain,
+			// and the devices' CA verifies the clients.
+			if err := os.WriteFile(cfg.CAFile, append(append(append([]byte(nil), b.CACert...), '\n'), o.ClientCA...), 0o600); err != nil {
+				return fail(err)
+			}
+			cfg.RequireCertificate, cfg.IdentityAsUsername = true, o.IdentityAsUsername
+		}
 	}
 	if o.WebSocket {
 		cfg.WSPort = ports[2]

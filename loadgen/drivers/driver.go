@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/msgbench/msgbench/internal/certs"
 	"github.com/msgbench/msgbench/internal/wire"
 	"github.com/msgbench/msgbench/plan"
 )
@@ -46,6 +47,9 @@ type Config struct {
 	Address string
 	// TLS is the client TLS configuration when the protocol encrypts (spec.tls, QUIC), else nil.
 	TLS *tls.Config
+	// ClientCerts, when set, signs each client's own certificate, which it presents when the
+	// server asks (spec.tls.clientCertificates; drivers.ClientTLS).
+	ClientCerts *certs.Issuer
 	// Dial opens connections; nil uses a plain net.Dialer.
 	Dial DialFunc
 	// Now is the engine's monotonic clock in nanoseconds; drivers stamp send times with it.

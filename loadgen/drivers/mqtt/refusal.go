@@ -44,6 +44,13 @@ func field(g *plan.Group, flat, group string) string {
 // false) or during the TLS handshake (handshake true); err unchanged when it is no such close or
 // the probe found nothing.
 func (d *driver) explainEarlyClose(ctx context.Context, err error, handshake bool) error {
+	// The server's word on the client's certificate (TLS 1.3 sends it after the client's
+	// Finished: it arrives with the CONNACK read).
+	if d.cfg.TLS != nil {
+		if e := refusal.ClientCertificate(d.cfg.Address, err, d.cfg.ClientCerts != nil, "spec.tls.clientCertificates"); e != nil {
+			return e
+		}
+	}
 	if d.diag == nil {
 		return err
 	}
