@@ -152,7 +152,7 @@ func (p *publisher) runDutyCycle(ctx context.Context) error {
 // their acknowledgements (QoS > 0), disconnect.
 func (p *publisher) wake(ctx context.Context, wake, seq0, m int64, measured bool, payload []byte) error {
 	r := p.r
-	c := p.gr.client(r, drivers.Publisher, p.plan)
+	c := p.gr.device(r, drivers.Publisher, p.plan)
 	sess, err := r.connect(ctx, p.gr, c, p, &p.dial)
 	if err != nil {
 		return err
@@ -390,7 +390,7 @@ func (r *run) timedConnect(ctx context.Context, c drivers.Client, h drivers.Hand
 // which resends what was in flight and goes on with its schedule.
 func (p *publisher) reconnect(ctx context.Context) error {
 	r := p.r
-	c := p.gr.client(r, drivers.Publisher, p.plan)
+	c := p.gr.device(r, drivers.Publisher, p.plan)
 	sess, err := r.timedConnect(ctx, c, p, &p.dial)
 	if err != nil {
 		return err
@@ -403,7 +403,7 @@ func (p *publisher) reconnect(ctx context.Context) error {
 // what was published meanwhile) and, as a device's client does, its subscription again.
 func (s *subscriber) reconnect(ctx context.Context) error {
 	r := s.r
-	c := s.gr.client(r, drivers.Subscriber, s.plan)
+	c := s.gr.device(r, drivers.Subscriber, s.plan)
 	s.sessStart.Store(r.now())
 	// only a kept session has a queue (a clean one's late deliveries are late publishes)
 	s.resumed.Store(r.group().PersistentSession())

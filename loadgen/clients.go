@@ -58,7 +58,7 @@ func (s *subscriber) connect(ctx context.Context) error {
 // open connects the subscriber's session (a resumed one subscribes no more: the broker kept it).
 func (s *subscriber) open(ctx context.Context) error {
 	r := s.r
-	c := s.gr.client(r, drivers.Subscriber, s.plan)
+	c := s.gr.device(r, drivers.Subscriber, s.plan)
 	s.sessStart.Store(r.now())
 	var h drivers.Handler = s
 	if s.queue != nil {
@@ -259,7 +259,7 @@ type publisher struct {
 // schedule unsent. connected is called once the attempt finished.
 func (p *publisher) connect(ctx context.Context, connected func()) {
 	r := p.r
-	c := p.gr.client(r, drivers.Publisher, p.plan)
+	c := p.gr.device(r, drivers.Publisher, p.plan)
 	var h drivers.Handler = p
 	if p.reply != "" {
 		h = asker{p}

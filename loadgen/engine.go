@@ -38,6 +38,10 @@ type Options struct {
 	Worker, Workers int
 	// RunID makes client ids unique per run on a shared broker (default: random).
 	RunID string
+	// Credentials are the listed credentials (plan.Identity's file or Secret) of the groups
+	// whose devices' credentials are listed, by group name: whoever starts the worker reads them
+	// (identity.go).
+	Credentials map[string]plan.Credentials
 
 	// Address the clients connect to, TLS their TLS configuration (nil: plain), Dial how.
 	Address string
@@ -289,6 +293,9 @@ func Run(ctx context.Context, o Options) (*results.Result, error) {
 		clientTLS := o.TLS
 		if !g.DialsTLS(compiled.Broker) {
 			clientTLS = nil
+		}
+		if err := r.checkCredentials(g); err != nil {
+			return nil, err
 		}
 		drv, err := drivers.New(string(g.Protocol), drivers.Config{Group: g, Address: address, TLS: clientTLS, ClientCerts: o.ClientCerts, Dial: dial, Now: r.now})
 		if err != nil {
