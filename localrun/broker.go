@@ -65,6 +65,9 @@ func (r *runner) startMosquitto(ctx context.Context) error {
 		if r.o.NoEmbedded {
 			return fmt.Errorf("%w; the embedded broker is disabled (--no-embedded-broker)", err)
 		}
+		if r.clientCerts != nil {
+			return fmt.Errorf("spec.tls.clientCertificates: %w; the embedded broker msgbench would run instead cannot require client certificates", err)
+		}
 		return r.startEmbedded(ctx)
 	}
 	if err := r.checkPort(ctx); err != nil {
@@ -91,6 +94,7 @@ func (r *runner) brokerOptions() brokerproc.Options {
 			return r.net.listenTCP(ctx, address)
 		},
 		WebSocket: r.plan.WebSocket(), WebSocketPath: r.spec.MQTT.WebSocketPathOrDefault(),
+		ClientCA: r.clientCerts.caOrNil(),
 	}
 }
 

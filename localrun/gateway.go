@@ -73,6 +73,9 @@ func (r *runner) startGatewayOf(ctx context.Context, mode string, several bool) 
 		if err != nil {
 			return "", err
 		}
+		if err := r.clientCerts.requireClientCerts(cfg); err != nil {
+			return "", err
+		}
 		o.TLS = cfg
 	}
 	gw, err := gateway.Start(ctx, mode, o)

@@ -83,6 +83,9 @@ func Run(ctx context.Context, mb *v1alpha1.MessagingBenchmark, o Options) (*resu
 	if r.creds, cerr = loadCredentials(p, o); cerr != nil {
 		return nil, cerr
 	}
+	if r.clientCerts, cerr = loadClientCerts(&mb.Spec, o); cerr != nil {
+		return nil, cerr
+	}
 	r.logLimits()
 	if t := p.Timing.Timeout; t > 0 {
 		var cancel context.CancelFunc
@@ -103,10 +106,12 @@ func Run(ctx context.Context, mb *v1alpha1.MessagingBenchmark, o Options) (*resu
 type runner struct {
 	// creds are the groups' listed credentials (spec.identity.credentials.file), by group.
 	creds map[string]plan.Credentials
-	mb    *v1alpha1.MessagingBenchmark
-	spec  *v1alpha1.MessagingBenchmarkSpec
-	plan  *plan.Plan // the spec compiled (Check): the network resolved once
-	o     Options
+	// clientCerts is the devices' CA (spec.tls.clientCertificates), nil without.
+	clientCerts *clientCerts
+	mb          *v1alpha1.MessagingBenchmark
+	spec        *v1alpha1.MessagingBenchmarkSpec
+	plan        *plan.Plan // the spec compiled (Check): the network resolved once
+	o           Options
 	// energy attaches each emulated link's devices' energy to the result (energyOf).
 	energy []func(*results.Result)
 	// groupLinks are the groups' own links (spec.groups[].network): the path's caveats are theirs.
@@ -220,7 +225,7 @@ func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
 			defer wg.Done()
 			parts[i], errs[i] = loadgen.Run(ctx, loadgen.Options{
 				Name: r.mb.Name, Plan: r.plan, Worker: i, Workers: n, Credentials: r.creds,
-				Address: r.address, Endpoints: r.endpoints, Dials: r.dials, TLS: r.clientTLS, Dial: r.net.dial,
+				Address: r.address, Endpoints: r.endpoints, Dials: r.dials, TLS: r.clientTLS, ClientCerts: r.clientCerts.issuerOrNil(), Dial: r.net.dial,
 				Ready: start.ready, Start: start.wait,
 				BrokerUsage: r.usage, Environment: r.env, Network: r.net.applied(),
 				Monitor: monitors[i], AccountRadio: r.o.sockets != nil,

@@ -215,6 +215,11 @@ func (r *runner) workerArgs() ([]string, error) {
 		}
 		argv = append(argv, "--ca", caFile, "--server-name", serverName)
 	}
+	cc, err := r.clientCerts.workerFlags(dir)
+	if err != nil {
+		return nil, err
+	}
+	argv = append(argv, cc...)
 	return argv, nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/internal/certs"
 	"github.com/msgbench/msgbench/internal/devicetls"
 	"github.com/msgbench/msgbench/internal/metricserver"
@@ -35,6 +36,7 @@ import (
 type loadgenFlags struct {
 	in                                     planInput
 	broker, out, caFile, serverName, runID string
+	clientCA, clientCAKey                  string
 	endpoints                              map[string]string
 	credentials                            map[string]string
 	groups                                 []string
@@ -67,6 +69,8 @@ The operator's worker pods and 'msgbench run' use this; run it by hand against y
 	fl.IntVar(&f.worker, "worker-index", envInt("JOB_COMPLETION_INDEX", 0), "this worker's index (an Indexed Job sets JOB_COMPLETION_INDEX)")
 	fl.IntVar(&f.workers, "workers", 0, "number of workers (default spec.workers.replicas)")
 	fl.StringVar(&f.caFile, "ca", "", "PEM CA certificate to verify the broker's TLS certificate (default: system roots)")
+	fl.StringVar(&f.clientCA, "client-ca", "", "PEM CA certificate that signs each device's client certificate (spec.tls.clientCertificates; with --client-ca-key)")
+	fl.StringVar(&f.clientCAKey, "client-ca-key", "", "PEM private key of --client-ca")
 	fl.StringVar(&f.serverName, "server-name", "", "TLS server name (default: the host of --broker)")
 	fl.StringVar(&f.runID, "run-id", "", "token that makes client ids unique per run (default: random)")
 	fl.BoolVar(&f.json, "json", false, "also print the result JSON on stdout")
@@ -103,6 +107,10 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 		return err
 	}
 	if err := devicetls.Apply(tlsCfg, g.TLS.Offer); err != nil { // the device's groups and suites
+		return err
+	}
+	issuer, err := deviceIssuer(p.Source, f.clientCA, f.clientCAKey)
+	if err != nil {
 		return err
 	}
 	if f.cpuProfile != "" {
@@ -168,7 +176,7 @@ func runLoadgen(cmd *cobra.Command, f loadgenFlags) error {
 	o := loadgen.Options{
 		BrokerUsage: brokerUsage, GatewayUsage: gatewayUsage, Monitor: monitor,
 		Name: p.Benchmark.Name, Plan: p, Worker: f.worker, Workers: f.workers, RunID: f.runID,
-		Address: f.broker, Endpoints: f.endpoints, Groups: f.groups, TLS: tlsCfg, Credentials: creds,
+		Address: f.broker, Endpoints: f.endpoints, Groups: f.groups, TLS: tlsCfg, ClientCerts: issuer, Credentials: creds,
 		Environment: results.Environment{Mode: "local", MsgbenchVersion: version.Version, Broker: "at " + f.broker},
 		Logf:        func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...) },
 	}
@@ -343,4 +351,27 @@ func readCredentials(p *plan.Plan, files map[string]string) (map[string]plan.Cre
 		creds[g.Name] = c
 	}
 	return creds, nil
+}
+
+// deviceIssuer reads the devices' CA for spec.tls.clientCertificates (nil without).
+func deviceIssuer(spec *v1alpha1.MessagingBenchmarkSpec, caFile, keyFile string) (*certs.Issuer, error) {
+	var cc *v1alpha1.ClientCertificatesSpec
+	if spec != nil {
+		cc = spec.ClientCertificates()
+	}
+	if cc == nil {
+		return nil, nil
+	}
+	if caFile == "" || keyFile == "" {
+		return nil, fmt.Errorf("spec.tls.clientCertificates: give the devices' CA with --client-ca and --client-ca-key")
+	}
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("--client-ca: %w", err)
+	}
+	key, err := os.ReadFile(keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--client-ca-key: %w", err)
+	}
+	return certs.NewIssuer(ca, key, string(cc.KeyType), cc.CommonName)
 }
