@@ -34,6 +34,9 @@ func (r *runner) startGateway(ctx context.Context) error {
 		if r.spec.HTTP.Endpoint != nil {
 			r.env.Gateway = "HTTP endpoint of your own at " + ext + " (spec.http.endpoint)"
 		}
+		if err := r.externalGatewayTLS(ext); err != nil {
+			return err
+		}
 	}
 	for i, g := range r.plan.Groups {
 		addr := r.brokerMQTT
@@ -98,4 +101,21 @@ func (r *runner) startGatewayOf(ctx context.Context, mode string, several bool) 
 	}
 	r.logf("gateway: %s on %s, bridging to %s", mode, addr, r.brokerMQTT)
 	return addr, nil
+}
+
+// externalGatewayTLS is the clients' TLS toward an external gateway that serves TLS (QUIC always
+// does; HTTPS with spec.tls): verified against the system's roots (SSL_CERT_FILE adds a private
+// CA), as msgbench holds no key of that server (docs/gateways.md).
+func (r *runner) externalGatewayTLS(addr string) error {
+	for _, g := range r.plan.Groups {
+		if g.ExternalGateway == "" || !g.GatewayTLS || r.clientTLS != nil {
+			continue
+		}
+		cfg, err := devicetls.Client(nil, hostOf(addr), g.TLSVersion, g.TLS.Offer)
+		if err != nil {
+			return err
+		}
+		r.clientTLS = cfg
+	}
+	return nil
 }
