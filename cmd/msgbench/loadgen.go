@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/internal/certs"
 	"github.com/msgbench/msgbench/internal/devicetls"
 	"github.com/msgbench/msgbench/internal/metricserver"
@@ -312,11 +313,6 @@ func envInt(name string, def int) int {
 	return def
 }
 
-// CredentialsDir is where a worker reads the credentials Secrets' files
-// (spec.identity.credentials.secretRef): <dir>/<secret>/credentials.csv, the operator mounting
-// each Secret there ($MSGBENCH_CREDENTIALS_DIR overrides it).
-const CredentialsDir = "/etc/msgbench/credentials"
-
 // readCredentials reads the listed credentials of the plan's groups: --credentials GROUP=FILE,
 // else a Secret's file where the operator mounts it. Their content goes nowhere but the clients'
 // CONNECTs.
@@ -333,7 +329,7 @@ func readCredentials(p *plan.Plan, files map[string]string) (map[string]plan.Cre
 		if !ok && g.Identity.CredentialsSecret != "" {
 			dir := os.Getenv("MSGBENCH_CREDENTIALS_DIR")
 			if dir == "" {
-				dir = CredentialsDir
+				dir = resources.CredentialsDir // where the operator mounts each Secret
 			}
 			f = filepath.Join(dir, g.Identity.CredentialsSecret, plan.CredentialsKey)
 		} else if !ok {

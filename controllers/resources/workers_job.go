@@ -2,6 +2,7 @@ package resources
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -106,6 +107,14 @@ func workersJob(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, set plan.WorkerSe
 		volumes = append(volumes, corev1.Volume{Name: "ca", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 			SecretName: TLSSecretName(mb), Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}}})
 	}
+	// Each credentials Secret of the set's groups (spec.identity.credentials.secretRef), where
+	// msgbench loadgen reads it: /etc/msgbench/credentials/<secret>/credentials.csv.
+	for _, name := range credentialSecrets(groups) {
+		vol := "credentials-" + name
+		mounts = append(mounts, corev1.VolumeMount{Name: vol, MountPath: CredentialsDir + "/" + name, ReadOnly: true})
+		volumes = append(volumes, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: name, Items: []corev1.KeyToPath{{Key: plan.CredentialsKey, Path: plan.CredentialsKey}}}}})
+	}
 	labels := Labels(mb, v1alpha1.ComponentWorker)
 	if set.Own() {
 		labels[v1alpha1.LabelGroup] = set.Name
@@ -185,3 +194,18 @@ const (
 	DefaultEphemeralPorts = 60999 - 32768 + 1
 	WidePortRange         = "1024 65535"
 )
+
+// CredentialsDir is where a worker pod finds each credentials Secret, in a folder of its name
+// (msgbench loadgen's default $MSGBENCH_CREDENTIALS_DIR).
+const CredentialsDir = "/etc/msgbench/credentials"
+
+// credentialSecrets are the credentials Secrets of groups, each once, in the groups' order.
+func credentialSecrets(groups []plan.Group) []string {
+	var names []string
+	for _, g := range groups {
+		if id := g.Identity; id != nil && id.CredentialsSecret != "" && !slices.Contains(names, id.CredentialsSecret) {
+			names = append(names, id.CredentialsSecret)
+		}
+	}
+	return names
+}

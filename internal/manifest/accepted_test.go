@@ -62,7 +62,11 @@ var (
 		"mqtt": {{`mqtt.version="3.1.1"`}, {`mqtt.version="5"`, "mqtt.transport=tcp"},
 			{`mqtt.version="3.1.1"`, "mqtt.transport=websocket"}, {`mqtt.version="5"`, "mqtt.transport=websocket", `mqtt.webSocketPath="/ws/mqtt"`}},
 		"mqtt-quic": {{`mqtt.version="3.1.1"`}, {`mqtt.version="5"`}},
-		"http":      {{`http.version="1.1"`}, {`http.version="2"`}, {`http.version="3"`}, {`http.version="1.1"`, "http.keepAlive=false"}},
+		"http": {{`http.version="1.1"`}, {`http.version="2"`}, {`http.version="3"`}, {`http.version="1.1"`, "http.keepAlive=false"},
+			// an endpoint of the user's own (publish-only: no subscribers)
+			{`http.version="1.1"`, `http.endpoint.url="http://127.0.0.1:8080/in/{device}"`, "http.endpoint.method=POST", "workload.subscribers=0"},
+			{`http.version="2"`, `http.endpoint.url="http://127.0.0.1:8080/in/{device}?n={seq}"`, "http.endpoint.method=PUT", "workload.subscribers=0"},
+			{`http.version="3"`, `http.endpoint.url="https://127.0.0.1:8443/in"`, "http.endpoint.method=PATCH", "workload.subscribers=0"}},
 		"mqtt-sn": {
 			{"mqttsn.topicIdType=normal", "mqttsn.gatewayMode=transparent"}, {"mqttsn.topicIdType=predefined", "mqttsn.gatewayMode=transparent"},
 			{"mqttsn.topicIdType=short", "mqttsn.gatewayMode=transparent"}, {"mqttsn.topicIdType=normal", "mqttsn.gatewayMode=aggregating"},
@@ -331,10 +335,14 @@ func afterAdmission(mb *v1alpha1.MessagingBenchmark) []error {
 	// The gateway, given its groups of the plan.
 	clients := int(w.Publishers) + int(w.Subscribers)
 	var served []runplan.Group
+	mode := spec.GatewayMode()
 	if compiled != nil {
-		served = compiled.GatewayGroups(spec.GatewayMode())
+		served = compiled.GatewayGroups(mode)
+		if compiled.ExternalGateway() != "" {
+			mode = "" // no gateway of msgbench's: an external one, or the user's HTTP endpoint
+		}
 	}
-	switch spec.GatewayMode() {
+	switch mode {
 	case "mqtt-sn":
 		c, err := gwmqttsn.ConfigFromGroups(served)
 		if err == nil {
