@@ -57,6 +57,11 @@ var KubernetesOnlyRules = []KubernetesOnlyRule{
 		Why:  "Chaos Mesh's NetworkChaos has no Gilbert-Elliott loss; the local emulator applies it",
 	},
 	{
+		Path: "tls",
+		Rule: "!has(self.clientCertificates)",
+		Why:  "the operator does not yet give the devices' CA to the broker, the gateways and the worker pods; msgbench run does",
+	},
+	{
 		Path: "groups.[*].network",
 		Rule: "!has(self.radio) || has(self.radio.energy)",
 		Why:  "Chaos Mesh applies one netem queue per pod and keeps no per-device radio states, so a radio there only accounts energy; the local emulator keeps the states",
