@@ -1,6 +1,8 @@
 package plan_test
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -73,6 +75,18 @@ func TestHTTPEndpointTemplate(t *testing.T) {
 	}
 	if !e.Accepted(202) || e.Accepted(200) || !e.URL.Has(plan.RequestGroup) || !e.Body.Has(plan.RequestPayloadBase64) {
 		t.Errorf("endpoint %+v: accepted statuses or placeholders wrong", e)
+	}
+	// The workers read the plan as JSON (the operator's ConfigMap): the endpoint arrives whole.
+	js, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back plan.Plan
+	if err := json.Unmarshal(js, &back); err != nil {
+		t.Fatal(err)
+	}
+	if b := back.Groups[0].HTTP.Endpoint; b == nil || !reflect.DeepEqual(*b, *e) {
+		t.Errorf("the endpoint through JSON: %+v, want %+v", b, e)
 	}
 	// A JSON body's braces are text: "{" before a quote is not a placeholder.
 	if n := len(e.Body); n != 7 || e.Body[0].Text != `{"id": "` || e.Body[6].Text != `"}` {

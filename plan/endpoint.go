@@ -22,15 +22,17 @@ type HTTPEndpoint struct {
 	Secure   bool
 	Address  string
 	Host     string // the URL's host, for TLS's server name
-	accepted []int32
+	// AcceptedStatuses are spec's acceptedStatuses (empty: any 2xx). Exported, as every field
+	// of the plan: the workers read it from JSON.
+	AcceptedStatuses []int32
 }
 
 // Accepted reports whether a response status means the endpoint took the message.
 func (e *HTTPEndpoint) Accepted(status int) bool {
-	if len(e.accepted) == 0 {
+	if len(e.AcceptedStatuses) == 0 {
 		return status >= 200 && status < 300
 	}
-	for _, s := range e.accepted {
+	for _, s := range e.AcceptedStatuses {
 		if int(s) == status {
 			return true
 		}
@@ -139,7 +141,7 @@ func compileEndpoint(spec *v1alpha1.MessagingBenchmarkSpec, g *Group) (*HTTPEndp
 	if g.Fleet == nil && g.Subscribers > 0 {
 		return nil, fmt.Errorf("spec.workload.subscribers: an HTTP endpoint of your own (spec.http.endpoint) takes messages in, and msgbench cannot observe where they go: set subscribers to 0 (the result then counts the messages sent and accepted), or subscribe with MQTT on the broker behind it in a device group (docs/http-api.md)")
 	}
-	e := &HTTPEndpoint{Method: s.Method, accepted: s.AcceptedStatuses}
+	e := &HTTPEndpoint{Method: s.Method, AcceptedStatuses: s.AcceptedStatuses}
 	if e.Method == "" {
 		e.Method = "POST"
 	}
