@@ -44,7 +44,7 @@ func (m member) clients(n int, ids string) string {
 }
 
 func (e *clientError) Error() string {
-	return fmt.Sprintf("%s: %v", e.member.clients(1, strconv.Itoa(e.index)), e.err)
+	return fmt.Sprintf("%s: %v", e.clients(1, strconv.Itoa(e.index)), e.err)
 }
 func (e *clientError) Unwrap() error { return e.err }
 

@@ -103,7 +103,10 @@ func TestHTTPEndpointTemplate(t *testing.T) {
 		{"subscribers", "spec.workload.subscribers: an HTTP endpoint of your own",
 			func(s *v1alpha1.MessagingBenchmarkSpec) { s.Workload.Subscribers = 1 }},
 		{"HTTP/3 in the clear", "spec.http.endpoint.url: HTTP/3",
-			func(s *v1alpha1.MessagingBenchmarkSpec) { s.HTTP.Version = v1alpha1.HTTP3; s.HTTP.Endpoint.URL = "http://ingest.local/x" }},
+			func(s *v1alpha1.MessagingBenchmarkSpec) {
+				s.HTTP.Version = v1alpha1.HTTP3
+				s.HTTP.Endpoint.URL = "http://ingest.local/x"
+			}},
 		{"Host set by hand", "spec.http.endpoint.headers: Host is set by msgbench",
 			func(s *v1alpha1.MessagingBenchmarkSpec) { s.HTTP.Endpoint.Headers = map[string]string{"Host": "x"} }},
 		{"another protocol", "spec.http.endpoint: no group speaks http",

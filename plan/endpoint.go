@@ -16,12 +16,12 @@ type HTTPEndpoint struct {
 	Method string
 	// URL, each header value and Body are templates; Secure is an https URL, Address its host and
 	// port (the scheme's default when the URL has none).
-	URL      RequestTemplate
-	Headers  map[string]RequestTemplate
-	Body     RequestTemplate
-	Secure   bool
-	Address  string
-	Host     string // the URL's host, for TLS's server name
+	URL     RequestTemplate
+	Headers map[string]RequestTemplate
+	Body    RequestTemplate
+	Secure  bool
+	Address string
+	Host    string // the URL's host, for TLS's server name
 	// AcceptedStatuses are spec's acceptedStatuses (empty: any 2xx). Exported, as every field
 	// of the plan: the workers read it from JSON.
 	AcceptedStatuses []int32

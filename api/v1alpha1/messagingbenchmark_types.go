@@ -645,7 +645,6 @@ type GatewaySpec struct {
 	// +optional
 	External *ExternalGateway `json:"external,omitempty"`
 
-
 	// replicas of the gateway.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1

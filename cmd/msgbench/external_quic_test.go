@@ -78,7 +78,7 @@ spec:
 		output, err := cmd.CombinedOutput()
 		data, rerr := os.ReadFile(filepath.Join(out, "external-quic", "latest", "result.json"))
 		if rerr != nil {
-			return nil, string(output), fmt.Errorf("%v; no result.json: %v", err, rerr)
+			return nil, string(output), fmt.Errorf("%w; no result.json: %w", err, rerr)
 		}
 		var r results.Result
 		if jerr := json.Unmarshal(data, &r); jerr != nil {

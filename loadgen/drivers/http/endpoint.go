@@ -54,7 +54,7 @@ type endpointPublisher struct {
 	closed bool
 }
 
-func (d *driver) newEndpointPublisher(ctx context.Context, c drivers.Client, h drivers.Handler) (*endpointPublisher, error) {
+func (d *driver) newEndpointPublisher(ctx context.Context, c drivers.Client, h drivers.Handler) *endpointPublisher {
 	e := d.cfg.Group.HTTP.Endpoint
 	p := &endpointPublisher{d: d, h: h, c: c, e: e, group: d.cfg.Group.Name, done: make(chan struct{})}
 	p.ctx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -98,7 +98,7 @@ func (d *driver) newEndpointPublisher(ctx context.Context, c drivers.Client, h d
 		}
 		p.client, p.close = &http.Client{Transport: tr}, tr.CloseIdleConnections
 	}
-	return p, nil
+	return p
 }
 
 // request is message k's request.

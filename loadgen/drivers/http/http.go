@@ -121,7 +121,7 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 		return d.subscribe(ctx, c, h)
 	}
 	if d.cfg.Group.HTTP.Endpoint != nil { // spec.http.endpoint: the user's own request
-		return d.newEndpointPublisher(ctx, c, h)
+		return d.newEndpointPublisher(ctx, c, h), nil
 	}
 	if d.version == v1alpha1.HTTP11 {
 		return d.newH1Publisher(ctx, c, h)
