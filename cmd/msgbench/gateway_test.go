@@ -10,12 +10,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/msgbench/msgbench/brokers/mosquitto"
 	"github.com/msgbench/msgbench/internal/manifest"
+	"github.com/msgbench/msgbench/internal/testenv"
 	"github.com/msgbench/msgbench/plan"
 )
 
@@ -71,24 +71,6 @@ func TestGatewayRefusesItsInputClearly(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer written by the command and read by the test at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestGatewayServesItsPlan: `msgbench gateway --plan` serves the plan's HTTP group in front of
 // a broker, and its metrics carry the benchmark the plan names.
 func TestGatewayServesItsPlan(t *testing.T) {
@@ -107,7 +89,7 @@ func TestGatewayServesItsPlan(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cmd := newRootCommand()
-	var stderr syncBuffer
+	var stderr testenv.SyncBuffer
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(&stderr)
 	cmd.SetArgs([]string{"gateway", "--mode", "http", "--listen", "127.0.0.1:0", "--broker", b.Addr,

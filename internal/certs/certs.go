@@ -34,16 +34,7 @@ func New(commonName string, hosts []string, lifetime time.Duration) (*Bundle, er
 	if err != nil {
 		return nil, err
 	}
-	caTmpl := &x509.Certificate{
-		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: commonName + " CA", Organization: []string{"msgbench"}},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(lifetime),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		MaxPathLenZero:        true,
-	}
+	caTmpl := caTemplate(commonName+" CA", lifetime)
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	if err != nil {
 		return nil, err
@@ -139,4 +130,20 @@ func ClientTLS(caPEM []byte, serverName, version string) (*tls.Config, error) {
 		return nil, fmt.Errorf("tls.version %q: want \"1.2\" or \"1.3\"", version)
 	}
 	return cfg, nil
+}
+
+// caTemplate is a CA certificate's template: valid from an hour ago (clock skew) for lifetime,
+// signing leaf certificates only.
+func caTemplate(commonName string, lifetime time.Duration) *x509.Certificate {
+	now := time.Now()
+	return &x509.Certificate{
+		SerialNumber:          serial(),
+		Subject:               pkix.Name{CommonName: commonName, Organization: []string{"msgbench"}},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(lifetime),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		MaxPathLenZero:        true,
+	}
 }

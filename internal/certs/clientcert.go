@@ -29,17 +29,7 @@ func NewCA(commonName string, lifetime time.Duration) (certPEM, keyPEM []byte, e
 	if err != nil {
 		return nil, nil, err
 	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: commonName, Organization: []string{"msgbench"}},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(lifetime),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		MaxPathLenZero:        true,
-	}
+	tmpl := caTemplate(commonName, lifetime)
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		return nil, nil, err

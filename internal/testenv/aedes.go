@@ -27,7 +27,7 @@ type AedesBroker struct {
 
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stderr *syncBuffer
+	stderr *SyncBuffer
 	done   chan struct{}
 }
 
@@ -56,7 +56,7 @@ func StartAedes(t testing.TB) *AedesBroker {
 	if err != nil {
 		t.Fatalf("hack/aedes.sh installed aedes but node is not on PATH: %v", err)
 	}
-	a := &AedesBroker{stderr: &syncBuffer{}, done: make(chan struct{})}
+	a := &AedesBroker{stderr: &SyncBuffer{}, done: make(chan struct{})}
 	a.cmd = exec.Command(node, server, "127.0.0.1", "0")
 	a.cmd.Stderr = a.stderr
 	if a.stdin, err = a.cmd.StdinPipe(); err != nil {
@@ -133,19 +133,19 @@ var aedesInstall = sync.OnceValues(func() (string, error) {
 // installAedes runs hack/aedes.sh once per test binary and returns the path of server.mjs.
 func installAedes() (string, error) { return aedesInstall() }
 
-// syncBuffer is a bytes.Buffer safe for a process's writes and a test's reads.
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer safe for a process's writes and a test's reads at once.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
