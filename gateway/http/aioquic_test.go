@@ -8,10 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/msgbench/msgbench/internal/testenv"
 )
 
 // aioquicPython is the python of the virtual environment hack/aioquic.sh installs aioquic into
@@ -19,20 +20,7 @@ import (
 // in CI, where make setup must have installed it.
 func aioquicPython(t *testing.T) (python, root string) {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root = filepath.Join(filepath.Dir(file), "..", "..")
-	out, err := exec.Command(filepath.Join(root, "hack", "aioquic.sh")).Output()
-	if err != nil {
-		msg := err.Error()
-		if ee, ok := errors.AsType[*exec.ExitError](err); ok {
-			msg = string(ee.Stderr)
-		}
-		if os.Getenv("CI") != "" {
-			t.Fatalf("hack/aioquic.sh (make setup installs aioquic for CI): %s", msg)
-		}
-		t.Skipf("aioquic cannot be installed here (hack/aioquic.sh needs python3 with venv and PyPI): %s", msg)
-	}
-	return strings.TrimSpace(string(out)), root
+	return testenv.Install(t, "aioquic.sh", "aioquic"), testenv.RepoRoot()
 }
 
 // aioquicResult is what test/earlydata/aioquic_early_post.py prints.

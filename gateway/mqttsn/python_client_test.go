@@ -7,14 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/msgbench/msgbench/internal/testenv"
 )
 
 // pythonMQTTSN is the python of the virtual environment hack/mqttsn-python.sh installs mqtt-sn-12
@@ -23,20 +23,7 @@ import (
 // venv or PyPI the test skips, except in CI, where make setup must have installed it.
 func pythonMQTTSN(t *testing.T) (python, script string) {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	out, err := exec.Command(filepath.Join(root, "hack", "mqttsn-python.sh")).Output()
-	if err != nil {
-		msg := err.Error()
-		if ee, ok := errors.AsType[*exec.ExitError](err); ok {
-			msg += ": " + string(ee.Stderr)
-		}
-		if os.Getenv("CI") != "" {
-			t.Fatalf("hack/mqttsn-python.sh (make setup installs mqtt-sn-12 for CI): %s", msg)
-		}
-		t.Skipf("mqtt-sn-12 cannot be installed here (hack/mqttsn-python.sh needs python3 with venv and PyPI): %s", msg)
-	}
-	return strings.TrimSpace(string(out)), filepath.Join(root, "test", "mqttsn", "python_client.py")
+	return testenv.Install(t, "mqttsn-python.sh", "mqtt-sn-12"), filepath.Join(testenv.RepoRoot(), "test", "mqttsn", "python_client.py")
 }
 
 // pyLine is one line test/mqttsn/python_client.py prints.
