@@ -103,7 +103,7 @@ spec:
 		t.Errorf("a client connected with msgbench's default id:\n%s", log)
 	}
 	_, err := runIdentity(t, fmt.Sprintf(doc, "3.1.1", b.Addr, "wrong-{index}"), Options{})
-	if err == nil || !strings.Contains(err.Error(), "not authorized") || !strings.Contains(err.Error(), "sensor-0000") {
+	if err == nil || !strings.Contains(err.Error(), "not authorized") || !strings.Contains(err.Error(), "the devices sent user names and passwords (spec.identity)") || !strings.Contains(err.Error(), "sensor-0000") {
 		t.Fatalf("a wrong password: %v", err)
 	}
 }

@@ -234,7 +234,11 @@ func (c *Conn) handshake() error {
 	}
 	c.br.Discard(h.Remaining) //nolint:errcheck // bytes were peeked
 	if c.connack.ReasonCode != 0 {
-		return refusal.Explain(c.version, refusal.CONNACK, c.connack.ReasonCode, c.connack.ReasonString, "")
+		e := refusal.Explain(c.version, refusal.CONNACK, c.connack.ReasonCode, c.connack.ReasonString, "")
+		if c.opts.Connect.Username != "" {
+			e = refusal.WithCredentials(e)
+		}
+		return e
 	}
 	return nil
 }

@@ -118,6 +118,18 @@ var connack311 = map[byte]reason{
 var notMQTT5 = reason{"unacceptable protocol version, an MQTT 3.1.1 broker's answer to MQTT 5",
 	`the broker does not speak MQTT 5: set spec.mqtt.version to "3.1.1"`}
 
+// credentialsSent is the advice on an authentication refusal to clients that sent user names.
+const credentialsSent = "the devices sent user names and passwords (spec.identity): check them against the broker's users — the patterns, or the credentials list, and which devices have a line (docs/identity.md) — and, when the names are right, the broker's access control for them"
+
+// WithCredentials is e with the advice for clients that did send credentials: the advice that
+// they connect anonymously does not hold then.
+func WithCredentials(e *Error) *Error {
+	if e.Advice == anonymous {
+		e.Advice = credentialsSent
+	}
+	return e
+}
+
 // lookup finds code's meaning in packet from a version connection; ok false for an unknown code.
 func lookup(version byte, packet Packet, code byte) (reason, bool) {
 	if version != V5 {
