@@ -102,3 +102,47 @@ spec:
 		t.Errorf("untrusted listener: err %v, result %+v, output:\n%s", err, r, output)
 	}
 }
+
+// TestExternalWebSocketURL: MQTT over WebSocket to a broker msgbench does not start, at its
+// WebSocket listener's address and path (spec.broker.external, spec.mqtt.transport websocket,
+// webSocketPath): every message arrives. (Mosquitto's listener serves any path, so a wrong one
+// is not refused by it.)
+func TestExternalWebSocketURL(t *testing.T) {
+	if _, err := mosquitto.Binary(); err != nil {
+		t.Skip(err)
+	}
+	b, err := mosquitto.Start(context.Background(), mosquitto.Options{WebSocket: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Stop() })
+	f := filepath.Join(t.TempDir(), "ws.yaml")
+	if err := os.WriteFile(f, fmt.Appendf(nil, `
+apiVersion: msgbench.io/v1alpha1
+kind: MessagingBenchmark
+metadata: {name: external-ws}
+spec:
+  protocol: mqtt
+  qos: 1
+  mqtt: {transport: websocket, webSocketPath: %q}
+  broker: {type: external, external: {address: %q}}
+  workload: {publishers: 2, subscribers: 2, topics: 2, payloadBytes: 64, rate: 50, warmup: 1s, duration: 2s}
+`, b.WebSocketPath, b.WSAddr), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if _, err := msgbench(t, "run", "-q", "-f", f, "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "external-ws", "latest", "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r results.Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Phase != "Succeeded" || r.Sent == 0 || r.Received != r.Expected || *r.Lost != 0 || !strings.Contains(r.Environment.Protocol, "WebSocket") {
+		t.Errorf("phase %s, protocol %q: sent %d, expected %d, received %d, lost %v", r.Phase, r.Environment.Protocol, r.Sent, r.Expected, r.Received, r.Lost)
+	}
+}
