@@ -74,6 +74,16 @@ func (d *driver) probe(ctx context.Context, handshake bool) func(error) error {
 		defer cancel()
 		return mqtt.Probe(ctx, dial, cfg.Address, nil) == nil
 	}
+	if cfg.TLS != nil && !handshake {
+		// Over TLS 1.3 the server judges the client's certificate after the client's Finished,
+		// and its alert is lost when the client's CONNECT meets the closed socket first (a
+		// reset): a handshake of its own, then a read, hears it.
+		if alert := certAlert(ctx, dial, cfg.Address, drivers.NewClientTLS(cfg.TLS, cfg).For("msgbench-probe")); alert != nil {
+			if e := refusal.ClientCertificate(cfg.Address, alert, cfg.ClientCerts != nil, "spec.tls.clientCertificates"); e != nil {
+				return func(error) error { return e }
+			}
+		}
+	}
 	switch {
 	case handshake: // a TLS client; the handshake got no TLS answer
 		plain := plainMQTT()
@@ -96,6 +106,28 @@ func (d *driver) probe(ctx context.Context, handshake bool) func(error) error {
 		speaks311 := mqtt.Probe(ctx, dial, cfg.Address, tc) == nil
 		versionField := field(cfg.Group, "mqtt.version", "mqtt.version")
 		return func(err error) error { return refusal.NotMQTT5(err, speaks311, versionField) }
+	}
+	return nil
+}
+
+// certAlert is the alert the TLS server at address sends a client with tc once the handshake is
+// done, nil when it sends none within the probe's time.
+func certAlert(ctx context.Context, dial drivers.DialFunc, address string, tc *tls.Config) error {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	nc, err := dial(ctx, "tcp", address)
+	if err != nil {
+		return nil
+	}
+	defer nc.Close()
+	c := tls.Client(nc, tc)
+	if err := c.HandshakeContext(ctx); err != nil {
+		return err
+	}
+	deadline, _ := ctx.Deadline()
+	_ = nc.SetReadDeadline(deadline)
+	if _, err := c.Read(make([]byte, 1)); err != nil {
+		return err
 	}
 	return nil
 }
