@@ -86,6 +86,9 @@ func (r *Reconciler) cleanup(ctx context.Context, st *run) error {
 	if st.plan == nil || st.plan.NeedsCertificate() {
 		objs = append(objs, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: n.TLS, Namespace: ns}})
 	}
+	if cc := spec.ClientCertificates(); cc != nil && (cc.CA == nil || cc.CA.SecretRef == nil) {
+		objs = append(objs, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: n.ClientCA, Namespace: ns}})
+	}
 	objs = append(objs, r.thirdPartyObjects(st)...)
 	if spec.Impaired() || slices.ContainsFunc(spec.Groups, func(g v1alpha1.DeviceGroupSpec) bool { return g.Network != nil }) {
 		if err := r.deleteNetworkChaos(ctx, st); err != nil {

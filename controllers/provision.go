@@ -62,6 +62,9 @@ func (r *Reconciler) common(ctx context.Context, st *run) (bool, error) {
 	if err := r.apply(ctx, resources.WorkerServiceAccount(mb)); err != nil {
 		return false, err
 	}
+	if ok, err := r.clientCA(ctx, st); !ok || err != nil {
+		return false, err
+	}
 	if !st.plan.NeedsCertificate() {
 		return true, nil
 	}
@@ -98,6 +101,64 @@ func (r *Reconciler) common(ctx context.Context, st *run) (bool, error) {
 	return true, r.createOnce(ctx, resources.TLSSecret(mb, bundle))
 }
 
+// clientCA makes sure the devices' CA of spec.tls.clientCertificates is there: the user's
+// kubernetes.io/tls Secret (ca.secretRef; waited for, its certificate and key checked), or one the
+// operator generates for the run (an ECDSA P-256 CA, owned by the benchmark).
+func (r *Reconciler) clientCA(ctx context.Context, st *run) (bool, error) {
+	mb := st.mb
+	cc := mb.Spec.ClientCertificates()
+	if cc == nil {
+		return true, nil
+	}
+	if cc.CA != nil && cc.CA.SecretRef != nil {
+		var s corev1.Secret
+		err := r.Get(ctx, client.ObjectKey{Namespace: mb.Namespace, Name: cc.CA.SecretRef.Name}, &s)
+		if apierrors.IsNotFound(err) {
+			st.waiting = fmt.Sprintf("waiting for Secret %s named by spec.tls.clientCertificates.ca.secretRef", cc.CA.SecretRef.Name)
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		for _, k := range []string{corev1.TLSCertKey, corev1.TLSPrivateKeyKey} {
+			if len(s.Data[k]) == 0 {
+				return false, fail("spec.tls.clientCertificates.ca.secretRef: Secret %s has no key %s (it needs the CA's certificate tls.crt and private key tls.key)", s.Name, k)
+			}
+		}
+		if _, err := certs.NewIssuer(s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey], string(cc.KeyType), cc.CommonName); err != nil {
+			return false, fail("spec.tls.clientCertificates.ca.secretRef: Secret %s: %v", s.Name, err)
+		}
+		return true, nil
+	}
+	var existing corev1.Secret
+	err := r.Get(ctx, client.ObjectKey{Namespace: mb.Namespace, Name: st.names.ClientCA}, &existing)
+	if err == nil {
+		return true, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return false, err
+	}
+	certPEM, keyPEM, err := certs.NewCA("msgbench devices CA "+mb.Name, 30*24*time.Hour)
+	if err != nil {
+		return false, err
+	}
+	return true, r.createOnce(ctx, resources.ClientCASecret(mb, certPEM, keyPEM))
+}
+
+// mosquittoCAFile adds Mosquitto's cafile (the server's CA and the devices' CA, certificates
+// only) to the broker's objects with spec.tls.clientCertificates.
+func (r *Reconciler) mosquittoCAFile(ctx context.Context, mb *v1alpha1.MessagingBenchmark, objs []client.Object) error {
+	var server, devices corev1.Secret
+	if err := r.Get(ctx, client.ObjectKey{Namespace: mb.Namespace, Name: resources.TLSSecretName(mb)}, &server); err != nil {
+		return err
+	}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: mb.Namespace, Name: resources.ClientCASecretName(mb)}, &devices); err != nil {
+		return err
+	}
+	resources.WithMosquittoCAFile(mb, objs, server.Data["ca.crt"], devices.Data[corev1.TLSCertKey])
+	return nil
+}
+
 // broker provisions the broker, or checks an external one is reachable.
 func (r *Reconciler) broker(ctx context.Context, st *run) (bool, error) {
 	mb := st.mb
@@ -115,6 +176,11 @@ func (r *Reconciler) broker(ctx context.Context, st *run) (bool, error) {
 	objs, err := resources.BrokerObjects(mb, st.plan, r.Config)
 	if err != nil {
 		return false, fail("%v", err)
+	}
+	if resources.NeedsMosquittoCAFile(mb, st.plan) {
+		if err := r.mosquittoCAFile(ctx, mb, objs); err != nil {
+			return false, err
+		}
 	}
 	name := brokerName(mb.Spec.Broker.Type)
 	for _, obj := range objs {

@@ -2,12 +2,15 @@ package controllers_test
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -38,6 +41,7 @@ import (
 	"github.com/msgbench/msgbench/controllers/resources"
 	"github.com/msgbench/msgbench/gateway"
 	_ "github.com/msgbench/msgbench/gateway/all"
+	"github.com/msgbench/msgbench/internal/certs"
 	"github.com/msgbench/msgbench/internal/testenv"
 	"github.com/msgbench/msgbench/loadgen"
 	"github.com/msgbench/msgbench/loadgen/control"
@@ -440,11 +444,37 @@ func (k *kubelet) runWorker(ctx context.Context, index int, pod *corev1.Pod) {
 		g, svc, _ := strings.Cut(e, "=")
 		endpoints[g] = at(svc)
 	}
-	address = at(firstOf(args["--broker"]))
+	brokerArg := firstOf(args["--broker"])
+	address = at(brokerArg)
+	// spec.tls.clientCertificates: the worker reads the devices' CA (--client-ca, --client-ca-key)
+	// and the server's CA (--ca) from the Secrets mounted where the flags point, and verifies
+	// the broker by its Service's name, as `msgbench loadgen` in the pod does.
+	var clientTLS *tls.Config
+	var issuer *certs.Issuer
+	if caFile, keyFile := firstOf(args["--client-ca"]), firstOf(args["--client-ca-key"]); caFile != "" {
+		ca, err1 := k.mountedSecretFile(ctx, pod, caFile)
+		key, err2 := k.mountedSecretFile(ctx, pod, keyFile)
+		serverCA, err3 := k.mountedSecretFile(ctx, pod, firstOf(args["--ca"]))
+		if err := errors.Join(err1, err2, err3); err != nil {
+			k.t.Errorf("worker %s: %v", pod.Name, err)
+			return
+		}
+		cc := mb.Spec.ClientCertificates()
+		if issuer, err = certs.NewIssuer(ca, key, string(cc.KeyType), cc.CommonName); err != nil {
+			k.t.Errorf("worker %s: the devices' CA: %v", pod.Name, err)
+			return
+		}
+		host, _, _ := net.SplitHostPort(brokerArg)
+		if clientTLS, err = certs.ClientTLS(serverCA, host, compiled.Groups[0].TLSVersion); err != nil {
+			k.t.Errorf("worker %s: %v", pod.Name, err)
+			return
+		}
+	}
 	go func() {
 		// The worker pod's own loop (control.Server.Run, as `msgbench loadgen --control` runs it).
 		_, err := ctl.Run(runCtx, loadgen.Options{Name: compiled.Benchmark.Name, Plan: compiled, Worker: index, RunID: resources.RunID(&mb),
 			Address: address, Endpoints: endpoints, Groups: groups, Ready: func() { close(readyCh) },
+			TLS: clientTLS, ClientCerts: issuer,
 			AccountRadio: true, // as a worker pod: no emulator sees its packets
 		}, func(string, ...any) {})
 		resultCh <- err
@@ -506,6 +536,41 @@ func (k *kubelet) runWorker(ctx context.Context, index int, pod *corev1.Pod) {
 			p.Status.Phase = corev1.PodFailed
 		}
 	})
+}
+
+// mountedSecretFile reads the file at path in the pod's container from the Secret volume mounted
+// at its folder, through the API, as the kubelet would have projected it (the volume's items, or
+// every key of the Secret).
+func (k *kubelet) mountedSecretFile(ctx context.Context, pod *corev1.Pod, path string) ([]byte, error) {
+	dir, file := filepath.Split(path)
+	for _, m := range pod.Spec.Containers[0].VolumeMounts {
+		if filepath.Clean(m.MountPath) != filepath.Clean(dir) {
+			continue
+		}
+		for _, v := range pod.Spec.Volumes {
+			if v.Name != m.Name || v.Secret == nil {
+				continue
+			}
+			key := file
+			if len(v.Secret.Items) > 0 {
+				key = ""
+				for _, it := range v.Secret.Items {
+					if it.Path == file {
+						key = it.Key
+					}
+				}
+			}
+			var s corev1.Secret
+			if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: v.Secret.SecretName}, &s); err != nil {
+				return nil, fmt.Errorf("%s: Secret %s: %w", path, v.Secret.SecretName, err)
+			}
+			if key == "" || len(s.Data[key]) == 0 {
+				return nil, fmt.Errorf("%s: not in Secret %s as mounted", path, v.Secret.SecretName)
+			}
+			return s.Data[key], nil
+		}
+	}
+	return nil, fmt.Errorf("%s: no Secret volume mounted at %s", path, dir)
 }
 
 func (k *kubelet) setPod(ctx context.Context, name string, f func(*corev1.Pod)) {

@@ -34,6 +34,7 @@ type ClientCertificatesSpec struct {
 // ClientCASource is a CA the user supplies to sign the devices' certificates: its certificate and
 // its private key, PEM (the key unencrypted: PKCS #8, PKCS #1 or SEC 1).
 // +kubebuilder:validation:XValidation:rule="has(self.secretRef) != has(self.certFile)",message="ca: set certFile and keyFile (msgbench run) or secretRef (on Kubernetes), one of them",fieldPath=".certFile",reason="FieldValueRequired"
+// +kubebuilder:validation:XValidation:rule="!has(self.certFile)",message="on Kubernetes, spec.tls.clientCertificates.ca: the operator reads no files; give the devices' CA as a kubernetes.io/tls Secret in the benchmark's namespace with secretRef (certFile and keyFile are for msgbench run)",fieldPath=".certFile",reason="FieldValueForbidden"
 // +kubebuilder:validation:XValidation:rule="has(self.certFile) == has(self.keyFile)",message="ca: certFile and keyFile go together: the CA's certificate and its private key",fieldPath=".keyFile",reason="FieldValueRequired"
 type ClientCASource struct {
 	// certFile is the CA certificate's PEM file (msgbench run), relative to the manifest's folder.
@@ -50,7 +51,8 @@ type ClientCASource struct {
 
 	// secretRef names a Secret in the benchmark's namespace with the CA's certificate (tls.crt)
 	// and private key (tls.key), a kubernetes.io/tls Secret; the operator mounts it in the worker
-	// pods and the CA certificate in the broker's.
+	// pods (each signs its devices' certificates) and gives the CA certificate, never the key, to
+	// the broker and the gateways it runs.
 	// +optional
 	SecretRef *LocalSecretReference `json:"secretRef,omitempty"`
 }

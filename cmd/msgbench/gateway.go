@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"fmt"
 	"os"
 	"os/signal"
@@ -20,7 +21,7 @@ import (
 type gatewayFlags struct {
 	in                                      planInput
 	mode, listen, broker, certFile, keyFile string
-	brokerCA, metrics                       string
+	brokerCA, clientCA, metrics             string
 }
 
 func newGatewayCommand() *cobra.Command {
@@ -43,6 +44,7 @@ either.`,
 	f.in.flags(fl, "with the gateway's settings (without -f or --plan: the mode's defaults)")
 	fl.StringVar(&f.certFile, "tls-cert", "", "PEM server certificate (HTTPS, QUIC)")
 	fl.StringVar(&f.keyFile, "tls-key", "", "PEM server key (HTTPS, QUIC)")
+	fl.StringVar(&f.clientCA, "client-ca", "", "PEM CA certificate of the devices' client certificates (spec.tls.clientCertificates): require each client's certificate and verify it with this CA (with --tls-cert)")
 	fl.StringVar(&f.brokerCA, "broker-ca", "", "PEM CA certificate: connect to the broker over TLS and verify it with this CA")
 	fl.StringVar(&f.metrics, "metrics", "", "serve the gateway's Prometheus metrics and its own CPU and memory (/metrics, /usage) on HOST:PORT")
 	for _, name := range []string{"mode", "listen", "broker"} {
@@ -74,6 +76,20 @@ func runGateway(cmd *cobra.Command, f gatewayFlags) error {
 		if o.TLS, err = (&certs.Bundle{ServerCert: cert, ServerKey: key}).ServerTLS(); err != nil {
 			return err
 		}
+	}
+	if f.clientCA != "" {
+		if o.TLS == nil {
+			return fmt.Errorf("--client-ca: the gateway verifies client certificates only when it serves TLS (--tls-cert, --tls-key)")
+		}
+		ca, err := os.ReadFile(f.clientCA)
+		if err != nil {
+			return fmt.Errorf("--client-ca: %w", err)
+		}
+		pool, err := certs.CertPool(ca)
+		if err != nil {
+			return fmt.Errorf("--client-ca: %w", err)
+		}
+		o.TLS.ClientAuth, o.TLS.ClientCAs = tls.RequireAndVerifyClientCert, pool
 	}
 	if f.brokerCA != "" {
 		ca, err := os.ReadFile(f.brokerCA)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/msgbench/msgbench/brokers/mosquitto"
+	"github.com/msgbench/msgbench/internal/certs"
 	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/internal/testenv"
 	"github.com/msgbench/msgbench/plan"
@@ -127,6 +129,98 @@ func TestGatewayServesItsPlan(t *testing.T) {
 	_ = resp.Body.Close()
 	if !strings.Contains(string(body), `msgbench_gateway_messages_in_total{benchmark="http-1-1",component="gateway"`) {
 		t.Errorf("gateway metrics without the plan's benchmark:\n%s", body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("msgbench gateway after its context ended: %v", err)
+	}
+}
+
+// TestGatewayRequiresClientCertificates: `msgbench gateway --client-ca` (the operator's gateway
+// pods with spec.tls.clientCertificates) requires each client's certificate and verifies it with
+// the devices' CA: a POST without one is refused in the handshake, one with a device's
+// certificate goes through; --client-ca without TLS is refused.
+func TestGatewayRequiresClientCertificates(t *testing.T) {
+	b, err := mosquitto.Start(context.Background(), mosquitto.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = b.Stop() }()
+	dir := t.TempDir()
+	server, err := certs.New("gateway", []string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM, caKey, err := certs.NewCA("devices", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{"tls.crt": server.ServerCert, "tls.key": server.ServerKey, "client-ca.crt": caPEM}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := []string{"gateway", "--mode", "http", "--listen", "127.0.0.1:0", "--broker", b.Addr,
+		"--plan", gatewayPlanFile(t, "http-1-1.yaml", ""), "--client-ca", filepath.Join(dir, "client-ca.crt")}
+	if _, err := msgbench(t, base...); err == nil || !strings.Contains(err.Error(), "--client-ca") {
+		t.Errorf("--client-ca without --tls-cert: error %v", err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := newRootCommand()
+	var stderr testenv.SyncBuffer
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(&stderr)
+	cmd.SetArgs(append(base, "--tls-cert", filepath.Join(dir, "tls.crt"), "--tls-key", filepath.Join(dir, "tls.key")))
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	serving := regexp.MustCompile(`serving on (\S+),`)
+	var addr string
+	for deadline := time.Now().Add(20 * time.Second); addr == ""; time.Sleep(20 * time.Millisecond) {
+		if m := serving.FindStringSubmatch(stderr.String()); m != nil {
+			addr = m[1]
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("msgbench gateway ended: %v\n%s", err, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("msgbench gateway did not serve:\n%s", stderr.String())
+		}
+	}
+	post := func(cert *tls.Certificate) (*http.Response, error) {
+		cfg, err := certs.ClientTLS(server.CACert, "127.0.0.1", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cert != nil {
+			cfg.Certificates = []tls.Certificate{*cert}
+		}
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}, Timeout: 5 * time.Second}
+		return c.Post("https://"+addr+"/topics/mtls?qos=1", "application/octet-stream", strings.NewReader("hello"))
+	}
+	if resp, err := post(nil); err == nil {
+		_ = resp.Body.Close()
+		t.Errorf("POST without a client certificate: %s, want the handshake refused", resp.Status)
+	}
+	issuer, err := certs.NewIssuer(caPEM, caKey, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := issuer.Certificate("device-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := post(cert)
+	if err != nil {
+		t.Fatalf("POST with the device's certificate: %v", err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Errorf("POST with the device's certificate: %s", resp.Status)
 	}
 	cancel()
 	if err := <-done; err != nil {

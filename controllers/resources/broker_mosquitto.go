@@ -2,6 +2,7 @@ package resources
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/brokers/mosquitto"
@@ -25,6 +26,13 @@ func mosquittoPod(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, _ Config) (*cor
 		c.Ciphers = devicetls.ServerTLS12(&mb.Spec)
 		mounts, volumes = withCerts(mb, "/etc/mosquitto/certs", mounts, volumes)
 	}
+	if p.Broker.TLS && mb.Spec.ClientCertificates() != nil {
+		// As a local run does (brokers/mosquitto): one cafile with the server's CA, where
+		// OpenSSL finds the server's chain, and the devices' CA, which verifies the clients.
+		// The images have no shell to join two Secrets' files, so the operator writes the
+		// joined certificates (no key) into the broker's ConfigMap (WithMosquittoCAFile).
+		c.CAFile, c.RequireCertificate = "/etc/mosquitto/msgbench/"+MosquittoCAFileKey, true
+	}
 	if brokerWebSocket(mb) { // Mosquitto serves MQTT at any path
 		c.WSPort = int(wsPort(mb))
 		if p.Broker.TLS {
@@ -40,4 +48,26 @@ func mosquittoPod(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, _ Config) (*cor
 		Command:      []string{"mosquitto", "-c", "/etc/mosquitto/msgbench/mosquitto.conf"},
 		VolumeMounts: mounts,
 	}, volumes), nil
+}
+
+// MosquittoCAFileKey is the key of Mosquitto's cafile in the broker's ConfigMap with
+// spec.tls.clientCertificates: the server's CA, then the devices' CA.
+const MosquittoCAFileKey = "client-cafile.crt"
+
+// NeedsMosquittoCAFile reports whether the broker's ConfigMap of mb must get the joined cafile
+// (WithMosquittoCAFile): Mosquitto msgbench runs, TLS to it, client certificates.
+func NeedsMosquittoCAFile(mb *v1alpha1.MessagingBenchmark, p *plan.Plan) bool {
+	t := mb.Spec.Broker.Type
+	return (t == v1alpha1.BrokerMosquitto || t == "") && p.Broker.TLS && mb.Spec.ClientCertificates() != nil
+}
+
+// WithMosquittoCAFile adds Mosquitto's cafile to the broker ConfigMap among objs: serverCA (ca.crt
+// of the TLS Secret) and devicesCA (tls.crt of the devices' CA Secret), certificates only.
+func WithMosquittoCAFile(mb *v1alpha1.MessagingBenchmark, objs []client.Object, serverCA, devicesCA []byte) {
+	for _, o := range objs {
+		if cm, ok := o.(*corev1.ConfigMap); ok && cm.Name == NamesOf(mb).BrokerConfig {
+			joined := append(append(append([]byte(nil), serverCA...), '\n'), devicesCA...)
+			cm.Data[MosquittoCAFileKey] = string(joined)
+		}
+	}
 }

@@ -64,7 +64,7 @@ const (
 // Names of a benchmark's objects. Each fits a DNS label (63 characters): long benchmark names
 // are shortened with a hash so two benchmarks never share an object.
 type Names struct {
-	Broker, BrokerConfig, Gateway, Workers, WorkerServiceAccount, Spec, TLS, Control, Result string
+	Broker, BrokerConfig, Gateway, Workers, WorkerServiceAccount, Spec, TLS, ClientCA, Control, Result string
 }
 
 // NamesOf returns the object names of mb.
@@ -78,6 +78,7 @@ func NamesOf(mb *v1alpha1.MessagingBenchmark) Names {
 		WorkerServiceAccount: n("-worker"),
 		Spec:                 n("-spec"),
 		TLS:                  n("-tls"),
+		ClientCA:             n("-client-ca"),
 		Control:              n("-control"),
 		Result:               n("-result"),
 	}
@@ -176,6 +177,27 @@ func TLSSecretName(mb *v1alpha1.MessagingBenchmark) string {
 		return mb.Spec.TLS.SecretRef.Name
 	}
 	return NamesOf(mb).TLS
+}
+
+// ClientCASecretName is the kubernetes.io/tls Secret with the devices' CA
+// (spec.tls.clientCertificates): the user's (ca.secretRef), or the one the operator generates;
+// "" without client certificates.
+func ClientCASecretName(mb *v1alpha1.MessagingBenchmark) string {
+	cc := mb.Spec.ClientCertificates()
+	switch {
+	case cc == nil:
+		return ""
+	case cc.CA != nil && cc.CA.SecretRef != nil:
+		return cc.CA.SecretRef.Name
+	}
+	return NamesOf(mb).ClientCA
+}
+
+// clientCAVolume is the devices' CA certificate (tls.crt of ClientCASecretName) as file ca.crt,
+// never its key: what a server that verifies the devices' certificates needs.
+func clientCAVolume(mb *v1alpha1.MessagingBenchmark, name string) corev1.Volume {
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName: ClientCASecretName(mb), Items: []corev1.KeyToPath{{Key: corev1.TLSCertKey, Path: "ca.crt"}}}}}
 }
 
 // BrokerAddress is the host:port the MQTT (or Kafka) clients connect to: the WebSocket listener

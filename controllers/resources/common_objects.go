@@ -54,6 +54,18 @@ func TLSSecret(mb *v1alpha1.MessagingBenchmark, b *certs.Bundle) *corev1.Secret 
 	}
 }
 
+// ClientCASecret holds the devices' CA the operator generated for this benchmark
+// (spec.tls.clientCertificates without ca): its certificate and private key, PEM. The worker pods
+// mount both (each signs its devices' certificates); the broker and the gateways the certificate.
+func ClientCASecret(mb *v1alpha1.MessagingBenchmark, certPEM, keyPEM []byte) *corev1.Secret {
+	return &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: meta(mb, NamesOf(mb).ClientCA, v1alpha1.ComponentWorker),
+		Type:       corev1.SecretTypeTLS,
+		Data:       map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM},
+	}
+}
+
 // CertificateHosts are the names the generated server certificate is valid for: the broker's
 // and gateway's Service names (for Kafka, Strimzi's bootstrap Service and broker pods).
 func CertificateHosts(mb *v1alpha1.MessagingBenchmark) []string {

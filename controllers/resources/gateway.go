@@ -61,6 +61,13 @@ func GatewayDeployment(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, mode strin
 		mounts = append(mounts, corev1.VolumeMount{Name: "certs", MountPath: "/etc/msgbench/tls", ReadOnly: true})
 		volumes = append(volumes, corev1.Volume{Name: "certs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 			SecretName: TLSSecretName(mb), DefaultMode: ptr.To[int32](0o440)}}})
+		if mb.Spec.ClientCertificates() != nil {
+			// The gateway requires each device's certificate and verifies it against the
+			// devices' CA: its certificate only, never its key.
+			args = append(args, "--client-ca", "/etc/msgbench/client-ca/ca.crt")
+			mounts = append(mounts, corev1.VolumeMount{Name: "client-ca", MountPath: "/etc/msgbench/client-ca", ReadOnly: true})
+			volumes = append(volumes, clientCAVolume(mb, "client-ca"))
+		}
 	}
 	var cports []corev1.ContainerPort
 	for _, p := range ports {

@@ -107,6 +107,14 @@ func workersJob(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, set plan.WorkerSe
 		volumes = append(volumes, corev1.Volume{Name: "ca", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 			SecretName: TLSSecretName(mb), Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}}})
 	}
+	if name := ClientCASecretName(mb); name != "" {
+		// The devices' CA, certificate and key: each worker signs its devices' certificates.
+		args = append(args, "--client-ca", ClientCADir+"/tls.crt", "--client-ca-key", ClientCADir+"/tls.key")
+		mounts = append(mounts, corev1.VolumeMount{Name: "client-ca", MountPath: ClientCADir, ReadOnly: true})
+		volumes = append(volumes, corev1.Volume{Name: "client-ca", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: name, Items: []corev1.KeyToPath{{Key: corev1.TLSCertKey, Path: "tls.crt"}, {Key: corev1.TLSPrivateKeyKey, Path: "tls.key"}},
+			DefaultMode: ptr.To[int32](0o440)}}})
+	}
 	// Each credentials Secret of the set's groups (spec.identity.credentials.secretRef), where
 	// msgbench loadgen reads it: /etc/msgbench/credentials/<secret>/credentials.csv.
 	for _, name := range credentialSecrets(groups) {
@@ -160,6 +168,9 @@ func workersJob(mb *v1alpha1.MessagingBenchmark, p *plan.Plan, set plan.WorkerSe
 			}
 		}
 	}
+	if ClientCASecretName(mb) != "" {
+		pod.SecurityContext.FSGroup = ptr.To[int64](msgbenchUID) // the CA's key file (0440) is the pod's group's
+	}
 	if mb.Spec.Workload.ClientsOfWorker(0, int(w.Replicas)) > DefaultEphemeralPorts {
 		// A pod has one address, and its connections to the broker's one address:port need a
 		// source port each: past the default range's 28,232 the next connect fails with
@@ -194,6 +205,10 @@ const (
 	DefaultEphemeralPorts = 60999 - 32768 + 1
 	WidePortRange         = "1024 65535"
 )
+
+// ClientCADir is where a worker pod finds the devices' CA (spec.tls.clientCertificates): tls.crt
+// and tls.key.
+const ClientCADir = "/etc/msgbench/client-ca"
 
 // CredentialsDir is where a worker pod finds each credentials Secret, in a folder of its name
 // (msgbench loadgen's default $MSGBENCH_CREDENTIALS_DIR).
