@@ -56,6 +56,12 @@ func Judge(r *Result) Verdict {
 		fail("measured nothing at the subscribers: none of the %d deliveries the subscriptions expected arrived, "+
 			"so no end-to-end figure exists; check the errors, the topics and the broker", r.Expected)
 	}
+	if r.Sent > 0 && r.Expected == 0 && r.Acked == 0 && r.Errors >= r.Sent {
+		// Publish-only (an HTTP endpoint of the user's own, a run without subscribers): what the
+		// other side accepted is all it measures.
+		fail("measured nothing: none of the %d messages sent was accepted (%d errors: refused or unanswered); check the errors, "+
+			"and an HTTP endpoint's acceptedStatuses", r.Sent, r.Errors)
+	}
 	if p.Messages() == 0 && r.Sent > 0 {
 		if asked := t.Duration; asked > 0 && r.MeasuredSeconds < asked.Seconds()-0.001 {
 			fail("measured %.2f s of the %s asked: publishing stopped early", r.MeasuredSeconds, asked)

@@ -47,3 +47,19 @@ func TestUnsentAdvice(t *testing.T) {
 		t.Errorf("a flat run that could not keep up: %q", msg)
 	}
 }
+
+// A publish-only run whose every message was refused (an HTTP endpoint answering 501 to each)
+// measured nothing: it fails, though no subscriber expected anything to count as lost.
+func TestNothingAcceptedFails(t *testing.T) {
+	spec := &v1alpha1.MessagingBenchmarkSpec{Protocol: v1alpha1.ProtocolHTTP, QoS: 1,
+		Workload: v1alpha1.WorkloadSpec{Publishers: 2, Subscribers: 0, Topics: 1, PayloadBytes: 32, Rate: 20, Duration: metav1.Duration{Duration: 2 * time.Second}}}
+	r := &results.Result{Spec: spec, Sent: 40, Errors: 40, MeasuredSeconds: 2}
+	v := results.Judge(r)
+	if msg := strings.Join(v.Reasons, "; "); !v.Failed || !strings.Contains(msg, "none of the 40 messages sent was accepted") {
+		t.Errorf("every message refused: failed %v, %q", v.Failed, msg)
+	}
+	r.Acked, r.Errors = 32, 8
+	if v := results.Judge(r); v.Failed {
+		t.Errorf("32 of 40 accepted: %v", v.Reasons)
+	}
+}
