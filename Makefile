@@ -73,6 +73,7 @@ setup: ## Install the Debian packages and build the Kubernetes binaries and tool
 	hack/aioquic.sh >/dev/null
 	hack/aedes.sh >/dev/null
 	hack/mqttsn-python.sh >/dev/null
+	hack/bisquitt.sh >/dev/null
 
 # Tests that time round trips through emulated links run last and alone (-p 1): other test
 # packages running beside them on a 2-core machine add scheduling delay to what they measure.
