@@ -46,6 +46,9 @@ func runnable(mb *v1alpha1.MessagingBenchmark) (bool, string) {
 	if mb.Spec.Broker.Type == v1alpha1.BrokerExternal {
 		return false, "external broker address is a placeholder"
 	}
+	if mb.Spec.HTTP.Endpoint != nil {
+		return false, "the HTTP endpoint's URL is a placeholder (TestHTTPEndpointOfYourOwn runs one)"
+	}
 	if !mb.Spec.Broker.Type.Local() {
 		return false, string(mb.Spec.Broker.Type) + " runs on Kubernetes only (TestLocalBrokersRefuse checks the refusal)"
 	}
