@@ -120,6 +120,10 @@ spec:
 				t.Errorf("sent %d, acked %d, errors %d, the endpoint saw %d (%d refused): want every message answered, the 503s errors",
 					res.Sent, res.Acked, res.Errors, len(got), refused)
 			}
+			// The refusals are explained: the status, and what to change for it.
+			if !strings.Contains(res.Message, "the endpoint answered 503 Service Unavailable") || !strings.Contains(res.Message, "workload.rate") {
+				t.Errorf("message %q does not explain the 503s", res.Message)
+			}
 			if res.Received != 0 || res.Expected != 0 || res.Latency.PublishAck == nil {
 				t.Errorf("received %d of %d expected, publish-ack %v: an endpoint's deliveries are not observed, its answers are", res.Received, res.Expected, res.Latency.PublishAck)
 			}

@@ -14,11 +14,13 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
+	"github.com/msgbench/msgbench/internal/refusal"
 	"github.com/msgbench/msgbench/internal/wire"
 	"github.com/msgbench/msgbench/loadgen/drivers"
 	"github.com/msgbench/msgbench/loadgen/drivers/mqttquic/quicconn"
@@ -47,6 +49,10 @@ type endpointPublisher struct {
 	wg     sync.WaitGroup
 	seq    int64
 	gate   drivers.Gate
+
+	// refused is the first answer the endpoint does not accept, explained; Drain returns it once
+	// every answer came, as the MQTT driver does a PUBACK's reason code.
+	refused atomic.Pointer[refusal.Error]
 
 	mu     sync.Mutex
 	err    error
@@ -181,10 +187,16 @@ func (p *endpointPublisher) Publish(payload []byte, _ bool) error {
 			}
 			return
 		}
+		accepted := p.e.Accepted(resp.StatusCode)
+		if !accepted && p.refused.Load() == nil {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			p.refused.CompareAndSwap(nil, refusal.HTTPStatus(resp.StatusCode, p.e.AcceptedStatuses, body,
+				fmt.Sprintf("client %s, %s %s", p.c.ID, req.Method, req.URL.Redacted())))
+		}
 		_, _ = io.Copy(io.Discard, resp.Body)
 		_ = resp.Body.Close()
 		if p.gate.Enter() {
-			p.h.Completed(sentAt, p.e.Accepted(resp.StatusCode))
+			p.h.Completed(sentAt, accepted)
 			p.gate.Leave()
 		}
 	}()
@@ -243,7 +255,13 @@ func (p *endpointPublisher) Drain(ctx context.Context) error {
 	for range cap(p.window) {
 		<-p.window
 	}
-	return p.Err()
+	if err := p.Err(); err != nil {
+		return err
+	}
+	if re := p.refused.Load(); re != nil { // every answer came, some said no
+		return re
+	}
+	return nil
 }
 
 func (p *endpointPublisher) ConnectBytes() int64     { return p.connB }
