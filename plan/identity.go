@@ -24,6 +24,10 @@ type Identity struct {
 	// CredentialsSecret (the operator: a Secret's key CredentialsKey) list each device's
 	// username and password by client id.
 	CredentialsFile, CredentialsSecret string
+	// SASLMechanism is how a Kafka group's devices authenticate (PLAIN, SCRAM-SHA-256,
+	// SCRAM-SHA-512): spec.identity.saslMechanism, PLAIN when unset; "" when the group is not
+	// Kafka or its devices have no credentials.
+	SASLMechanism v1alpha1.SASLMechanism
 }
 
 // CredentialsKey is the key of a credentials Secret (spec.identity.credentials.secretRef) whose
@@ -219,7 +223,7 @@ type sourced struct{ value, field string }
 // target cannot do, naming the field. idField returns where the group's client id pattern was
 // written ("" for the default), for the check across groups.
 func compileIdentity(spec *v1alpha1.MessagingBenchmarkSpec, dg *v1alpha1.DeviceGroupSpec, g *Group, target Target) (idField string, err error) {
-	var clientID, user, pass, file, secret sourced
+	var clientID, user, pass, file, secret, mech sourced
 	apply := func(id *v1alpha1.IdentitySpec, field string) {
 		if id == nil {
 			return
@@ -230,6 +234,7 @@ func compileIdentity(spec *v1alpha1.MessagingBenchmarkSpec, dg *v1alpha1.DeviceG
 			}
 		}
 		set(&clientID, id.ClientID, "clientId")
+		set(&mech, string(id.SASLMechanism), "saslMechanism")
 		if id.Username != "" || id.Credentials != nil {
 			// A group's credentials replace the spec's, whichever way each lists them.
 			user, pass, file, secret = sourced{}, sourced{}, sourced{}, sourced{}
@@ -255,6 +260,9 @@ func compileIdentity(spec *v1alpha1.MessagingBenchmarkSpec, dg *v1alpha1.DeviceG
 		apply(dg.Identity, field+".identity")
 	}
 	if clientID.value == "" && user.value == "" && file.value == "" && secret.value == "" {
+		if mech.value != "" {
+			return "", fmt.Errorf("%s: the devices have no credentials to prove; set spec.identity.username and password, or credentials (or leave saslMechanism out)", mech.field)
+		}
 		return "", nil
 	}
 	if clientID.value != "" {
@@ -284,8 +292,19 @@ func compileIdentity(spec *v1alpha1.MessagingBenchmarkSpec, dg *v1alpha1.DeviceG
 		case v1alpha1.ProtocolMQTTSN:
 			return "", fmt.Errorf("%s: MQTT-SN 1.2's CONNECT carries no username or password (only a client id), so mqtt-sn devices cannot show credentials; the gateway connects to the broker for them. Leave the credentials out for protocol mqtt-sn", auth.field)
 		case v1alpha1.ProtocolKafka:
-			return "", fmt.Errorf("%s: msgbench's Kafka clients do not authenticate (no SASL yet); leave the credentials out for protocol kafka", auth.field)
+			if err := checkKafkaSASL(spec, auth, mech, target); err != nil {
+				return "", err
+			}
+			if mech.value == "" {
+				mech.value = string(v1alpha1.SASLPlain)
+			}
 		}
+	}
+	if mech.value != "" && auth.value == "" {
+		return "", fmt.Errorf("%s: the devices have no credentials to prove; set spec.identity.username and password, or credentials (or leave saslMechanism out)", mech.field)
+	}
+	if mech.value != "" && g.Protocol != v1alpha1.ProtocolKafka {
+		return "", fmt.Errorf("%s: SASL is how Kafka clients authenticate; protocol %s shows the credentials its own way (docs/identity.md): leave saslMechanism out", mech.field, g.Protocol)
 	}
 	if file.value != "" && target == Kubernetes {
 		return "", fmt.Errorf("%s: a file on this machine is not in the worker pods; put it in a Secret (kubectl create secret generic NAME --from-file=%s=%s) and set credentials.secretRef", file.field, CredentialsKey, file.value)
@@ -300,7 +319,8 @@ func compileIdentity(spec *v1alpha1.MessagingBenchmarkSpec, dg *v1alpha1.DeviceG
 		}
 		return "", fmt.Errorf("%s: the credentials are listed by client id, and these ids hold the run's random id ({run}%s), which no list can know; set a clientId pattern without {run}", f, map[bool]string{true: ", msgbench's default", false: ""}[clientID.value == ""])
 	}
-	g.Identity = &Identity{ClientID: clientID.value, Username: user.value, Password: pass.value, CredentialsFile: file.value, CredentialsSecret: secret.value}
+	g.Identity = &Identity{ClientID: clientID.value, Username: user.value, Password: pass.value, CredentialsFile: file.value, CredentialsSecret: secret.value,
+		SASLMechanism: v1alpha1.SASLMechanism(mech.value)}
 	return clientID.field, nil
 }
 
@@ -353,6 +373,21 @@ func checkUniqueIDs(p *Plan, fields []string) error {
 			}
 			seen[id] = i
 		}
+	}
+	return nil
+}
+
+// checkKafkaSASL refuses Kafka credentials where msgbench cannot make them work: an unknown
+// mechanism, and on Kubernetes the Strimzi Kafka msgbench runs (it has no SASL listener with
+// the devices' users yet; an external Kafka takes them as given).
+func checkKafkaSASL(spec *v1alpha1.MessagingBenchmarkSpec, auth, mech sourced, target Target) error {
+	switch v1alpha1.SASLMechanism(mech.value) {
+	case "", v1alpha1.SASLPlain, v1alpha1.SASLScramSHA256, v1alpha1.SASLScramSHA512:
+	default:
+		return fmt.Errorf("%s: %q is not PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", mech.field, mech.value)
+	}
+	if target == Kubernetes && spec.Broker.Type == v1alpha1.BrokerKafka {
+		return fmt.Errorf("%s: on Kubernetes, the Strimzi Kafka msgbench runs has no SASL listener for the devices' users yet; run this spec with msgbench run (its local Kafka gets one), or point spec.broker at an external Kafka that knows the users (broker.type external)", auth.field)
 	}
 	return nil
 }

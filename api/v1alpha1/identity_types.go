@@ -43,7 +43,27 @@ type IdentitySpec struct {
 	// stored with the spec, never its content.
 	// +optional
 	Credentials *CredentialsSource `json:"credentials,omitempty"`
+
+	// saslMechanism is how a Kafka device proves its username and password to the broker
+	// (protocol kafka only): PLAIN (the password in the clear, inside TLS when spec.tls is
+	// enabled) or SCRAM-SHA-256 / SCRAM-SHA-512 (a salted challenge; the password never crosses
+	// the wire). Default PLAIN when the devices have credentials. The Kafka msgbench runs gets a
+	// SASL listener (SASL_PLAINTEXT, or SASL_SSL with TLS) that knows each device's user; an
+	// external Kafka must know them already (docs/kafka.md).
+	// +optional
+	SASLMechanism SASLMechanism `json:"saslMechanism,omitempty"`
 }
+
+// SASLMechanism is a Kafka SASL mechanism, spelled as Kafka's sasl.mechanism spells it.
+// +kubebuilder:validation:Enum=PLAIN;SCRAM-SHA-256;SCRAM-SHA-512
+type SASLMechanism string
+
+// The SASL mechanisms msgbench's Kafka clients speak.
+const (
+	SASLPlain       SASLMechanism = "PLAIN"
+	SASLScramSHA256 SASLMechanism = "SCRAM-SHA-256"
+	SASLScramSHA512 SASLMechanism = "SCRAM-SHA-512"
+)
 
 // CredentialsSource is where the devices' credentials are listed: one line per device,
 // clientId,username,password (a # line is a comment).

@@ -140,6 +140,11 @@ func compression(c v1alpha1.KafkaCompression) (kgo.CompressionCodec, error) {
 func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handler) (drivers.Session, error) {
 	cs := newConns()
 	opts := d.commonOpts(c, cs)
+	sopts, err := d.saslOpts(c)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, sopts...)
 	if c.Role == drivers.Publisher {
 		popts, err := ProducerOpts(d.cfg.Group)
 		if err != nil {
@@ -155,7 +160,7 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 	}
 	if err := cl.Ping(ctx); err != nil {
 		cl.Close()
-		return nil, fmt.Errorf("kafka %s: bootstrap %s: %w", c.ID, d.cfg.Address, err)
+		return nil, fmt.Errorf("kafka %s: bootstrap %s: %w", c.ID, d.cfg.Address, d.refused(c, err))
 	}
 	if c.Role == drivers.Subscriber {
 		return newSubscriber(d, cl, cs, c, h), nil
@@ -163,11 +168,11 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 	// A run without subscribers still needs its topics with spec.kafka.partitions.
 	if err := d.ensureTopic(ctx, cl, c.Topic); err != nil {
 		cl.Close()
-		return nil, err
+		return nil, d.refused(c, err)
 	}
 	if err := cl.EnsureProduceConnectionIsOpen(ctx); err != nil {
 		cl.Close()
-		return nil, fmt.Errorf("kafka %s: open produce connections: %w", c.ID, err)
+		return nil, fmt.Errorf("kafka %s: open produce connections: %w", c.ID, d.refused(c, err))
 	}
 	return newPublisher(d, cl, cs, c, h), nil
 }

@@ -19,9 +19,16 @@ import (
 	"github.com/msgbench/msgbench/results"
 )
 
-// broker is one real Kafka (plain and TLS 1.3 listeners) for the whole package: a JVM takes
-// tens of seconds to start on a shared two-core machine.
+// broker is one real Kafka (plain, TLS and SASL_SSL listeners) for the whole package: a JVM
+// takes tens of seconds to start on a shared two-core machine.
 var broker *kafka.Process
+
+// saslUsers are the users of the broker's SASL_SSL listener (sasl_test.go), known to every
+// mechanism: dev-0 … dev-3 with passwords pw-0 … pw-3 (the patterns dev-{index}, pw-{index}).
+var saslUsers = &kafka.SASL{
+	Mechanisms: []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"},
+	Users:      map[string]string{"dev-0": "pw-0", "dev-1": "pw-1", "dev-2": "pw-2", "dev-3": "pw-3"},
+}
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -42,7 +49,7 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var err error
-	broker, err = kafka.Start(ctx, kafka.Options{TLS: true})
+	broker, err = kafka.Start(ctx, kafka.Options{TLS: true, SASL: saslUsers, RequestLog: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start kafka:", err)
 		return 1
