@@ -47,14 +47,14 @@ var managedPrefixes = map[string]string{
 	"log.dir":                          "msgbench chooses the storage",
 	"ssl.":                             "TLS settings come from spec.tls",
 	"security.":                        "TLS settings come from spec.tls",
-	"sasl.":                            "msgbench runs without client authentication",
-	"authorizer.":                      "msgbench runs without client authentication",
-	"super.users":                      "msgbench runs without client authentication",
+	"sasl.":                            "client authentication comes from spec.identity",
+	"authorizer.":                      "client authentication comes from spec.identity",
+	"super.users":                      "client authentication comes from spec.identity",
 	"zookeeper.":                       "msgbench runs KRaft: there is no ZooKeeper",
 	"metadata.log.dir":                 "msgbench chooses the storage",
 	"cruise.control.metrics.topic":     "not used by msgbench",
-	"principal.builder.class":          "msgbench runs without client authentication",
-	"password.encoder.":                "msgbench runs without client authentication",
+	"principal.builder.class":          "client authentication comes from spec.identity",
+	"password.encoder.":                "client authentication comes from spec.identity",
 	"host.name":                        "msgbench opens the listeners the benchmark needs",
 	"port":                             "msgbench opens the listeners the benchmark needs",
 	"broker.rack":                      "msgbench runs one rack",
@@ -98,6 +98,10 @@ type Config struct {
 	DataDir string
 	// Extra is spec.broker.config.
 	Extra map[string]string
+	// SASLPort is the port of the SASL listener (0: none), where the devices authenticate as
+	// SASL's users: SASL_SSL with the keystore when TLSPort is set, else SASL_PLAINTEXT.
+	SASLPort int
+	SASL     *SASL
 }
 
 // Render writes server.properties. Comments say why a setting differs from Kafka's default.
@@ -117,6 +121,17 @@ func (c Config) Render() (string, error) {
 	if c.TLSPort > 0 {
 		listeners = append(listeners, fmt.Sprintf("SSL://%s:%d", c.Host, c.TLSPort))
 		protocols += ",SSL:SSL"
+	}
+	if c.SASLPort > 0 {
+		if c.SASL == nil {
+			return "", fmt.Errorf("a SASL listener needs its users")
+		}
+		if err := c.SASL.check(); err != nil {
+			return "", err
+		}
+		l := c.listenerName()
+		listeners = append(listeners, fmt.Sprintf("%s://%s:%d", l, c.Host, c.SASLPort))
+		protocols += "," + l + ":" + l
 	}
 	w("advertised.listeners", strings.Join(listeners, ","))
 	w("listeners", strings.Join(append(listeners, fmt.Sprintf("CONTROLLER://%s:%d", c.Host, c.ControllerPort)), ","))
@@ -144,6 +159,9 @@ func (c Config) Render() (string, error) {
 		}
 		w("ssl.enabled.protocols", enabled)
 		w("ssl.protocol", "TLSv1.3")
+	}
+	if c.SASLPort > 0 {
+		c.renderSASL(&b)
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.Extra)) {
 		w(k, c.Extra[k])

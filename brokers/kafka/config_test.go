@@ -31,6 +31,26 @@ func TestRender(t *testing.T) {
 		{"managed ssl", func(c *kafka.Config) { c.Extra = map[string]string{"ssl.keystore.type": "JKS"} }, nil, "spec.tls"},
 		{"not a key", func(c *kafka.Config) { c.Extra = map[string]string{"a=b": "x"} }, nil, "not a Kafka broker setting"},
 		{"multi-line value", func(c *kafka.Config) { c.Extra = map[string]string{"a.b": "x\nlisteners=y"} }, nil, "spans lines"},
+		{"sasl plaintext, PLAIN users in JAAS", func(c *kafka.Config) {
+			c.SASLPort, c.SASL = 4, &kafka.SASL{Mechanisms: []string{"PLAIN"}, Users: map[string]string{"dev-1": `p"w\1`, "dev-0": "pw-0é"}}
+		}, []string{"advertised.listeners=PLAINTEXT://127.0.0.1:1,SASL_PLAINTEXT://127.0.0.1:4",
+			"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+			"sasl.enabled.mechanisms=PLAIN",
+			// a Properties value (\\ for \, \u00E9 for é) holding a JAAS quoted string (\" and \\)
+			`listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_dev-0="pw-0\u00E9" user_dev-1="p\\"w\\\\1";`}, ""},
+		{"sasl_ssl, SCRAM", func(c *kafka.Config) {
+			c.TLSPort, c.KeystoreFile, c.SASLPort = 3, "/k.pem", 4
+			c.SASL = &kafka.SASL{Mechanisms: []string{"SCRAM-SHA-256", "SCRAM-SHA-512"}, Users: map[string]string{"a@b": "x"}}
+		}, []string{"advertised.listeners=PLAINTEXT://127.0.0.1:1,SSL://127.0.0.1:3,SASL_SSL://127.0.0.1:4", "sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512",
+			"listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;",
+			"listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;"}, ""},
+		{"PLAIN user JAAS cannot name", func(c *kafka.Config) {
+			c.SASLPort, c.SASL = 4, &kafka.SASL{Mechanisms: []string{"PLAIN"}, Users: map[string]string{"a@b": "x"}}
+		}, nil, `user "a@b": the Kafka msgbench runs lists SASL/PLAIN users in its JAAS configuration`},
+		{"unknown mechanism", func(c *kafka.Config) {
+			c.SASLPort, c.SASL = 4, &kafka.SASL{Mechanisms: []string{"GSSAPI"}, Users: map[string]string{"a": "x"}}
+		}, nil, `"GSSAPI" is not PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512`},
+		{"managed sasl", func(c *kafka.Config) { c.Extra = map[string]string{"sasl.enabled.mechanisms": "PLAIN"} }, nil, "client authentication comes from spec.identity"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -75,6 +76,13 @@ type Options struct {
 	Host string
 	// Extra is spec.broker.config: more broker settings.
 	Extra map[string]string
+	// SASL, when set, adds a SASL listener (SASL_SSL with TLS, else SASL_PLAINTEXT) where
+	// clients authenticate as its users (Process.SASLAddr); the other listeners stay open to
+	// msgbench itself. AdminUser is added with a random password, to probe the listener.
+	SASL *SASL
+	// RequestLog writes Kafka's request log (kafka.request.logger at DEBUG: every request with
+	// its principal and listener) to Process.RequestLog, for tests that check who did what.
+	RequestLog bool
 	// Libs is the folder of Kafka jars (default: Libs()).
 	Libs string
 	// HeapMB is the JVM heap (default 512): enough for a benchmark broker, small on a shared machine.
@@ -96,6 +104,10 @@ type Process struct {
 	// Addr is host:port of the PLAINTEXT listener, TLSAddr of the SSL listener (when TLS).
 	Addr    string
 	TLSAddr string
+	// SASLAddr is host:port of the SASL listener (SASL_SSL with TLS), when SASL.
+	SASLAddr string
+	// RequestLog is the file of Kafka's request log, when Options.RequestLog.
+	RequestLog string
 	// CA is the PEM CA certificate clients trust, when TLS.
 	CA []byte
 	// Version is the Kafka release running.
@@ -148,7 +160,7 @@ func start(ctx context.Context, java string, o Options) (*Process, error) {
 		_ = p.Stop()
 		return nil, err
 	}
-	ports, err := brokerproc.FreePorts(o.Listen, o.Host, 3)
+	ports, err := brokerproc.FreePorts(o.Listen, o.Host, 4)
 	if err != nil {
 		return fail(err)
 	}
@@ -171,6 +183,20 @@ func start(ctx context.Context, java string, o Options) (*Process, error) {
 		p.TLSAddr = net.JoinHostPort(o.Host, strconv.Itoa(cfg.TLSPort))
 		p.CA = b.CACert
 	}
+	var admin string
+	if o.SASL != nil {
+		admin = randomPassword()
+		s := &SASL{Mechanisms: o.SASL.Mechanisms, Users: maps.Clone(o.SASL.Users)}
+		if s.Users == nil {
+			s.Users = map[string]string{}
+		}
+		if _, taken := s.Users[AdminUser]; taken {
+			return fail(fmt.Errorf("spec.identity: user %s is msgbench's own on the Kafka it runs; name the devices' users otherwise", AdminUser))
+		}
+		s.Users[AdminUser] = admin
+		cfg.SASL, cfg.SASLPort = s, ports[3]
+		p.SASLAddr = net.JoinHostPort(o.Host, strconv.Itoa(cfg.SASLPort))
+	}
 	props, err := cfg.Render()
 	if err != nil {
 		return fail(err)
@@ -180,7 +206,12 @@ func start(ctx context.Context, java string, o Options) (*Process, error) {
 	if err := os.WriteFile(propsPath, []byte(props), 0o600); err != nil {
 		return fail(err)
 	}
-	if err := os.WriteFile(logCfg, []byte(log4j2), 0o600); err != nil {
+	logProps := log4j2
+	if o.RequestLog {
+		p.RequestLog = filepath.Join(p.Dir, "requests.log")
+		logProps += requestLog(p.RequestLog)
+	}
+	if err := os.WriteFile(logCfg, []byte(logProps), 0o600); err != nil {
 		return fail(err)
 	}
 	common := []string{"-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true",
@@ -198,7 +229,7 @@ func start(ctx context.Context, java string, o Options) (*Process, error) {
 	if err := p.Start(exec.Command(java, args...), o.Start); err != nil {
 		return fail(err)
 	}
-	if err := p.waitReady(ctx, o.Dial); err != nil {
+	if err := p.waitReady(ctx, o.Dial, cfg.SASL, admin); err != nil {
 		return fail(err)
 	}
 	return p, nil
@@ -214,6 +245,21 @@ appender.stderr.target=SYSTEM_ERR
 appender.stderr.layout.type=PatternLayout
 appender.stderr.layout.pattern=[%d] %p %m (%c)%n
 `
+
+// requestLog sends kafka.request.logger's DEBUG lines (one per request: its header, principal,
+// listener and times) to file only.
+func requestLog(file string) string {
+	return `logger.request.name=kafka.request.logger
+logger.request.level=DEBUG
+logger.request.additivity=false
+logger.request.appenderRef.requests.ref=REQUESTS
+appender.requests.type=File
+appender.requests.name=REQUESTS
+appender.requests.fileName=` + file + `
+appender.requests.layout.type=PatternLayout
+appender.requests.layout.pattern=%m%n
+`
+}
 
 // PEMKeystore is a Kafka PEM keystore (ssl.keystore.type=PEM): the server key as unencrypted
 // PKCS #8 — the only unencrypted form Kafka reads — followed by the certificate chain.
@@ -259,18 +305,29 @@ func clusterID() string {
 }
 
 // waitReady polls each listener with a metadata request until the broker lists itself.
-func (p *Process) waitReady(ctx context.Context, dial func(ctx context.Context, network, address string) (net.Conn, error)) error {
+// With SASL it first creates the SCRAM users over PLAINTEXT, then probes the SASL listener as
+// AdminUser with each mechanism.
+func (p *Process) waitReady(ctx context.Context, dial func(ctx context.Context, network, address string) (net.Conn, error), s *SASL, admin string) error {
 	deadline := time.Now().Add(90 * time.Second)
 	type target struct {
 		addr string
 		tls  bool
+		sasl string // the mechanism to probe with, "" for none
 	}
-	targets := []target{{p.Addr, false}}
+	targets := []target{{addr: p.Addr}}
 	if p.TLSAddr != "" {
-		targets = append(targets, target{p.TLSAddr, true})
+		targets = append(targets, target{addr: p.TLSAddr, tls: true})
+	}
+	if s != nil {
+		for _, m := range s.Mechanisms {
+			targets = append(targets, target{addr: p.SASLAddr, tls: p.TLSAddr != "", sasl: m})
+		}
 	}
 	for _, t := range targets {
 		opts := []kgo.Opt{kgo.SeedBrokers(t.addr), kgo.DialTimeout(time.Second)}
+		if t.sasl != "" {
+			opts = append(opts, kgo.SASL(probeMechanism(t.sasl, admin)))
+		}
 		var tlsCfg *tls.Config
 		if t.tls {
 			pool, err := certs.CertPool(p.CA)
@@ -308,6 +365,9 @@ func (p *Process) waitReady(ctx context.Context, dial func(ctx context.Context, 
 			}
 			return nil
 		})
+		if err == nil && t.addr == p.Addr && s != nil {
+			err = addSCRAMUsers(ctx, cl, s)
+		}
 		cl.Close()
 		if err != nil {
 			return err
