@@ -481,6 +481,14 @@ type MQTTSNSpec struct {
 	// +optional
 	SourcePort *int32 `json:"sourcePort,omitempty"`
 
+	// discovery, when set, makes every MQTT-SN client find its gateway before CONNECT, as a
+	// deployed device does (MQTT-SN 1.2 §6.1): it sends SEARCHGW to discovery.address, sends it
+	// again after T_SEARCHGW (discovery.interval, doubling, with jitter) until discovery.timeout,
+	// and connects to the gateway at the source address of the first GWINFO (or the address a
+	// client's GWINFO carries). Unset: the clients are given the gateway's address.
+	// +optional
+	Discovery *MQTTSNDiscoverySpec `json:"discovery,omitempty"`
+
 	// gatewayMode is transparent (one MQTT connection to the broker per MQTT-SN client) or
 	// aggregating (all clients share a few MQTT connections).
 	// +kubebuilder:default=transparent
@@ -502,6 +510,47 @@ type MQTTSNSpec struct {
 	// +kubebuilder:validation:Maximum=100
 	// +optional
 	MaxRetries *int32 `json:"maxRetries,omitempty"`
+}
+
+// MQTTSNDiscoverySpec is how MQTT-SN clients search for their gateway (MQTT-SN 1.2 §6.1,
+// SEARCHGW and GWINFO).
+// +kubebuilder:validation:XValidation:rule="!has(self.interval) || duration(self.interval) > duration('0s')",message="T_SEARCHGW must be above 0s",fieldPath=".interval",reason="FieldValueInvalid"
+// +kubebuilder:validation:XValidation:rule="!has(self.timeout) || duration(self.timeout) > duration('0s')",message="a search needs time to be answered: set it above 0s",fieldPath=".timeout",reason="FieldValueInvalid"
+type MQTTSNDiscoverySpec struct {
+	// address is where each client sends SEARCHGW: a broadcast address (255.255.255.255, or a
+	// subnet's broadcast address) or a unicast one, an IP address or host name with or without
+	// a port ([v6]:port); without a port, the gateway's port. Unset: the gateway's own address
+	// (on Kubernetes its Service, since a broadcast does not cross a Service).
+	// +kubebuilder:validation:MaxLength=261
+	// +kubebuilder:validation:Pattern=`^[^\s/]+$`
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([^:]+|[[][^]]+[]]):[0-9]+$') || (int(self.substring(self.lastIndexOf(':') + 1)) >= 1 && int(self.substring(self.lastIndexOf(':') + 1)) <= 65535)",message="the port is 1 to 65535"
+	// +optional
+	Address string `json:"address,omitempty"`
+
+	// radius is SEARCHGW's Radius field: how many hops a forwarder may rebroadcast it (1: the
+	// client's own network).
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=255
+	// +optional
+	Radius *int32 `json:"radius,omitempty"`
+
+	// interval is T_SEARCHGW of MQTT-SN 1.2: how long a client waits for a GWINFO before it sends
+	// SEARCHGW again; each later wait is twice the one before, and every wait is drawn uniformly
+	// from [wait, 1.5 × wait) so that clients that started together spread out.
+	// +kubebuilder:default="5s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +optional
+	Interval metav1.Duration `json:"interval,omitzero"`
+
+	// timeout bounds each client's search: a client with no GWINFO by then fails the run, naming
+	// the address it searched.
+	// +kubebuilder:default="30s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +optional
+	Timeout metav1.Duration `json:"timeout,omitzero"`
 }
 
 // HTTPVersion is an HTTP protocol version.
