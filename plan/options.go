@@ -4,7 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
+	"net/netip"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/msgbench/msgbench/api/v1alpha1"
@@ -62,6 +66,89 @@ type MQTTSNOptions struct {
 	// SourcePort is spec.mqttsn.sourcePort: client i sends from SourcePort + i (ClientPort); 0:
 	// ports the system chooses.
 	SourcePort int
+	// Discovery is spec.mqttsn.discovery: each client searches for its gateway before CONNECT;
+	// nil: the clients are given the gateway's address.
+	Discovery *MQTTSNDiscovery
+}
+
+// MQTTSNDiscovery is spec.mqttsn.discovery, checked and defaulted: how a client finds its
+// gateway with SEARCHGW and GWINFO (MQTT-SN 1.2 §6.1).
+type MQTTSNDiscovery struct {
+	// Address is where SEARCHGW goes, host:port, or an IP address alone (the gateway's port);
+	// "": the gateway's address.
+	Address string
+	// Radius is SEARCHGW's Radius field.
+	Radius uint8
+	// Interval is T_SEARCHGW: the first wait for GWINFO before SEARCHGW is sent again, doubled
+	// at each retransmission (5 s when unset).
+	Interval time.Duration
+	// Timeout bounds the search (30 s when unset).
+	Timeout time.Duration
+}
+
+// Defaults of spec.mqttsn.discovery (MQTT-SN 1.2's T_SEARCHGW is 5 s).
+const (
+	DefaultSearchRadius   = 1
+	DefaultSearchInterval = 5 * time.Second
+	DefaultSearchTimeout  = 30 * time.Second
+)
+
+// SearchAddress is where a client whose gateway is at gateway (host:port) sends SEARCHGW:
+// Address, with gateway's port when Address has none; gateway when Address is "".
+func (d *MQTTSNDiscovery) SearchAddress(gateway string) (string, error) {
+	if d.Address == "" {
+		return gateway, nil
+	}
+	if hasPort(d.Address) {
+		return d.Address, nil
+	}
+	_, port, err := net.SplitHostPort(gateway)
+	if err != nil {
+		return "", fmt.Errorf("spec.mqttsn.discovery.address %s has no port and the gateway's address %q none either: %w", d.Address, gateway, err)
+	}
+	return net.JoinHostPort(strings.Trim(d.Address, "[]"), port), nil
+}
+
+// hasPort reports whether a is host:port rather than a host or an IP address alone (an IPv6
+// address without brackets has colons and no port).
+func hasPort(a string) bool {
+	if _, err := netip.ParseAddr(strings.Trim(a, "[]")); err == nil {
+		return false
+	}
+	return strings.Contains(a, ":")
+}
+
+// compileDiscovery checks spec.mqttsn.discovery and fills in its defaults.
+func compileDiscovery(ds *v1alpha1.MQTTSNDiscoverySpec) (*MQTTSNDiscovery, error) {
+	d := &MQTTSNDiscovery{Address: ds.Address, Radius: DefaultSearchRadius, Interval: ds.Interval.Duration, Timeout: ds.Timeout.Duration}
+	if ds.Radius != nil {
+		if *ds.Radius < 0 || *ds.Radius > 255 {
+			return nil, fmt.Errorf("spec.mqttsn.discovery.radius: %d is not a SEARCHGW radius (0 to 255)", *ds.Radius)
+		}
+		d.Radius = uint8(*ds.Radius)
+	}
+	if d.Interval < 0 {
+		return nil, fmt.Errorf("spec.mqttsn.discovery.interval: T_SEARCHGW must be above 0s")
+	}
+	if d.Timeout < 0 {
+		return nil, fmt.Errorf("spec.mqttsn.discovery.timeout: a search needs time to be answered: set it above 0s")
+	}
+	if d.Interval == 0 {
+		d.Interval = DefaultSearchInterval
+	}
+	if d.Timeout == 0 {
+		d.Timeout = DefaultSearchTimeout
+	}
+	if a := d.Address; a != "" && hasPort(a) {
+		host, port, err := net.SplitHostPort(a)
+		if err != nil || host == "" {
+			return nil, fmt.Errorf("spec.mqttsn.discovery.address: %q is neither an address nor host:port", a)
+		}
+		if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+			return nil, fmt.Errorf("spec.mqttsn.discovery.address: %q: port %q is not 1 to 65535", a, port)
+		}
+	}
+	return d, nil
 }
 
 // PredefinedID is the predefined topic id of the group's topic index i, named name.
@@ -294,6 +381,12 @@ func compileOptions(spec *v1alpha1.MessagingBenchmarkSpec, g *Group) error {
 			o.SourcePort = int(*p)
 			if last := o.SourcePort + int(g.Publishers+g.Subscribers) - 1; last > 65535 {
 				return fmt.Errorf("spec.mqttsn.sourcePort: %d clients from port %d would need port %d, above 65535", g.Publishers+g.Subscribers, o.SourcePort, last)
+			}
+		}
+		if ds := spec.MQTTSN.Discovery; ds != nil {
+			var err error
+			if o.Discovery, err = compileDiscovery(ds); err != nil {
+				return err
 			}
 		}
 		g.MQTTSN = o
