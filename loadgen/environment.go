@@ -41,6 +41,16 @@ func (r *run) environment(env *results.Environment) {
 	if env.Protocol == "" {
 		env.Protocol = r.group().ProtocolLabel()
 	}
+	for _, gr := range r.groups { // spec.mqttsn.discovery: what the clients searched and found
+		if dr, ok := gr.drv.(drivers.DiscoveryReporter); ok {
+			if d := dr.Discovery(); d != nil {
+				if env.Discovery == nil {
+					env.Discovery = &results.Discovery{}
+				}
+				env.Discovery.Merge(d)
+			}
+		}
+	}
 	if tr, ok := r.drv.(drivers.TLSReporter); ok {
 		if cs := tr.TLSState(); cs != nil {
 			env.TLSVersion, env.TLSGroup = tlsNames(cs)

@@ -9,6 +9,15 @@ import (
 // so a merge never hides that workers ran on different machines or handshakes.
 func mergeEnvironment(parts []*Result) Environment {
 	env := parts[0].Environment
+	env.Discovery = nil
+	for _, p := range parts {
+		if p.Environment.Discovery != nil {
+			if env.Discovery == nil {
+				env.Discovery = &Discovery{}
+			}
+			env.Discovery.Merge(p.Environment.Discovery)
+		}
+	}
 	for _, f := range []func(*Environment) *string{
 		func(e *Environment) *string { return &e.CPUModel },
 		func(e *Environment) *string { return &e.Kernel },

@@ -264,6 +264,77 @@ type Environment struct {
 	TLSVersion     string `json:"tlsVersion,omitempty"`
 	TLSGroup       string `json:"tlsGroup,omitempty"`
 	TLSCipherSuite string `json:"tlsCipherSuite,omitempty"`
+	// Discovery is how the MQTT-SN clients found their gateway (spec.mqttsn.discovery); nil when
+	// they were given its address.
+	Discovery *Discovery `json:"mqttsnDiscovery,omitempty"`
+}
+
+// Discovery is what the MQTT-SN clients' gateway discovery did (SEARCHGW → GWINFO, MQTT-SN 1.2
+// §6.1; docs/results.md). Its time is one client's first SEARCHGW sent → the first GWINFO it
+// received; it is also part of the client's connect latency, which starts before it.
+type Discovery struct {
+	// Searched are the addresses SEARCHGW was sent to (host:port).
+	Searched []string `json:"searched"`
+	// Gateways are the gateways found: "gateway 1 at 198.18.0.2:40123", the id from GWINFO and
+	// the address the client connected to.
+	Gateways []string `json:"gateways"`
+	// Found is how many searches found a gateway: one per connection (a client that connects
+	// again searches again); Searches how many SEARCHGW they sent in all (retransmissions
+	// included).
+	Found    int64 `json:"found"`
+	Searches int64 `json:"searches"`
+	// MinMicros, MeanMicros and MaxMicros are the discovery time over the searches that found a
+	// gateway; TotalMicros its sum, which merging workers adds up.
+	MinMicros   int64   `json:"minMicros"`
+	MeanMicros  float64 `json:"meanMicros"`
+	MaxMicros   int64   `json:"maxMicros"`
+	TotalMicros int64   `json:"totalMicros"`
+}
+
+// Add records one client's discovery: micros from its first SEARCHGW to GWINFO, after
+// searches SEARCHGW, finding gateway, having searched searched.
+func (d *Discovery) Add(searched, gateway string, searches int, micros int64) {
+	if d.Found == 0 || micros < d.MinMicros {
+		d.MinMicros = micros
+	}
+	d.MaxMicros = max(d.MaxMicros, micros)
+	d.Found++
+	d.Searches += int64(searches)
+	d.TotalMicros += micros
+	d.MeanMicros = float64(d.TotalMicros) / float64(d.Found)
+	if !contains(d.Searched, searched) {
+		d.Searched = append(d.Searched, searched)
+	}
+	if !contains(d.Gateways, gateway) {
+		d.Gateways = append(d.Gateways, gateway)
+	}
+}
+
+// Merge adds o's clients to d's.
+func (d *Discovery) Merge(o *Discovery) {
+	if o == nil || o.Found == 0 && o.Searches == 0 {
+		return
+	}
+	if d.Found == 0 || o.Found > 0 && o.MinMicros < d.MinMicros {
+		d.MinMicros = o.MinMicros
+	}
+	d.MaxMicros = max(d.MaxMicros, o.MaxMicros)
+	d.Found += o.Found
+	d.Searches += o.Searches
+	d.TotalMicros += o.TotalMicros
+	if d.Found > 0 {
+		d.MeanMicros = float64(d.TotalMicros) / float64(d.Found)
+	}
+	for _, s := range o.Searched {
+		if !contains(d.Searched, s) {
+			d.Searched = append(d.Searched, s)
+		}
+	}
+	for _, g := range o.Gateways {
+		if !contains(d.Gateways, g) {
+			d.Gateways = append(d.Gateways, g)
+		}
+	}
 }
 
 // Throughput over the measured window.

@@ -16,6 +16,7 @@ import (
 	"github.com/msgbench/msgbench/internal/certs"
 	"github.com/msgbench/msgbench/internal/wire"
 	"github.com/msgbench/msgbench/plan"
+	"github.com/msgbench/msgbench/results"
 )
 
 // Role of a client.
@@ -261,6 +262,13 @@ func Protocols() []string {
 type TLSReporter interface {
 	TLSState() *tls.ConnectionState
 	TLSStats() TLSStats
+}
+
+// DiscoveryReporter is a Driver whose clients search for their gateway before connecting
+// (MQTT-SN's spec.mqttsn.discovery): Discovery is what they found so far, nil when they do not
+// search.
+type DiscoveryReporter interface {
+	Discovery() *results.Discovery
 }
 
 // TLSStats counts a driver's TLS handshakes (QUIC's included) over the whole run.

@@ -119,6 +119,9 @@ func (s *spreader) source(address string) netip.Addr {
 // has no port left (other processes took them: EADDRNOTAVAIL, EAGAIN for UDP), it spreads from
 // then on.
 func (s *spreader) dial(ctx context.Context, network, address string) (net.Conn, error) {
+	if dialctx.Unconnected(ctx, network) { // an MQTT-SN client's search for its gateway: any address
+		return dialctx.ListenUDP(ctx, &net.Dialer{}, network, address)
+	}
 	if dialctx.LocalPort(ctx) != 0 { // a port of the client's own (spec.mqttsn.sourcePort): from the default address
 		d := net.Dialer{KeepAlive: -1}
 		dialctx.Bind(ctx, &d, network)

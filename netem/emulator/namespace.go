@@ -122,8 +122,12 @@ func (n *Namespace) DialContext(ctx context.Context, network, address string) (n
 		// No TCP keep-alive probes (Go's default is one every 15 s): a device sends none (the
 		// kernel's default waits 2 h), and they would keep an emulated radio from ever going idle.
 		d := net.Dialer{KeepAlive: -1}
-		dialctx.Bind(ctx, &d, network) // a local port the client asked for
 		var err error
+		if dialctx.Unconnected(ctx, network) { // a socket searching for its gateway (MQTT-SN)
+			conn, err = dialctx.ListenUDP(ctx, &d, network, address)
+			return err
+		}
+		dialctx.Bind(ctx, &d, network) // a local port the client asked for
 		conn, err = d.DialContext(ctx, network, address)
 		return err
 	})

@@ -46,6 +46,7 @@ type driver struct {
 	clean      bool
 	dial       drivers.DialFunc
 	opts       *plan.MQTTSNOptions
+	found      *discovery // what the clients' gateway discovery found (nil without spec.mqttsn.discovery)
 }
 
 // New returns the MQTT-SN driver for cfg.Group (its MQTT-SN options; plan.Compile checked its
@@ -56,8 +57,12 @@ func New(cfg drivers.Config) (drivers.Driver, error) {
 		return nil, drivers.NoOptions(cfg, string(v1alpha1.ProtocolMQTTSN))
 	}
 	o := g.MQTTSN
-	return &driver{cfg: cfg, qos: int8(g.QoS), idType: o.TopicIDType, retry: o.RetryInterval, maxRetries: o.MaxRetries,
-		keepAlive: uint16(o.KeepAlive / time.Second), clean: o.CleanSession, dial: cfg.Dialer(), opts: o}, nil
+	d := &driver{cfg: cfg, qos: int8(g.QoS), idType: o.TopicIDType, retry: o.RetryInterval, maxRetries: o.MaxRetries,
+		keepAlive: uint16(o.KeepAlive / time.Second), clean: o.CleanSession, dial: cfg.Dialer(), opts: o}
+	if o.Discovery != nil {
+		d.found = &discovery{}
+	}
+	return d, nil
 }
 
 // session is one MQTT-SN client.
@@ -66,6 +71,7 @@ type session struct {
 	conn net.Conn
 	c    drivers.Client
 	h    drivers.Handler
+	gw   string // the gateway's address, for messages: the one given, or the one discovery found
 
 	topicID uint16
 	pubFlag sn.Flags // QoS and topic id type of this client's PUBLISHes
@@ -118,15 +124,28 @@ func (d *driver) Connect(ctx context.Context, c drivers.Client, h drivers.Handle
 	if port := d.opts.ClientPort(d.cfg.Group, c.Role == drivers.Subscriber, c.Index); port != 0 {
 		ctx = dialctx.WithLocalPort(ctx, port) // spec.mqttsn.sourcePort: a gateway may list it
 	}
-	conn, err := d.dial(ctx, "udp", d.cfg.Address)
-	if err != nil {
+	var conn net.Conn
+	var f *found
+	var err error
+	if o := d.opts.Discovery; o != nil { // spec.mqttsn.discovery: SEARCHGW, GWINFO, then a socket connected to that gateway
+		if conn, f, err = d.discover(ctx, o); err != nil {
+			return nil, fmt.Errorf("MQTT-SN %s: %w", c.ID, err)
+		}
+	} else if conn, err = d.dial(ctx, "udp", d.cfg.Address); err != nil {
 		return nil, err
 	}
 	if uc, ok := conn.(interface{ SetReadBuffer(int) error }); ok { // a UDP socket, or one wrapped (radiolog)
 		_ = uc.SetReadBuffer(1 << 20)
 	}
-	s := &session{d: d, conn: conn, c: c, h: h, ctl: make(chan []byte, 4), window: make(chan struct{}, 1),
+	s := &session{d: d, conn: conn, c: c, h: h, gw: d.cfg.Address, ctl: make(chan []byte, 4), window: make(chan struct{}, 1),
 		nextMsgID: 1, rbuf: make([]byte, 65536), done: make(chan struct{}), stopped: make(chan struct{})}
+	if f != nil { // the search's datagrams are the session's too (wire figures, connect bytes)
+		s.gw = f.gateway.String()
+		s.bytesSent.Add(int64(f.searches * searchGWBytes))
+		s.dgSent.Add(int64(f.searches))
+		s.bytesRecv.Add(int64(f.bytesIn))
+		s.dgRecv.Add(int64(f.dgIn))
+	}
 	s.retry = time.AfterFunc(time.Hour, s.retransmit)
 	s.retry.Stop()
 	if d.keepAlive > 0 && d.qos >= 0 || c.Role == drivers.Subscriber && d.keepAlive > 0 {
@@ -227,7 +246,7 @@ func (s *session) request(ctx context.Context, req []byte, want sn.MsgType, msgI
 			}
 		}
 		if try >= s.d.maxRetries {
-			return nil, fmt.Errorf("no %v from gateway %s after %d retransmissions", want, s.d.cfg.Address, try)
+			return nil, fmt.Errorf("no %v from gateway %s after %d retransmissions", want, s.gw, try)
 		}
 	}
 }
@@ -355,7 +374,7 @@ func (s *session) retransmit() {
 	if s.out.retries >= s.d.maxRetries {
 		n := s.out.retries
 		s.mu.Unlock()
-		s.fail(fmt.Errorf("no answer from gateway %s to PUBLISH after %d retransmissions", s.d.cfg.Address, n))
+		s.fail(fmt.Errorf("no answer from gateway %s to PUBLISH after %d retransmissions", s.gw, n))
 		return
 	}
 	s.out.retries++
