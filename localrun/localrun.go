@@ -79,7 +79,7 @@ func Run(ctx context.Context, mb *v1alpha1.MessagingBenchmark, o Options) (*resu
 		return nil, cerr
 	}
 	p.Benchmark = plan.NameOf(mb)
-	r := &runner{mb: mb, spec: &mb.Spec, plan: p, o: o}
+	r := &runner{mb: mb, spec: &mb.Spec, plan: p, o: o, runID: randomHex(3)}
 	if r.creds, cerr = loadCredentials(p, o); cerr != nil {
 		return nil, cerr
 	}
@@ -106,6 +106,9 @@ func Run(ctx context.Context, mb *v1alpha1.MessagingBenchmark, o Options) (*resu
 type runner struct {
 	// creds are the groups' listed credentials (spec.identity.credentials.file), by group.
 	creds map[string]plan.Credentials
+	// runID is the {run} of every worker's client ids and identity patterns: one per run, so
+	// that the local Kafka's SASL users are the devices' (kafkaUsers).
+	runID string
 	// clientCerts is the devices' CA (spec.tls.clientCertificates), nil without.
 	clientCerts *clientCerts
 	mb          *v1alpha1.MessagingBenchmark
@@ -224,7 +227,7 @@ func (r *runner) runWorkers(ctx context.Context) (*results.Result, error) {
 		go func(i int) {
 			defer wg.Done()
 			parts[i], errs[i] = loadgen.Run(ctx, loadgen.Options{
-				Name: r.mb.Name, Plan: r.plan, Worker: i, Workers: n, Credentials: r.creds,
+				Name: r.mb.Name, Plan: r.plan, Worker: i, Workers: n, Credentials: r.creds, RunID: r.runID,
 				Address: r.address, Endpoints: r.endpoints, Dials: r.dials, TLS: r.clientTLS, ClientCerts: r.clientCerts.issuerOrNil(), Dial: r.net.dial,
 				Ready: start.ready, Start: start.wait,
 				BrokerUsage: r.usage, Environment: r.env, Network: r.net.applied(),

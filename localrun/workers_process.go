@@ -196,7 +196,7 @@ func (r *runner) workerArgs() ([]string, error) {
 		return nil, err
 	}
 	argv := append(append([]string(nil), cmd...), "loadgen", "--plan", planFile, "--broker", r.address,
-		"--control-fd", "3", "--run-id", randomHex(3), "--workers", strconv.Itoa(r.plan.Workers))
+		"--control-fd", "3", "--run-id", r.runID, "--workers", strconv.Itoa(r.plan.Workers))
 	if r.brokerPID > 0 {
 		argv = append(argv, "--broker-pid", strconv.Itoa(r.brokerPID))
 	}
