@@ -81,6 +81,10 @@ type Config struct {
 	// or multicast host:port, default interval 15 minutes as MQTT-SN 1.2 suggests).
 	AdvertiseAddress  string
 	AdvertiseInterval time.Duration
+	// AnswerBroadcast makes the gateway answer SEARCHGW sent to 255.255.255.255 and to its
+	// subnet's broadcast address at its port, not only to its own address (search.go);
+	// ConfigFromGroups sets it when a group's clients search for it (spec.mqttsn.discovery).
+	AnswerBroadcast bool
 	// MQTTVersion (mqtt.V311 or mqtt.V5) and KeepAlive of the gateway's MQTT connections.
 	MQTTVersion byte
 	KeepAlive   time.Duration
@@ -137,6 +141,11 @@ func ConfigFromGroups(groups []plan.Group) (Config, error) {
 		return c, fmt.Errorf("mqtt-sn gateway: %w", err)
 	}
 	c.Mode = mode
+	for i := range groups {
+		if groups[i].MQTTSN.Discovery != nil && groups[i].MQTTSN.Discovery.Address != "" {
+			c.AnswerBroadcast = true // a search may come by broadcast
+		}
+	}
 	if c.MaxRetries == 0 {
 		c.MaxRetries = -1 // explicit zero: never retransmit
 	}
@@ -244,6 +253,8 @@ type Gateway struct {
 
 	opening chan struct{} // bounds concurrent broker connects
 
+	broadcast []net.PacketConn // sockets answering SEARCHGW sent to a broadcast address
+
 	ctx       context.Context
 	cancel    context.CancelFunc
 	closeOnce sync.Once
@@ -311,6 +322,12 @@ func Start(ctx context.Context, o gateway.Options, cfg Config) (*Gateway, error)
 	}
 	g.wg.Add(1)
 	go g.readLoop()
+	if cfg.AnswerBroadcast {
+		if err := g.listenBroadcast(); err != nil {
+			_ = g.Close()
+			return nil, fmt.Errorf("mqtt-sn gateway: listen for SEARCHGW by broadcast: %w", err)
+		}
+	}
 	if cfg.AdvertiseAddress != "" {
 		if err := g.startAdvertising(); err != nil {
 			_ = g.Close()
@@ -364,6 +381,9 @@ func (g *Gateway) stop(err error) {
 		}
 		g.cancel()
 		_ = g.pc.Close()
+		for _, pc := range g.broadcast {
+			_ = pc.Close()
+		}
 		g.mu.Lock()
 		all := make([]*client, 0, len(g.byID))
 		for _, c := range g.byAddr {
