@@ -183,3 +183,28 @@ func TestKafkaNamesFit(t *testing.T) {
 		t.Errorf("short name became %q", got)
 	}
 }
+
+// TestKafkaCredentialsOnKubernetes: the Strimzi Kafka has no SASL listener for the devices'
+// users, so Render refuses Kafka credentials with broker.type kafka, naming the field and what
+// to do; with an external Kafka the worker pods get the credentials (a Secret's, mounted).
+func TestKafkaCredentialsOnKubernetes(t *testing.T) {
+	mb := kafkaSample(t, "kafka-acks1")
+	mb.Spec.Identity = &v1alpha1.IdentitySpec{Username: "dev-{index}", Password: "pw-{index}", SASLMechanism: v1alpha1.SASLScramSHA512}
+	_, err := resources.Render(mb, resources.DefaultConfig())
+	if err == nil || !strings.Contains(err.Error(), "spec.identity.username: on Kubernetes, the Strimzi Kafka msgbench runs has no SASL listener") || !strings.Contains(err.Error(), "broker.type external") {
+		t.Errorf("broker.type kafka with credentials: %v", err)
+	}
+	mb.Spec.Broker = v1alpha1.BrokerSpec{Type: v1alpha1.BrokerExternal, External: &v1alpha1.ExternalBroker{Address: "kafka.example:9093"}}
+	mb.Spec.Identity = &v1alpha1.IdentitySpec{ClientID: "meter-{index}", Credentials: &v1alpha1.CredentialsSource{SecretRef: &v1alpha1.LocalSecretReference{Name: "meters"}}, SASLMechanism: v1alpha1.SASLScramSHA256}
+	objs, err := resources.Render(mb, resources.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := yaml.Marshal(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "secretName: meters") || !strings.Contains(string(data), resources.CredentialsDir+"/meters") {
+		t.Errorf("the workers do not mount the credentials Secret meters:\n%s", data)
+	}
+}
