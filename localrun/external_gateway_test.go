@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/msgbench/msgbench/gateway"
 	"github.com/msgbench/msgbench/gateway/mqttsn"
 	"github.com/msgbench/msgbench/internal/manifest"
+	"github.com/msgbench/msgbench/internal/testenv"
 )
 
 // TestExternalMQTTSNGateway: a manifest whose MQTT-SN clients go through a gateway msgbench does
@@ -41,7 +41,7 @@ func TestExternalMQTTSNGateway(t *testing.T) {
 	t.Cleanup(func() { _ = gw.Close() })
 	relay, sources := udpRelay(t, gw.Addr().String())
 
-	sourcePort := freeUDPPorts(t, 4)
+	sourcePort := testenv.FreeUDPPorts(t, 4)
 	doc := fmt.Sprintf(`
 apiVersion: msgbench.io/v1alpha1
 kind: MessagingBenchmark
@@ -83,30 +83,6 @@ spec:
 			}
 		})
 	}
-}
-
-// freeUDPPorts is the first of n consecutive loopback UDP ports free right now, below the
-// ephemeral range so that no other socket takes one meanwhile.
-func freeUDPPorts(t *testing.T, n int) int {
-	t.Helper()
-	for base := 20000 + os.Getpid()%5000; base < 32000; base += n {
-		var held []net.PacketConn
-		for p := base; p < base+n; p++ {
-			pc, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", p))
-			if err != nil {
-				break
-			}
-			held = append(held, pc)
-		}
-		for _, pc := range held {
-			_ = pc.Close()
-		}
-		if len(held) == n {
-			return base
-		}
-	}
-	t.Fatal("no free UDP ports")
-	return 0
 }
 
 // udpRelay forwards datagrams between clients and target, recording each client's source port.
