@@ -13,7 +13,7 @@ import (
 // yet)"). hack/aedes.sh installs the version hack/aedes/package-lock.json pins; hack/aedes/server.mjs
 // serves it on a loopback port with aedes' documented API.
 type AedesBroker struct {
-	// Addr is host:port on 127.0.0.1, for spec.broker.external.address.
+	// Addr is host:port (on 127.0.0.1 from StartAedes), for spec.broker.external.address.
 	Addr string
 	// Version is the version of aedes that runs, as aedes reports it (aedes.version).
 	Version string
@@ -36,17 +36,24 @@ func Aedes(t testing.TB) string {
 // make setup must have installed it: there the test fails (Install).
 func StartAedes(t testing.TB) *AedesBroker {
 	t.Helper()
+	return StartAedesOn(t, "127.0.0.1")
+}
+
+// StartAedesOn is StartAedes on an address of this machine's other than loopback (make e2e: the
+// node's, for worker pods to reach).
+func StartAedesOn(t testing.TB, host string) *AedesBroker {
+	t.Helper()
 	server := Install(t, "aedes.sh", "aedes")
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatalf("hack/aedes.sh installed aedes but node is not on PATH: %v", err)
 	}
-	cmd := exec.Command(node, server, "127.0.0.1", "0")
+	cmd := exec.Command(node, server, host, "0")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	// "listening 127.0.0.1:PORT aedes VERSION", its first line
+	// "listening HOST:PORT aedes VERSION", its first line
 	p, line := startProcess(t, "aedes", cmd, func(string) bool { return true }, stdin.Close)
 	f := strings.Fields(line)
 	if len(f) != 4 || f[0] != "listening" || f[2] != "aedes" {

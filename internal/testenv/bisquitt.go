@@ -14,7 +14,7 @@ import (
 // transparent MQTT-SN 1.2 gateway in Go not written here (one MQTT connection per MQTT-SN
 // client; no SEARCHGW). hack/bisquitt.sh builds the version hack/bisquitt/go.sum pins.
 type BisquittGateway struct {
-	// Addr is 127.0.0.1:port (UDP), for spec.gateway.external.address.
+	// Addr is host:port (UDP; 127.0.0.1 from StartBisquitt), for spec.gateway.external.address.
 	Addr string
 	// Version is the version bisquitt reports when it starts.
 	Version string
@@ -30,6 +30,13 @@ type BisquittGateway struct {
 // (no go or module proxy) the test is skipped, except in CI, where it fails (Install).
 func StartBisquitt(t testing.TB, brokerAddr string, predefined map[string]uint16) *BisquittGateway {
 	t.Helper()
+	return StartBisquittOn(t, "127.0.0.1", brokerAddr, predefined)
+}
+
+// StartBisquittOn is StartBisquitt on an address of this machine's other than loopback (make
+// e2e: the node's, for worker pods to reach).
+func StartBisquittOn(t testing.TB, listenHost, brokerAddr string, predefined map[string]uint16) *BisquittGateway {
+	t.Helper()
 	bin := Install(t, "bisquitt.sh", "bisquitt")
 	host, port, err := net.SplitHostPort(brokerAddr)
 	if err != nil {
@@ -37,7 +44,7 @@ func StartBisquitt(t testing.TB, brokerAddr string, predefined map[string]uint16
 	}
 	// Port 0: the system picks a free port and bisquitt logs it, so no other socket can take it
 	// between a probe and bisquitt's bind.
-	args := []string{"--host", "127.0.0.1", "--port", "0", "--mqtt-host", host, "--mqtt-port", port}
+	args := []string{"--host", listenHost, "--port", "0", "--mqtt-host", host, "--mqtt-port", port}
 	names := make([]string, 0, len(predefined))
 	for name := range predefined {
 		names = append(names, name)
