@@ -105,6 +105,11 @@ func WriteSummary(w io.Writer, r *Result) error {
 		row("tls", fmt.Sprintf("%s, %s, %s; %d handshakes, %d resumed, %d with 0-RTT", e.TLSVersion, e.TLSGroup, e.TLSCipherSuite,
 			*r.Wire.TLSHandshakes, derefInt(r.Wire.TLSResumed), derefInt(r.Wire.ZeroRTT)))
 	}
+	if d := r.Environment.Discovery; d != nil { // spec.mqttsn.discovery: what the searches found
+		row("discovery", fmt.Sprintf("%s, searched at %s: %d found with %d SEARCHGW, first SEARCHGW → GWINFO %s / %s / %s (min/mean/max)",
+			strings.Join(d.Gateways, ", "), strings.Join(d.Searched, ", "), d.Found, d.Searches,
+			time.Duration(d.MinMicros)*time.Microsecond, (time.Duration(d.MeanMicros*1000)).Round(time.Microsecond), time.Duration(d.MaxMicros)*time.Microsecond))
+	}
 	res := fmt.Sprintf("load generator %.2f CPU-s, peak RSS %s", r.Resources.LoadgenCPUSeconds, bytesHuman(float64(r.Resources.LoadgenMaxRSSBytes)))
 	if b := r.Resources.LoadgenBytesPerConnection; b != nil {
 		res += fmt.Sprintf(" (%s per connection held)", bytesHuman(float64(*b)))

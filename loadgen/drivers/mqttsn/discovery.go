@@ -104,8 +104,10 @@ func (d *driver) search(ctx context.Context, conn net.Conn, o *plan.MQTTSNDiscov
 	req, _ := (&sn.SearchGW{Radius: o.Radius}).Append(nil)
 	deadline := time.Now().Add(o.Timeout)
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetReadDeadline(time.Unix(1, 0)) })
-	defer stop()
-	defer func() { _ = conn.SetReadDeadline(time.Time{}) }()
+	defer func() {
+		stop() // first: a cancellation after the search must not reach the session's socket
+		_ = conn.SetReadDeadline(time.Time{})
+	}()
 
 	f := &found{}
 	buf := make([]byte, 512)
