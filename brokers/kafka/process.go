@@ -20,7 +20,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/msgbench/msgbench/brokers/brokerproc"
 	"github.com/msgbench/msgbench/internal/certs"
@@ -80,8 +82,10 @@ type Options struct {
 	// clients authenticate as its users (Process.SASLAddr); the other listeners stay open to
 	// msgbench itself. AdminUser is added with a random password, to probe the listener.
 	SASL *SASL
-	// RequestLog writes Kafka's request log (kafka.request.logger at DEBUG: every request with
-	// its principal and listener) to Process.RequestLog, for tests that check who did what.
+	// RequestLog routes Kafka's request log (kafka.request.logger: at DEBUG, every request with
+	// its client id, principal and listener) to the file Process.RequestLog, for tests that check
+	// who did what. It stays silent until LogRequests turns it on, so the broker spends nothing
+	// on it meanwhile.
 	RequestLog bool
 	// Libs is the folder of Kafka jars (default: Libs()).
 	Libs string
@@ -246,11 +250,39 @@ appender.stderr.layout.type=PatternLayout
 appender.stderr.layout.pattern=[%d] %p %m (%c)%n
 `
 
+// LogRequests turns the request log (Options.RequestLog) on (kafka.request.logger at DEBUG) or
+// off, at run time: Kafka's broker-logger configuration, through the PLAINTEXT listener.
+func (p *Process) LogRequests(ctx context.Context, on bool) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Addr))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	level := map[bool]string{true: "DEBUG", false: "WARN"}[on]
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeBrokerLogger, "1" // node.id
+	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	c.Name, c.Op, c.Value = "kafka.request.logger", kmsg.IncrementalAlterConfigOpSet, kmsg.StringPtr(level)
+	res.Configs = append(res.Configs, c)
+	req.Resources = append(req.Resources, res)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return fmt.Errorf("set kafka.request.logger to %s: %w", level, err)
+	}
+	for _, r := range resp.Resources {
+		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
+			return fmt.Errorf("set kafka.request.logger to %s: %w", level, err)
+		}
+	}
+	return nil
+}
+
 // requestLog sends kafka.request.logger's DEBUG lines (one per request: its header, principal,
 // listener and times) to file only.
 func requestLog(file string) string {
 	return `logger.request.name=kafka.request.logger
-logger.request.level=DEBUG
+logger.request.level=WARN
 logger.request.additivity=false
 logger.request.appenderRef.requests.ref=REQUESTS
 appender.requests.type=File

@@ -38,7 +38,15 @@ func TestSASLDevicesAuthenticateAsTheirOwnUsers(t *testing.T) {
 	for _, mech := range []v1alpha1.SASLMechanism{v1alpha1.SASLPlain, v1alpha1.SASLScramSHA256, v1alpha1.SASLScramSHA512} {
 		t.Run(string(mech), func(t *testing.T) {
 			spec, o := saslSpec(t, mech, "pw-{index}")
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := broker.LogRequests(ctx, true); err != nil {
+				t.Fatal(err)
+			}
 			res := runBench(t, spec, o)
+			if err := broker.LogRequests(ctx, false); err != nil {
+				t.Fatal(err)
+			}
 			if res.Sent != 40 || res.Received != 80 || *res.Lost != 0 || *res.Duplicates != 0 {
 				t.Fatalf("sent %d, received %d (want 40 and 80: two subscribers), lost %d, duplicates %d", res.Sent, res.Received, *res.Lost, *res.Duplicates)
 			}
