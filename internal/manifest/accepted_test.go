@@ -72,6 +72,10 @@ var (
 			{"mqttsn.topicIdType=short", "mqttsn.gatewayMode=transparent"}, {"mqttsn.topicIdType=normal", "mqttsn.gatewayMode=aggregating"},
 			{"mqttsn.topicIdType=predefined", "mqttsn.gatewayMode=aggregating", `mqtt.version="5"`},
 			{"mqttsn.topicIdType=short", "mqttsn.gatewayMode=aggregating", "mqttsn.maxRetries=0"},
+			// gateway discovery: by the gateway's address, and by broadcast with every setting
+			{"mqttsn.topicIdType=normal", "mqttsn.discovery.radius=1"},
+			{"mqttsn.topicIdType=predefined", `mqttsn.discovery.address="255.255.255.255"`, "mqttsn.discovery.radius=0",
+				"mqttsn.discovery.interval=200ms", "mqttsn.discovery.timeout=2s"},
 		},
 		"kafka": {{"kafka.compression=none"}, {"kafka.compression=gzip"}, {"kafka.compression=snappy"}, {"kafka.compression=lz4"},
 			{"kafka.compression=zstd", "kafka.partitions=16", "kafka.batchBytes=1"}},
