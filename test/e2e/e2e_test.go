@@ -351,6 +351,7 @@ func TestSamples(t *testing.T) {
 		{file: "mqtt-quic.yaml"},
 		{file: "mqtt-websocket.yaml"},
 		{file: "mqtts-device-tls.yaml"},
+		{file: "mqtts-client-certificates.yaml"},
 		{file: "churn-duty-cycle.yaml"},
 		{file: "churn-reconnect-storm.yaml"},
 	} {
@@ -369,6 +370,9 @@ func TestSamples(t *testing.T) {
 			checkCost(t, final)
 			checkPods(t, final)
 			checkObjectStore(t, final)
+			if final.Spec.TLS != nil && final.Spec.TLS.ClientCertificates != nil {
+				checkClientCertificatesRequired(t, final)
+			}
 			sum := final.Status.Summary
 			record("%-28s Succeeded in %4.0fs  %v  sent %d received %d lost %d dup %d  %d msg/s  p50 %dµs p99 %dµs",
 				mb.Name, time.Since(start).Seconds(), phases, sum.Sent, sum.Received, sum.Lost, sum.Duplicates,
@@ -487,8 +491,16 @@ func checkPods(t *testing.T, mb *v1alpha1.MessagingBenchmark) {
 	if mb.Spec.Broker.Type.MQTTBroker() && byComponent[v1alpha1.ComponentBroker] != 1 {
 		t.Errorf("broker pods %d, want 1", byComponent[v1alpha1.ComponentBroker])
 	}
-	if mb.Spec.GatewayMode() != "" && byComponent[v1alpha1.ComponentGateway] == 0 {
-		t.Error("no gateway pod")
+	// One gateway pod per gateway msgbench starts; none where the clients go to a gateway or
+	// endpoint of the user's (plan.Plan.GatewayModes leaves those out).
+	p, err := plan.CompileBenchmark(mb, plan.Kubernetes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if modes := p.GatewayModes(); len(modes) > 0 && byComponent[v1alpha1.ComponentGateway] == 0 {
+		t.Errorf("no gateway pod; the run starts gateways %v", modes)
+	} else if len(modes) == 0 && byComponent[v1alpha1.ComponentGateway] != 0 {
+		t.Errorf("%d gateway pods for a run that starts no gateway", byComponent[v1alpha1.ComponentGateway])
 	}
 	// No controller was refused a pod (PodSecurity or otherwise).
 	var events corev1.EventList
