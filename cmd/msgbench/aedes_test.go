@@ -67,29 +67,36 @@ func TestAgainstAedes(t *testing.T) {
 			}
 			t.Logf("QoS %d: sent %d, acked %d, expected %d, received %d, lost %s, duplicates %s, out of order %s, errors %d",
 				qos, r.Sent, r.Acked, r.Expected, r.Received, optCount(r.Lost), optCount(r.Duplicates), optCount(r.OutOfOrder), r.Errors)
-			if r.Phase != "Succeeded" {
-				t.Errorf("phase %q: %s", r.Phase, r.Message)
-			}
-			// 2 publishers at 200 msg/s in all for 3 s: about 600 measured messages.
-			if r.Sent < 300 {
-				t.Errorf("sent %d; want about 600 (200 msg/s for 3 s)", r.Sent)
-			}
-			if r.Expected != r.Sent || r.Received != r.Sent {
-				t.Errorf("sent %d, expected %d, received %d; want all three equal (one subscriber per topic)", r.Sent, r.Expected, r.Received)
-			}
-			if qos > 0 && r.Acked != r.Sent {
-				t.Errorf("acked %d of %d sent at QoS %d", r.Acked, r.Sent, qos)
-			}
-			if r.Lost == nil || *r.Lost != 0 {
-				t.Errorf("lost %s; want 0", optCount(r.Lost))
-			}
-			if r.Duplicates == nil || *r.Duplicates != 0 {
-				t.Errorf("duplicates %s; want 0", optCount(r.Duplicates))
-			}
-			if r.Errors != 0 || r.Unsent != 0 {
-				t.Errorf("errors %d, unsent %d; want none", r.Errors, r.Unsent)
+			checkExactRun(t, r, qos)
+			if r.Unsent != 0 {
+				t.Errorf("unsent %d; want none", r.Unsent)
 			}
 		})
+	}
+}
+
+// checkExactRun: a run of 2 publishers at 200 msg/s for 3 s, one subscriber per topic, succeeded
+// and delivered every message it sent exactly once (acknowledged at QoS > 0), with no error.
+// Unsent is for the caller: on a loaded machine a publisher may fall behind its schedule.
+func checkExactRun(t *testing.T, r *results.Result, qos int) {
+	t.Helper()
+	if r.Phase != "Succeeded" {
+		t.Errorf("phase %q: %s", r.Phase, r.Message)
+	}
+	if r.Sent < 300 {
+		t.Errorf("sent %d; want about 600 (200 msg/s for 3 s)", r.Sent)
+	}
+	if r.Expected != r.Sent || r.Received != r.Sent {
+		t.Errorf("sent %d, expected %d, received %d; want all three equal (one subscriber per topic)", r.Sent, r.Expected, r.Received)
+	}
+	if qos > 0 && r.Acked != r.Sent {
+		t.Errorf("acked %d of %d sent at QoS %d", r.Acked, r.Sent, qos)
+	}
+	if r.Lost == nil || *r.Lost != 0 || r.Duplicates == nil || *r.Duplicates != 0 {
+		t.Errorf("lost %s, duplicates %s; want 0 and 0", optCount(r.Lost), optCount(r.Duplicates))
+	}
+	if r.Errors != 0 {
+		t.Errorf("errors %d; want none", r.Errors)
 	}
 }
 
