@@ -41,6 +41,9 @@ func Check(spec *v1alpha1.MessagingBenchmarkSpec, o Options) (*plan.Plan, error)
 			return nil, fmt.Errorf("spec.network: a local run emulates the link between two network namespaces it creates, which reach only what it starts, not the endpoint %s; remove spec.network, or run it on Kubernetes (Chaos Mesh)", ext)
 		}
 	}
+	if err := checkDiscoveryHosts(spec, p); err != nil {
+		return nil, err
+	}
 	if p.Network.Impaired {
 		if err := emulator.CheckPrivileges(); err != nil {
 			return nil, fmt.Errorf("spec.network: %w", err)
@@ -155,4 +158,27 @@ func capsCheck(t v1alpha1.BrokerType, version string, p *plan.Plan) error {
 		return nil
 	}
 	return caps.Check(t, version, p)
+}
+
+// checkDiscoveryHosts refuses a spec.mqttsn.discovery.address a local run would have to look up
+// (it resolves only this machine's names, never DNS), before anything starts.
+func checkDiscoveryHosts(spec *v1alpha1.MessagingBenchmarkSpec, p *plan.Plan) error {
+	for _, g := range p.Groups {
+		if g.MQTTSN == nil || g.MQTTSN.Discovery == nil || g.MQTTSN.Discovery.Address == "" {
+			continue
+		}
+		a, err := g.MQTTSN.Discovery.SearchAddress("0.0.0.0:1") // only its host is checked here
+		if err != nil {
+			return err
+		}
+		host, _, _ := net.SplitHostPort(a)
+		field := "spec.mqttsn.discovery.address"
+		if d := spec.MQTTSN.Discovery; d == nil || d.Address != g.MQTTSN.Discovery.Address {
+			field = fmt.Sprintf("spec.groups[%s].mqttsn.discovery.address", g.Name)
+		}
+		if err := localaddr.Check(field, host); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -110,3 +110,35 @@ func TestCheckRefusesBrokerConfigKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckRefusesDiscoveryByName: a local run resolves no name through DNS, so a
+// spec.mqttsn.discovery.address it would have to look up is refused before anything starts,
+// naming the field; an IP address (a broadcast one too) passes.
+func TestCheckRefusesDiscoveryByName(t *testing.T) {
+	for _, tc := range []struct {
+		set  []string
+		want string // "" accepts
+	}{
+		{[]string{"mqttsn.discovery.address=gw.example.com:1884"}, "spec.mqttsn.discovery.address: gw.example.com is not a name of this machine"},
+		{[]string{"mqttsn.discovery.address=999.1.1.1"}, "spec.mqttsn.discovery.address: 999.1.1.1 is not a name of this machine"},
+		{[]string{"mqttsn.discovery.address=gateway.iot.svc"}, "spec.mqttsn.discovery.address: gateway.iot.svc is a Kubernetes Service name"},
+		{[]string{"mqttsn.discovery.address=127.255.255.255"}, ""},
+		{[]string{"mqttsn.discovery.address=localhost:1884"}, ""},
+	} {
+		mb, err := manifest.ReadFile("../config/samples/mqtt-sn-qos1.yaml", tc.set...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := plan.Compile(&mb.Spec, plan.Local)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = checkDiscoveryHosts(&mb.Spec, p)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%v: refused: %v", tc.set, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%v: got %v, want %q", tc.set, err, tc.want)
+		}
+	}
+}
