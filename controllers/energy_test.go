@@ -56,7 +56,9 @@ workload: {warmup: 1s, duration: 6s}`)
 		t.Errorf("%d promotions, want about 9", e.Promotions)
 	}
 	if e.PerMessageMillijoules == nil || e.Messages < 6 || e.BatteryDays == nil || e.DeviceMilliampsP99 < e.DeviceMilliampsP50 {
-		t.Errorf("energy %+v: no figure per message, or no battery life, or no spread", e)
+		// The counts it comes from, should it fail again (CI once saw 0 messages in a Succeeded run).
+		t.Errorf("energy %+v: no figure per message, or no battery life, or no spread; the run sent %d, expected %d, received %d (%d in the window), lost %d, errors %d; the sensors sent %d; pairs %+v; workers %+v",
+			e, res.Sent, res.Expected, res.Received, res.ReceivedInWindow, *res.Lost, res.Errors, g.Sent, res.Pairs, res.Workers)
 	}
 	if e.DeviceMilliamps != nil {
 		t.Errorf("the merged result keeps the worker's device currents: %v", e.DeviceMilliamps)

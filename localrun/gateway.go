@@ -99,7 +99,11 @@ func (r *runner) startGatewayOf(ctx context.Context, mode string, several bool) 
 		}
 		r.clientTLS = cfg
 	}
-	r.logf("gateway: %s on %s, bridging to %s", mode, addr, r.brokerMQTT)
+	how := ""
+	if secure && r.clientCerts != nil {
+		how = " (requiring each device's certificate, verified with the devices' CA)"
+	}
+	r.logf("gateway: %s on %s%s, bridging to %s", mode, addr, how, r.brokerMQTT)
 	return addr, nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/internal/testenv"
 	"github.com/msgbench/msgbench/plan"
+	"github.com/quic-go/quic-go/http3"
 )
 
 // gatewayPlanFile writes the compiled plan of a sample manifest (named for the benchmark, as the
@@ -137,8 +138,10 @@ func TestGatewayServesItsPlan(t *testing.T) {
 }
 
 // TestGatewayRequiresClientCertificates: `msgbench gateway --client-ca` (the operator's gateway
-// pods with spec.tls.clientCertificates) requires each client's certificate and verifies it with
-// the devices' CA: a POST without one is refused in the handshake, one with a device's
+// pods with spec.tls.clientCertificates, and msgbench run's) requires each client's certificate
+// and verifies it with the devices' CA, over TCP (HTTP/1.1) and over QUIC (HTTP/3, where the
+// handshake's bytes vary too much from run to run to show a certificate): a POST without one is
+// refused in the handshake, one with a certificate of another CA too, one with a device's
 // certificate goes through; --client-ca without TLS is refused.
 func TestGatewayRequiresClientCertificates(t *testing.T) {
 	b, err := mosquitto.Start(context.Background(), mosquitto.Options{})
@@ -161,69 +164,101 @@ func TestGatewayRequiresClientCertificates(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	base := []string{"gateway", "--mode", "http", "--listen", "127.0.0.1:0", "--broker", b.Addr,
-		"--plan", gatewayPlanFile(t, "http-1-1.yaml", ""), "--client-ca", filepath.Join(dir, "client-ca.crt")}
-	if _, err := msgbench(t, base...); err == nil || !strings.Contains(err.Error(), "--client-ca") {
+	clientCA := []string{"--client-ca", filepath.Join(dir, "client-ca.crt")}
+	noTLS := append([]string{"gateway", "--mode", "http", "--listen", "127.0.0.1:0", "--broker", b.Addr,
+		"--plan", gatewayPlanFile(t, "http-1-1.yaml", "")}, clientCA...)
+	if _, err := msgbench(t, noTLS...); err == nil || !strings.Contains(err.Error(), "--client-ca") {
 		t.Errorf("--client-ca without --tls-cert: error %v", err)
 	}
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cmd := newRootCommand()
-	var stderr testenv.SyncBuffer
-	cmd.SetOut(io.Discard)
-	cmd.SetErr(&stderr)
-	cmd.SetArgs(append(base, "--tls-cert", filepath.Join(dir, "tls.crt"), "--tls-key", filepath.Join(dir, "tls.key")))
-	done := make(chan error, 1)
-	go func() { done <- cmd.ExecuteContext(ctx) }()
-	serving := regexp.MustCompile(`serving on (\S+),`)
-	var addr string
-	for deadline := time.Now().Add(20 * time.Second); addr == ""; time.Sleep(20 * time.Millisecond) {
-		if m := serving.FindStringSubmatch(stderr.String()); m != nil {
-			addr = m[1]
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("msgbench gateway ended: %v\n%s", err, stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("msgbench gateway did not serve:\n%s", stderr.String())
-		}
-	}
-	post := func(cert *tls.Certificate) (*http.Response, error) {
-		cfg, err := certs.ClientTLS(server.CACert, "127.0.0.1", "")
+	device := func(caPEM, caKey []byte) *tls.Certificate {
+		issuer, err := certs.NewIssuer(caPEM, caKey, "", "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cert != nil {
-			cfg.Certificates = []tls.Certificate{*cert}
+		cert, err := issuer.Certificate("device-1")
+		if err != nil {
+			t.Fatal(err)
 		}
-		c := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}, Timeout: 5 * time.Second}
-		return c.Post("https://"+addr+"/topics/mtls?qos=1", "application/octet-stream", strings.NewReader("hello"))
+		return cert
 	}
-	if resp, err := post(nil); err == nil {
-		_ = resp.Body.Close()
-		t.Errorf("POST without a client certificate: %s, want the handshake refused", resp.Status)
-	}
-	issuer, err := certs.NewIssuer(caPEM, caKey, "", "")
+	otherPEM, otherKey, err := certs.NewCA("not the devices' CA", time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, err := issuer.Certificate("device-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := post(cert)
-	if err != nil {
-		t.Fatalf("POST with the device's certificate: %v", err)
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		t.Errorf("POST with the device's certificate: %s", resp.Status)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("msgbench gateway after its context ended: %v", err)
+	for _, c := range []struct {
+		sample string
+		client func(*tls.Config) http.RoundTripper
+	}{
+		{"http-1-1.yaml", func(cfg *tls.Config) http.RoundTripper { return &http.Transport{TLSClientConfig: cfg} }},
+		{"http-3.yaml", func(cfg *tls.Config) http.RoundTripper { return &http3.Transport{TLSClientConfig: cfg} }},
+	} {
+		t.Run(c.sample, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			cmd := newRootCommand()
+			var stderr testenv.SyncBuffer
+			cmd.SetOut(io.Discard)
+			cmd.SetErr(&stderr)
+			cmd.SetArgs(append([]string{"gateway", "--mode", "http", "--listen", "127.0.0.1:0", "--broker", b.Addr,
+				"--plan", gatewayPlanFile(t, c.sample, ""), "--tls-cert", filepath.Join(dir, "tls.crt"), "--tls-key", filepath.Join(dir, "tls.key")}, clientCA...))
+			done := make(chan error, 1)
+			go func() { done <- cmd.ExecuteContext(ctx) }()
+			serving := regexp.MustCompile(`serving on (\S+),`)
+			var addr string
+			for deadline := time.Now().Add(20 * time.Second); addr == ""; time.Sleep(20 * time.Millisecond) {
+				if m := serving.FindStringSubmatch(stderr.String()); m != nil {
+					addr = m[1]
+				}
+				select {
+				case err := <-done:
+					t.Fatalf("msgbench gateway ended: %v\n%s", err, stderr.String())
+				default:
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("msgbench gateway did not serve:\n%s", stderr.String())
+				}
+			}
+			post := func(cert *tls.Certificate) (*http.Response, error) {
+				cfg, err := certs.ClientTLS(server.CACert, "127.0.0.1", "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if cert != nil { // sent whatever CAs the server names, so the server's check decides
+					cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return cert, nil }
+				}
+				rt := c.client(cfg)
+				if cl, ok := rt.(io.Closer); ok {
+					defer func() { _ = cl.Close() }()
+				}
+				req, err := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+addr+"/topics/mtls?qos=1", strings.NewReader("hello"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				hc := &http.Client{Transport: rt, Timeout: 5 * time.Second}
+				resp, err := hc.Do(req)
+				if err == nil {
+					_, _ = io.Copy(io.Discard, resp.Body)
+					_ = resp.Body.Close()
+				}
+				return resp, err
+			}
+			if resp, err := post(nil); err == nil {
+				t.Errorf("POST without a client certificate: %s, want the handshake refused", resp.Status)
+			}
+			if resp, err := post(device(otherPEM, otherKey)); err == nil {
+				t.Errorf("POST with a certificate of another CA: %s, want the handshake refused", resp.Status)
+			}
+			resp, err := post(device(caPEM, caKey))
+			if err != nil {
+				t.Fatalf("POST with the device's certificate: %v", err)
+			}
+			if resp.StatusCode != http.StatusNoContent {
+				t.Errorf("POST with the device's certificate: %s", resp.Status)
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("msgbench gateway after its context ended: %v", err)
+			}
+		})
 	}
 }
