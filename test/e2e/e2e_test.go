@@ -303,36 +303,75 @@ func contains(list []string, s string) bool {
 }
 
 var (
-	slots   chan struct{}
-	heavyMu sync.Mutex // one whole-node benchmark gathers its slots at a time (no deadlock)
+	slotsOnce sync.Once
+	slots     chan struct{}
+	heavyMu   sync.Mutex // one whole-node benchmark gathers its slots at a time (no deadlock)
 )
 
-// parallel runs the test beside others, E2E_PARALLEL at a time. A closed-loop benchmark
-// (rate 0) saturates the node's two cores by design, so it takes every slot and runs alone:
-// beside it, the fixed-rate samples' latencies would measure the node's overload.
+// parallel runs the test beside others, E2E_PARALLEL at a time (3 by default). A closed-loop
+// benchmark (a group publishing with no rate, interval or message count) saturates the node's two
+// cores by design, so it takes every slot and runs alone: beside it, the fixed-rate runs'
+// latencies would measure the node's overload.
 func parallel(t *testing.T, mb *v1alpha1.MessagingBenchmark) {
 	t.Helper()
+	heavy := closedLoop(t, mb)
 	t.Parallel()
 	n := 1
-	if mb.Spec.Workload.Rate == 0 && mb.Spec.Workload.Messages == 0 {
-		n = cap(slots)
+	if heavy {
+		n = cap(slotsOf())
 		heavyMu.Lock()
 		defer heavyMu.Unlock()
 	}
+	takeSlots(t, n)
+}
+
+// alongside runs a whole test, whose runs are all at a fixed rate and need no Chaos Mesh, in a
+// slot beside the other such tests once the tests that run alone have ended (go test runs
+// parallel top-level tests last, together).
+func alongside(t *testing.T) {
+	t.Helper()
+	t.Parallel()
+	takeSlots(t, 1)
+}
+
+func slotsOf() chan struct{} {
+	slotsOnce.Do(func() {
+		n, _ := strconv.Atoi(env("E2E_PARALLEL", "3"))
+		slots = make(chan struct{}, max(n, 1))
+	})
+	return slots
+}
+
+// takeSlots waits for n slots and gives them back when the test ends.
+func takeSlots(t *testing.T, n int) {
+	s := slotsOf()
 	for range n {
-		slots <- struct{}{}
+		s <- struct{}{}
 	}
 	t.Cleanup(func() {
 		for range n {
-			<-slots
+			<-s
 		}
 	})
 }
 
+// closedLoop says whether a group of the run publishes as fast as its acknowledgements allow.
+func closedLoop(t *testing.T, mb *v1alpha1.MessagingBenchmark) bool {
+	t.Helper()
+	p, err := plan.CompileBenchmark(mb, plan.Kubernetes)
+	if err != nil {
+		t.Fatalf("%s: %v", mb.Name, err)
+	}
+	for _, g := range p.Groups {
+		if g.Publishers > 0 && g.Load.Rate == 0 && g.Load.Messages == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // TestSamples runs each sample that exists in this build and checks everything a user would.
 func TestSamples(t *testing.T) {
-	n, _ := strconv.Atoi(env("E2E_PARALLEL", "3"))
-	slots = make(chan struct{}, max(n, 1))
 	startExternalMosquitto(t)
 	for _, s := range []sample{
 		{file: "mqtt-qos0.yaml"},
@@ -693,6 +732,7 @@ const chaosCRDName = "networkchaos.chaos-mesh.org"
 // TestNetworkProfileWithoutChaosMesh: with no Chaos Mesh CRD the run fails at once saying so;
 // with only the CRD (no Chaos Mesh to act on it) it fails with a message about the injection.
 func TestNetworkProfileWithoutChaosMesh(t *testing.T) {
+	alongside(t) // its runs fail waiting for Chaos Mesh; no other test of that group needs it
 	ctx := context.Background()
 	file := chaosCRD(t)
 	removeCRD(t)

@@ -167,6 +167,7 @@ func TestFleetsOnTheNode(t *testing.T) {
 	} {
 		mb := load(t, tc.s)
 		t.Run(mb.Name, func(t *testing.T) {
+			parallel(t, mb) // side by side, as the samples: each waits on its schedule
 			start := time.Now()
 			final, phases := runToEnd(t, mb, 5*time.Minute, nil)
 			defer deleteBenchmark(t, final)

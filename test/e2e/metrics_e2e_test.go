@@ -45,6 +45,7 @@ func checkCost(t *testing.T, mb *v1alpha1.MessagingBenchmark) {
 // metrics, the broker's usage sidecar and the operator's authenticated /metrics (with a
 // ServiceAccount token bound to the chart's metrics-reader role).
 func TestMetricsOnTheNode(t *testing.T) {
+	alongside(t)
 	ctx := context.Background()
 	mb := load(t, sample{file: "mqtt-qos1.yaml", name: "e2e-metrics", edit: func(spec map[string]any) {
 		w := spec["workload"].(map[string]any)

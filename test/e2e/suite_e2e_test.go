@@ -23,6 +23,7 @@ import (
 // repetitions, one run at a time (never two runs' pods measuring at once), statistics and the
 // verdict in its status, suite.json in its ConfigMap and in the object store.
 func TestSuiteOnTheNode(t *testing.T) {
+	alongside(t)
 	ctx := context.Background()
 	doc := `apiVersion: msgbench.io/v1alpha1
 kind: MessagingBenchmarkSuite
