@@ -50,6 +50,7 @@ import (
 	"github.com/msgbench/msgbench/api/v1alpha1"
 	"github.com/msgbench/msgbench/gateway"
 	_ "github.com/msgbench/msgbench/gateway/all"
+	"github.com/msgbench/msgbench/internal/manifest"
 	"github.com/msgbench/msgbench/internal/testenv"
 	"github.com/msgbench/msgbench/loadgen/drivers"
 	_ "github.com/msgbench/msgbench/loadgen/drivers/all"
@@ -318,6 +319,7 @@ func parallel(t *testing.T, mb *v1alpha1.MessagingBenchmark) {
 	t.Parallel()
 	n := 1
 	if heavy {
+		t.Logf("%s publishes closed-loop: it runs alone", mb.Name)
 		n = cap(slotsOf())
 		heavyMu.Lock()
 		defer heavyMu.Unlock()
@@ -358,7 +360,17 @@ func takeSlots(t *testing.T, n int) {
 // closedLoop says whether a group of the run publishes as fast as its acknowledgements allow.
 func closedLoop(t *testing.T, mb *v1alpha1.MessagingBenchmark) bool {
 	t.Helper()
-	p, err := plan.CompileBenchmark(mb, plan.Kubernetes)
+	// The manifest as sent, defaulted as the API server will (the typed object lacks defaults).
+	doc, _ := asWritten.Load(mb.Name)
+	data, err := yaml.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitted, err := manifest.Parse(data)
+	if err != nil {
+		t.Fatalf("%s: %v", mb.Name, err)
+	}
+	p, err := plan.CompileBenchmark(admitted, plan.Kubernetes)
 	if err != nil {
 		t.Fatalf("%s: %v", mb.Name, err)
 	}
