@@ -357,7 +357,8 @@ func takeSlots(t *testing.T, n int) {
 	})
 }
 
-// closedLoop says whether a group of the run publishes as fast as its acknowledgements allow.
+// closedLoop says whether a group of the run publishes as fast as its acknowledgements allow
+// (a duty cycle's messages per wake are a rate).
 func closedLoop(t *testing.T, mb *v1alpha1.MessagingBenchmark) bool {
 	t.Helper()
 	// The manifest as sent, defaulted as the API server will (the typed object lacks defaults).
@@ -375,7 +376,7 @@ func closedLoop(t *testing.T, mb *v1alpha1.MessagingBenchmark) bool {
 		t.Fatalf("%s: %v", mb.Name, err)
 	}
 	for _, g := range p.Groups {
-		if g.Publishers > 0 && g.Load.Rate == 0 && g.Load.Messages == 0 {
+		if g.Publishers > 0 && g.Load.Rate == 0 && g.Load.Messages == 0 && g.Load.DutyCycle == nil {
 			return true
 		}
 	}
