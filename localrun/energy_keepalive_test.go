@@ -31,6 +31,7 @@ func TestKeepAliveBatteryCurve(t *testing.T) {
 	if err := emulator.CheckPrivileges(); err != nil {
 		t.Skipf("needs root: %v", err)
 	}
+	t.Parallel() // beside the other emulated-link runs, mostly waiting on its 28 s of run
 	doc := `
 apiVersion: msgbench.io/v1alpha1
 kind: MessagingBenchmark

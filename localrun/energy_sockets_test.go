@@ -23,6 +23,7 @@ func TestSocketsAccountTheRadioAsTheEmulatorDoes(t *testing.T) {
 	if err := emulator.CheckPrivileges(); err != nil {
 		t.Skipf("needs root: %v", err)
 	}
+	t.Parallel() // beside the other emulated-link runs, mostly waiting on its low-rate run
 	const radio = `
     network:
       profile: nb-iot

@@ -27,6 +27,7 @@ func TestRadioStatesShowInLatency(t *testing.T) {
 	if err := emulator.CheckPrivileges(); err != nil {
 		t.Skipf("needs root: %v", err)
 	}
+	t.Parallel() // beside the other emulated-link runs, mostly waiting on its runs at 1 msg/s
 	run := func(radio bool) *results.Result {
 		t.Helper()
 		doc := `
