@@ -92,29 +92,8 @@ func TestGatewayServesItsPlan(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cmd := newRootCommand()
-	var stderr testenv.SyncBuffer
-	cmd.SetOut(io.Discard)
-	cmd.SetErr(&stderr)
-	cmd.SetArgs([]string{"gateway", "--mode", "http", "--listen", "127.0.0.1:0", "--broker", b.Addr,
-		"--plan", gatewayPlanFile(t, "http-1-1.yaml", ""), "--metrics", metrics})
-	done := make(chan error, 1)
-	go func() { done <- cmd.ExecuteContext(ctx) }()
-	serving := regexp.MustCompile(`serving on (\S+),`)
-	var addr string
-	for deadline := time.Now().Add(20 * time.Second); addr == ""; time.Sleep(20 * time.Millisecond) {
-		if m := serving.FindStringSubmatch(stderr.String()); m != nil {
-			addr = m[1]
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("msgbench gateway ended: %v\n%s", err, stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("msgbench gateway did not serve:\n%s", stderr.String())
-		}
-	}
+	addr, done := startGateway(ctx, t, "--mode", "http", "--listen", "127.0.0.1:0", "--broker", b.Addr,
+		"--plan", gatewayPlanFile(t, "http-1-1.yaml", ""), "--metrics", metrics)
 	resp, err := http.Post("http://"+addr+"/topics/plan?qos=1", "application/octet-stream", strings.NewReader("hello"))
 	if err != nil {
 		t.Fatal(err)
@@ -196,29 +175,8 @@ func TestGatewayRequiresClientCertificates(t *testing.T) {
 		t.Run(c.sample, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			cmd := newRootCommand()
-			var stderr testenv.SyncBuffer
-			cmd.SetOut(io.Discard)
-			cmd.SetErr(&stderr)
-			cmd.SetArgs(append([]string{"gateway", "--mode", "http", "--listen", "127.0.0.1:0", "--broker", b.Addr,
-				"--plan", gatewayPlanFile(t, c.sample, ""), "--tls-cert", filepath.Join(dir, "tls.crt"), "--tls-key", filepath.Join(dir, "tls.key")}, clientCA...))
-			done := make(chan error, 1)
-			go func() { done <- cmd.ExecuteContext(ctx) }()
-			serving := regexp.MustCompile(`serving on (\S+),`)
-			var addr string
-			for deadline := time.Now().Add(20 * time.Second); addr == ""; time.Sleep(20 * time.Millisecond) {
-				if m := serving.FindStringSubmatch(stderr.String()); m != nil {
-					addr = m[1]
-				}
-				select {
-				case err := <-done:
-					t.Fatalf("msgbench gateway ended: %v\n%s", err, stderr.String())
-				default:
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("msgbench gateway did not serve:\n%s", stderr.String())
-				}
-			}
+			addr, done := startGateway(ctx, t, append([]string{"--mode", "http", "--listen", "127.0.0.1:0", "--broker", b.Addr,
+				"--plan", gatewayPlanFile(t, c.sample, ""), "--tls-cert", filepath.Join(dir, "tls.crt"), "--tls-key", filepath.Join(dir, "tls.key")}, clientCA...)...)
 			// post answers the status of a POST made with cert (none: nil).
 			post := func(cert *tls.Certificate) (int, error) {
 				cfg, err := certs.ClientTLS(server.CACert, "127.0.0.1", "")
@@ -263,5 +221,32 @@ func TestGatewayRequiresClientCertificates(t *testing.T) {
 				t.Errorf("msgbench gateway after its context ended: %v", err)
 			}
 		})
+	}
+}
+
+// startGateway runs `msgbench gateway args…` in this process until ctx ends and returns the
+// address it serves on (from its "serving on" line) and the command's end.
+func startGateway(ctx context.Context, t *testing.T, args ...string) (string, <-chan error) {
+	t.Helper()
+	cmd := newRootCommand()
+	var stderr testenv.SyncBuffer
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(&stderr)
+	cmd.SetArgs(append([]string{"gateway"}, args...))
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	serving := regexp.MustCompile(`serving on (\S+),`)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if m := serving.FindStringSubmatch(stderr.String()); m != nil {
+			return m[1], done
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("msgbench gateway ended: %v\n%s", err, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("msgbench gateway did not serve:\n%s", stderr.String())
+		}
 	}
 }
